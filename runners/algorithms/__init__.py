@@ -1,0 +1,31 @@
+"""The allreduce algorithms collsweep times, by name.
+
+Every algorithm is a callable `allreduce(comm, sendbuf, recvbuf, op)` with MPI_Allreduce's
+contract; `create(name)` gives a fresh instance with its own kept scratch buffers.
+"""
+
+from __future__ import annotations
+
+from runners.algorithms.base import Allreduce, UnsupportedError
+from runners.algorithms.binomial_tree import BinomialTree
+from runners.algorithms.library import LibraryAllreduce
+from runners.algorithms.rabenseifner import Rabenseifner
+from runners.algorithms.recursive_doubling import RecursiveDoubling
+from runners.algorithms.ring import Ring
+from runners.catalog import ALGORITHMS, known_names
+
+REGISTRY: dict[str, type[Allreduce]] = {
+    cls.name: cls for cls in (RecursiveDoubling, BinomialTree, Rabenseifner, Ring, LibraryAllreduce)
+}
+assert set(REGISTRY) == set(ALGORITHMS), "catalog and registry disagree"
+
+
+def create(name: str) -> Allreduce:
+    """A new instance of the algorithm registered under `name`."""
+    try:
+        return REGISTRY[name]()
+    except KeyError:
+        raise ValueError(f"unknown algorithm {name!r}; known: {known_names(REGISTRY)}") from None
+
+
+__all__ = ["REGISTRY", "Allreduce", "UnsupportedError", "create"]

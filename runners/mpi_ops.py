@@ -1,0 +1,29 @@
+"""MPI.Op objects for the op names of the catalog, including the noncommutative user op."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from mpi4py import MPI
+from mpi4py.util.dtlib import to_numpy_dtype
+
+_BUILTIN = {"sum": MPI.SUM, "prod": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN}
+
+
+def _first_nonzero(inbuf, inoutbuf, datatype: MPI.Datatype) -> None:
+    """inout = in o inout with a o b = a if a != 0 else b; `in` is the left operand."""
+    dtype = to_numpy_dtype(datatype)
+    left = np.frombuffer(inbuf, dtype=dtype)
+    right = np.frombuffer(inoutbuf, dtype=dtype)
+    np.copyto(right, left, where=left != 0)
+
+
+@cache
+def mpi_op(name: str) -> MPI.Op:
+    """The MPI.Op for a catalog op name (user ops are created once per process)."""
+    if name in _BUILTIN:
+        return _BUILTIN[name]
+    if name == "first_nonzero":
+        return MPI.Op.Create(_first_nonzero, commute=False)
+    raise ValueError(f"unknown op {name!r}")
