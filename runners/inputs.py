@@ -34,6 +34,11 @@ def _pattern(rank: int, count: int, op: str) -> np.ndarray:
     raise ValueError(f"unknown op {op!r}")
 
 
+def default_counts(ranks: int) -> list[int]:
+    """Edge counts to verify: 1, p-1, p, an odd count and a large odd count (no duplicates)."""
+    return sorted({1, max(ranks - 1, 1), ranks, 2 * ranks + 1, 65_537})
+
+
 def make_input(rank: int, count: int, dtype: str, op: str) -> np.ndarray:
     """A freshly written send buffer of `count` elements for `rank`."""
     return _pattern(rank, count, op).astype(DTYPES[dtype])

@@ -5,6 +5,7 @@ No MPI is imported here: the parent process only starts and watches the ranks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -105,7 +106,5 @@ def run(job: Job, timeout: float) -> JobResult:
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill a job's whole process group (the launcher and every rank it started)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

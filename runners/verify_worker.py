@@ -12,13 +12,8 @@ import numpy as np
 from mpi4py import MPI
 
 from runners.algorithms import UnsupportedError, create
-from runners.inputs import expected_result, make_input, mismatches
+from runners.inputs import default_counts, expected_result, make_input, mismatches
 from runners.mpi_ops import mpi_op
-
-
-def default_counts(ranks: int) -> list[int]:
-    """1, p-1, p, an odd count and a large odd count (duplicates dropped)."""
-    return sorted({1, max(ranks - 1, 1), ranks, 2 * ranks + 1, 65_537})
 
 
 def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> dict:

@@ -1,0 +1,29 @@
+# collsweep: `make demo` and `make test` are the two set-up commands (see README.md).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+# Re-install whenever the project's dependencies change.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: install
+	$(VENV)/bin/collsweep verify --ranks 1,2,3,4
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: install lint
+	$(VENV)/bin/pytest -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

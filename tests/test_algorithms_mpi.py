@@ -1,0 +1,51 @@
+"""Every algorithm x dtype x op x edge count on real ranks, P = 1..8 (oversubscribed above 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runners.catalog import ALGORITHMS, OPS
+from runners.verify import VerifyPlan, failed, verify_ranks
+
+
+@pytest.mark.parametrize("ranks", range(1, 9))
+def test_every_combination_is_exact_or_cleanly_refused(ranks: int) -> None:
+    rows = verify_ranks(VerifyPlan(ranks=(ranks,), timeout_s=300), ranks)
+    assert not failed(rows), failed(rows)[:5]
+    refused = {(r["algorithm"], r["op"]) for r in rows if r["status"] == "refused"}
+    expected_refusals = {
+        (name, op)
+        for name, spec in ALGORITHMS.items()
+        for op, op_spec in OPS.items()
+        if spec.commutative_only and not op_spec.commutative
+    }
+    assert refused == expected_refusals
+    checked = {(r["algorithm"], r["dtype"], r["op"]) for r in rows}
+    assert len(checked) == 5 * 5 * 5
+
+
+def test_refusal_names_the_reason() -> None:
+    plan = VerifyPlan(
+        ranks=(3,),
+        algorithms=("ring",),
+        dtypes=("int32",),
+        ops=("first_nonzero",),
+        counts=(5,),
+        timeout_s=120,
+    )
+    [row] = verify_ranks(plan, 3)
+    assert row["status"] == "refused"
+    assert "commutative" in row["detail"]
+
+
+def test_noncommutative_results_follow_rank_order_with_odd_counts() -> None:
+    plan = VerifyPlan(
+        ranks=(7,),
+        algorithms=("recursive_doubling", "binomial_tree", "rabenseifner", "mpi"),
+        dtypes=("float16", "int64"),
+        ops=("first_nonzero",),
+        counts=(0, 1, 6, 7, 1001),
+        timeout_s=300,
+    )
+    rows = verify_ranks(plan, 7)
+    assert rows and all(r["status"] == "ok" for r in rows), rows
