@@ -24,6 +24,7 @@ from runners.models import model_for, predict
 MIN_SEGMENT_SIZES = 3
 MIN_IMPROVEMENT = 0.30
 _PERFECT_RMS = 1e-9  # relative rms error below which a fit cannot be improved on
+_DEGENERATE = 1e-9  # smallest/largest singular value below which parameters are inseparable
 
 
 @dataclass(frozen=True)
@@ -162,9 +163,14 @@ def fit_collectives(rows: Iterable[Sequence | Mapping]) -> CollectiveFit | None:
     if t.size < 3:
         return None
     a = counts / t[:, None]
-    if np.linalg.matrix_rank(a) < 3:
+    scale = np.linalg.norm(a, axis=0)
+    if np.any(scale == 0):
         return None
-    x = _nnls(a, np.ones_like(t))
+    a = a / scale
+    singular = np.linalg.svd(a, compute_uv=False)
+    if singular.min() < _DEGENERATE * singular.max():
+        return None
+    x = _nnls(a, np.ones_like(t)) / scale
     return CollectiveFit(*(float(v) for v in x), weighted_r_squared(t, counts @ x))
 
 
@@ -246,10 +252,9 @@ def _best_split(cost: np.ndarray, m: int, k: int) -> tuple[float, list[int]]:
 
 def _row_fields(row: Sequence | Mapping) -> tuple[str, int, float, int, float]:
     if isinstance(row, Mapping):
-        keys = ("algorithm", "ranks", "nbytes", "itemsize", "seconds")
-        return tuple(row[k] for k in keys)  # type: ignore[return-value]
+        row = [row[k] for k in ("algorithm", "ranks", "nbytes", "itemsize", "seconds")]
     algorithm, ranks, nbytes, itemsize, seconds = row
-    return algorithm, ranks, nbytes, itemsize, seconds
+    return str(algorithm), int(ranks), float(nbytes), int(itemsize), float(seconds)
 
 
 def _design(rows: Iterable[Sequence | Mapping]) -> tuple[np.ndarray, np.ndarray]:
@@ -257,9 +262,9 @@ def _design(rows: Iterable[Sequence | Mapping]) -> tuple[np.ndarray, np.ndarray]
     counts, times = [], []
     for row in rows:
         algorithm, ranks, nbytes, itemsize, seconds = _row_fields(row)
-        if model_for(algorithm) is None or int(ranks) < 2 or not float(seconds) > 0:
+        if model_for(algorithm) is None or ranks < 2 or not seconds > 0:
             continue
-        p = predict(algorithm, int(ranks), float(nbytes), 1.0, 1.0, 1.0, int(itemsize))
+        p = predict(algorithm, ranks, nbytes, 1.0, 1.0, 1.0, itemsize)
         counts.append((p.messages, p.bytes_sent, p.bytes_reduced))
         times.append(float(seconds))
     return np.array(counts, dtype=float).reshape(-1, 3), np.array(times, dtype=float)

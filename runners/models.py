@@ -17,9 +17,13 @@ algorithm as runners/algorithms implements it (Thakur, Rabenseifner & Gropp 2005
 - lower_bound: ceil(log2 p) messages, 2 (p-1)/p * n sent, (p-1)/p * n reduced.
 
 Blocks are whole elements: with count = n / itemsize elements cut into `parts` blocks, the
-largest block, ceil(count / parts) * itemsize bytes, sets every step (the implementations give
-the first count % parts blocks one extra element). When parts divides count this is exactly
-n / parts. The lower bound is a bound, not an implementation, and uses n / p unrounded.
+largest block, b = ceil(count / parts) * itemsize bytes, sets every step (the implementations
+give the first count % parts blocks one extra element). When parts divides count this is
+exactly n / parts; otherwise it may overstate a step by up to one element. With smooth=True,
+b = max(n / parts, itemsize) instead (for n > 0): continuous and piecewise linear in n, within
+one element of the exact block, for drawing curves and solving crossovers (the exact staircase
+makes two curves flip order back and forth within a few blocks of where they cross).
+The lower bound is a bound, not an implementation, and uses n / p unrounded.
 p == 1 costs nothing.
 """
 
@@ -97,15 +101,17 @@ def predict(
     beta: float,
     gamma: float,
     itemsize: int = 1,
+    *,
+    smooth: bool = False,
 ) -> Prediction:
     """Predict one allreduce of `nbytes` bytes on `ranks` ranks with the given parameters.
 
     `algorithm` is a model name or a library name `model_for` maps to one. `itemsize` is the
-    element size in bytes; it sets how blocks round (see the module docstring).
+    element size in bytes; it and `smooth` set how blocks round (see the module docstring).
     """
     model = _resolve(algorithm)
     _check(ranks, nbytes, itemsize)
-    messages, sent, reduced = _counts(model, ranks, float(nbytes), itemsize)
+    messages, sent, reduced = _counts(model, ranks, float(nbytes), _Blocks(itemsize, smooth))
     return Prediction(
         latency_s=messages * alpha,
         bandwidth_s=sent * beta,
@@ -123,16 +129,34 @@ def predict_all(
     beta: float,
     gamma: float,
     itemsize: int = 1,
+    *,
+    smooth: bool = False,
 ) -> dict[str, Prediction]:
     """Predictions of every model in MODELS, by model name."""
-    return {m: predict(m, ranks, nbytes, alpha, beta, gamma, itemsize) for m in MODELS}
+    return {
+        m: predict(m, ranks, nbytes, alpha, beta, gamma, itemsize, smooth=smooth) for m in MODELS
+    }
 
 
-def block_bytes(nbytes: float, itemsize: int, parts: int) -> float:
-    """Bytes in the largest of `parts` element-aligned blocks of `nbytes` bytes."""
-    count = nbytes / itemsize
-    elements = math.ceil(count / parts - 1e-9) if count > 0 else 0
-    return float(elements * itemsize)
+def block_bytes(nbytes: float, itemsize: int, parts: int, smooth: bool = False) -> float:
+    """Bytes in the largest of `parts` element-aligned blocks of `nbytes` bytes.
+
+    Exact: ceil(count / parts) elements. smooth: max(nbytes / parts, itemsize), for nbytes > 0.
+    """
+    if nbytes <= 0:
+        return 0.0
+    if smooth:
+        return max(nbytes / parts, float(itemsize))
+    return float(math.ceil(nbytes / itemsize / parts - 1e-9) * itemsize)
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    itemsize: int
+    smooth: bool
+
+    def size(self, nbytes: float, parts: int) -> float:
+        return block_bytes(nbytes, self.itemsize, parts, self.smooth)
 
 
 def _resolve(algorithm: str) -> str:
@@ -154,11 +178,11 @@ def _check(ranks: int, nbytes: float, itemsize: int) -> None:
         raise ValueError(f"itemsize must be >= 1, got {itemsize}")
 
 
-def _counts(model: str, p: int, n: float, itemsize: int) -> tuple[float, float, float]:
+def _counts(model: str, p: int, n: float, blocks: _Blocks) -> tuple[float, float, float]:
     """(messages, bytes sent, bytes reduced) on the critical path."""
     if p == 1:
         return 0.0, 0.0, 0.0
-    return _COUNTS[model](p, n, itemsize)
+    return _COUNTS[model](p, n, blocks)
 
 
 def _pof2(p: int) -> tuple[int, int, bool]:
@@ -172,31 +196,31 @@ def _ceil_log2(p: int) -> int:
     return (p - 1).bit_length()
 
 
-def _recursive_doubling(p: int, n: float, itemsize: int) -> tuple[float, float, float]:
+def _recursive_doubling(p: int, n: float, blocks: _Blocks) -> tuple[float, float, float]:
     _, k, folded = _pof2(p)
     if folded:
         return k + 2.0, (k + 2) * n, (k + 1) * n
     return float(k), k * n, k * n
 
 
-def _binomial_tree(p: int, n: float, itemsize: int) -> tuple[float, float, float]:
+def _binomial_tree(p: int, n: float, blocks: _Blocks) -> tuple[float, float, float]:
     k = _ceil_log2(p)
     return 2.0 * k, 2 * k * n, k * n
 
 
-def _rabenseifner(p: int, n: float, itemsize: int) -> tuple[float, float, float]:
+def _rabenseifner(p: int, n: float, blocks: _Blocks) -> tuple[float, float, float]:
     pof2, k, folded = _pof2(p)
-    b = block_bytes(n, itemsize, pof2)
+    b = blocks.size(n, pof2)
     extra = 1.0 if folded else 0.0
     return 2.0 * k + 2 * extra, 2 * (pof2 - 1) * b + 2 * extra * n, (pof2 - 1) * b + extra * n
 
 
-def _ring(p: int, n: float, itemsize: int) -> tuple[float, float, float]:
-    b = block_bytes(n, itemsize, p)
+def _ring(p: int, n: float, blocks: _Blocks) -> tuple[float, float, float]:
+    b = blocks.size(n, p)
     return 2.0 * (p - 1), 2 * (p - 1) * b, (p - 1) * b
 
 
-def _lower_bound(p: int, n: float, itemsize: int) -> tuple[float, float, float]:
+def _lower_bound(p: int, n: float, blocks: _Blocks) -> tuple[float, float, float]:
     share = (p - 1) / p * n
     return float(_ceil_log2(p)), 2 * share, share
 
