@@ -51,6 +51,7 @@ class AlgorithmSpec:
     commutative_only: bool = False
     power_of_two_only: bool = False
     library: bool = False
+    forced: str = ""  # the MPICH algorithm a library entry forces; "" = autotuned
 
     def unsupported_reason(self, ranks: int, op: str) -> str | None:
         """Why this algorithm cannot run `op` on `ranks` ranks, or None when it can."""
@@ -85,9 +86,45 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             "ring reduce-scatter + ring allgather, 2(p-1) steps",
             commutative_only=True,
         ),
-        AlgorithmSpec("mpi", "the MPI library's own MPI_Allreduce", library=True),
+        AlgorithmSpec("mpi", "the MPI library's own MPI_Allreduce, autotuned", library=True),
     )
 }
+
+# The algorithms whose code collsweep runs as it is, without a forcing environment.
+BASE_ALGORITHMS: dict[str, AlgorithmSpec] = dict(ALGORITHMS)
+
+# MPICH's generic allreduce algorithms that a sweep can force, with what MPICH needs to
+# apply them (otherwise it silently runs another one; the sweep detects that too).
+LIBRARY_FORCED: dict[str, tuple[str, bool]] = {
+    "recursive_doubling": ("MPICH recursive doubling", False),
+    "reduce_scatter_allgather": ("MPICH Rabenseifner (reduce-scatter + allgather)", True),
+    "ring": ("MPICH ring", True),
+    "tree": ("MPICH tree (k-ary reduce + bcast)", False),
+}
+for _forced, (_text, _commutative) in LIBRARY_FORCED.items():
+    ALGORITHMS[f"mpi:{_forced}"] = AlgorithmSpec(
+        f"mpi:{_forced}",
+        f"MPI_Allreduce forced to {_text} via MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
+        commutative_only=_commutative,
+        library=True,
+        forced=_forced,
+    )
+
+
+def library_knobs(algorithm: str) -> dict[str, str]:
+    """Environment that makes MPICH run `algorithm` (empty for hand-written and autotuned).
+
+    Device-level (shared-memory) collectives are turned off, or MPICH would bypass the
+    generic algorithm selection altogether.
+    """
+    forced = ALGORITHMS[algorithm].forced
+    if not forced:
+        return {}
+    return {
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": forced,
+        "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
+        "MPIR_CVAR_COLLECTIVE_FALLBACK": "print",
+    }
 
 
 def known_names(table: dict) -> str:

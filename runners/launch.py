@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,3 +111,64 @@ def kill_group(proc: subprocess.Popen) -> None:
     """Kill a job's whole process group (the launcher and every rank it started)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+class JobHung(Exception):
+    """A streaming job printed nothing for longer than its watchdog allows."""
+
+
+class RunningJob:
+    """A job started in the background whose stdout is read line by line as it runs."""
+
+    def __init__(self, job: Job) -> None:
+        self.proc = subprocess.Popen(
+            command(job),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **job.knobs},
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=200)
+        threading.Thread(target=self._pump_stdout, daemon=True).start()
+        self._stderr_thread = threading.Thread(target=self._pump_stderr, daemon=True)
+        self._stderr_thread.start()
+
+    def _pump_stdout(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self._stderr.append(line.rstrip("\n"))
+
+    def lines(self, idle_timeout: float) -> Iterator[str]:
+        """Yield stdout lines until EOF; raise JobHung after `idle_timeout` s of silence."""
+        while True:
+            try:
+                line = self._lines.get(timeout=idle_timeout)
+            except queue.Empty:
+                raise JobHung(f"no progress for {idle_timeout:g} s") from None
+            if line is None:
+                return
+            yield line
+
+    def wait(self, timeout: float = 30) -> int:
+        """The exit status, killing the job if it does not end within `timeout`."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return self.proc.wait()
+
+    def kill(self) -> None:
+        """Kill every process of the job and reap the launcher."""
+        kill_group(self.proc)
+        self.proc.wait()
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        """The last lines the job wrote to stderr, joined for a reason column."""
+        self._stderr_thread.join(timeout=2)
+        return " | ".join(list(self._stderr)[-lines:])

@@ -17,15 +17,17 @@ from runners.catalog import ALGORITHMS, known_names
 REGISTRY: dict[str, type[Allreduce]] = {
     cls.name: cls for cls in (RecursiveDoubling, BinomialTree, Rabenseifner, Ring, LibraryAllreduce)
 }
-assert set(REGISTRY) == set(ALGORITHMS), "catalog and registry disagree"
 
 
 def create(name: str) -> Allreduce:
-    """A new instance of the algorithm registered under `name`."""
-    try:
-        return REGISTRY[name]()
-    except KeyError:
-        raise ValueError(f"unknown algorithm {name!r}; known: {known_names(REGISTRY)}") from None
+    """A new instance of the algorithm named `name` ('mpi:<forced>' runs the library's).
+
+    Which algorithm the library runs for 'mpi:<forced>' is set by the job's environment
+    (runners.catalog.library_knobs), read when MPI starts.
+    """
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; known: {known_names(ALGORITHMS)}")
+    return REGISTRY["mpi" if ALGORITHMS[name].library else name]()
 
 
 __all__ = ["REGISTRY", "Allreduce", "UnsupportedError", "create"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import ClassVar
 
 import numpy as np
@@ -37,10 +39,17 @@ class Allreduce:
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> None:
         """Reduce `sendbuf` over `comm` with `op` and leave the result in every `recvbuf`."""
+        self.bind(comm, sendbuf, recvbuf, op)()
+
+    def bind(
+        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
+    ) -> Callable[[], None]:
+        """Check once, then return a zero-argument call for a timing loop to repeat."""
         self.check_supported(comm.Get_size(), op)
         if sendbuf.shape != recvbuf.shape or sendbuf.dtype != recvbuf.dtype:
             raise ValueError("sendbuf and recvbuf must have the same shape and dtype")
-        self._run(comm, sendbuf.reshape(-1), recvbuf.reshape(-1), op)
+        flat_send, flat_recv = sendbuf.reshape(-1), recvbuf.reshape(-1)
+        return partial(self._run, comm, flat_send, flat_recv, op)
 
     def check_supported(self, ranks: int, op: MPI.Op) -> None:
         """Raise UnsupportedError when this algorithm cannot reduce `op` on `ranks` ranks."""

@@ -1,0 +1,35 @@
+"""Prints, as JSON from every rank, the calls MPI_Allreduce made to a counting user op.
+
+A forced MPICH algorithm leaves a fingerprint in how often, and on how many elements, the
+local reduction runs: recursive doubling reduces the full count log2 p times on every rank,
+ring reduces count/p elements p-1 times, reduce-scatter/allgather halves the count each time.
+"""
+
+import json
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+calls: list[int] = []
+
+
+def counting_sum(inbuf, inoutbuf, datatype):
+    a = np.frombuffer(inbuf, dtype=np.float64)
+    b = np.frombuffer(inoutbuf, dtype=np.float64)
+    b += a
+    calls.append(int(a.size))
+
+
+comm = MPI.COMM_WORLD
+count = int(sys.argv[1])
+op = MPI.Op.Create(counting_sum, commute=True)
+send = np.full(count, comm.Get_rank() + 1.0)
+recv = np.zeros(count)
+error = ""
+try:
+    comm.Allreduce(send, recv, op)
+except MPI.Exception as exc:
+    error = exc.Get_error_string().splitlines()[0]
+ok = bool(np.all(recv == comm.Get_size() * (comm.Get_size() + 1) / 2)) if not error else False
+print(json.dumps({"rank": comm.Get_rank(), "calls": calls, "ok": ok, "error": error}), flush=True)

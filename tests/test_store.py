@@ -1,0 +1,662 @@
+"""The results store on real DuckDB files: schema, migrations, upserts, read-only use, locking."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from runners import store
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA_DOC = REPO / "docs" / "schema.md"
+
+
+def run_row(run_id: str = "r1", **extra) -> dict:
+    """A runs row with the usual provenance filled in."""
+    return {
+        "run_id": run_id,
+        "host": "node1",
+        "mpi_version": "MPICH 5.0.2",
+        "environment": {"MPI4PY_RC_THREAD_LEVEL": "single"},
+        "physical_cores": 2,
+        **extra,
+    }
+
+
+def point_row(run_id: str, algorithm: str, nbytes: int, status: str = "ok", **extra) -> dict:
+    """A points row for 4 ranks, float32 sum."""
+    row = {
+        "point_id": f"{run_id}/{algorithm}/4/{nbytes}/float32/sum",
+        "run_id": run_id,
+        "algorithm": algorithm,
+        "ranks": 4,
+        "bytes": nbytes,
+        "dtype": "float32",
+        "op": "sum",
+        "count": nbytes // 4,
+        "status": status,
+    }
+    if status == "ok":
+        row |= {"median_s": 1e-6 * nbytes, "iterations": 3, "ci_target_met": True}
+    return row | extra
+
+
+def sample_rows(point_id: str, n: int, scale: float = 1.0) -> list[dict]:
+    """n samples of one point, split over two passes."""
+    return [
+        {"point_id": point_id, "iteration": i, "seconds": scale * (1 + i), "pass": i % 2}
+        for i in range(n)
+    ]
+
+
+def scalar(path: Path, sql: str):
+    """The single value a query returns."""
+    return store.query(path, sql).iat[0, 0]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "results" / "store.duckdb"
+
+
+def make_v1_store(path: Path) -> None:
+    """A store as collsweep's schema 1 left it, holding one run with two points."""
+    con = duckdb.connect(str(path))
+    for statement in dict(store.MIGRATIONS)[1]:
+        con.execute(statement)
+    con.execute("INSERT INTO schema_version VALUES (1)")
+    con.execute("INSERT INTO runs (run_id, status, environment) VALUES ('old', 'complete', '{}')")
+    con.execute(
+        "INSERT INTO points (point_id, run_id, algorithm, ranks, bytes, dtype, op, status, "
+        "median_s) VALUES ('old/ring', 'old', 'ring', 4, 64, 'float32', 'sum', 'ok', 0.5), "
+        "('old/mpi', 'old', 'mpi', 4, 64, 'float32', 'sum', 'skipped', NULL)"
+    )
+    con.execute("INSERT INTO samples VALUES ('old/ring', 'old', 0, 0.5, 0)")
+    con.close()
+
+
+def set_version(path: Path, version: int) -> None:
+    """Rewrite a store's schema_version row."""
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE schema_version SET version = ?", [version])
+    con.close()
+
+
+# --- creation, versions, migrations ---------------------------------------------------------------
+
+
+def test_default_store_honours_the_environment(monkeypatch):
+    monkeypatch.delenv(store.STORE_ENV, raising=False)
+    assert store.default_store() == Path("data/collsweep.duckdb")
+    monkeypatch.setenv(store.STORE_ENV, "/tmp/elsewhere.duckdb")
+    assert store.default_store() == Path("/tmp/elsewhere.duckdb")
+
+
+def test_first_write_creates_a_current_store(path):
+    store.create_run(path, run_row())
+    assert store.stored_schema_version(path) == store.SCHEMA_VERSION
+    tables = set(store.query(path, "SELECT table_name FROM duckdb_tables()").table_name)
+    expected = {"schema_version", "runs", "points", "samples", "calibrations", "predictions"}
+    assert expected | {"assumptions", "crossovers"} == tables
+    assert scalar(path, "SELECT count(*) FROM schema_version") == 1
+    assert os.listdir(path.parent) == [path.name], "no temporary files left behind"
+
+
+def test_ensure_current_creates_and_reports_versions(path):
+    assert store.ensure_current(path) == 0
+    assert store.ensure_current(path) == store.SCHEMA_VERSION
+    assert store.migrate(path) == (store.SCHEMA_VERSION, store.SCHEMA_VERSION)
+    with pytest.raises(store.StoreError, match="no results store"):
+        store.migrate(path.with_name("absent.duckdb"))
+
+
+def test_v1_store_is_migrated_with_its_data_intact(path):
+    path.parent.mkdir()
+    make_v1_store(path)
+    assert store.stored_schema_version(path) == 1
+    assert store.migrate(path) == (1, 2)
+    assert store.stored_schema_version(path) == 2
+    assert store.get_run(path, "old")["status"] == "complete"
+    points = store.query(path, "SELECT point_id, status, median_s FROM points ORDER BY 1")
+    assert points.point_id.tolist() == ["old/mpi", "old/ring"]
+    assert points.median_s.tolist()[1] == 0.5
+    assert scalar(path, "SELECT count(*) FROM samples") == 1
+    assert scalar(path, "SELECT count(*) FROM calibrations") == 0
+
+
+def test_any_write_migrates_a_v1_store(path):
+    path.parent.mkdir()
+    make_v1_store(path)
+    store.add_calibration(path, {"calibration_id": "c1", "alpha_s": 1e-6})
+    assert store.stored_schema_version(path) == store.SCHEMA_VERSION
+    assert store.point_ids(path, "old") == {"old/ring", "old/mpi"}
+
+
+def test_a_failed_migration_leaves_the_file_unchanged(path, monkeypatch):
+    path.parent.mkdir()
+    make_v1_store(path)
+
+    def broken(con):
+        con.execute("CREATE TABLE half_done (x INTEGER)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, (3, broken)])
+    monkeypatch.setattr(store, "SCHEMA_VERSION", 3)
+    with pytest.raises(store.StoreError, match=r"could not upgrade .* from schema 1 to 3.*boom"):
+        store.ensure_current(path)
+    monkeypatch.undo()
+    assert store.stored_schema_version(path) == 1
+    con = duckdb.connect(str(path), read_only=True)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()
+    assert "calibrations" not in tables and "half_done" not in tables
+
+
+def test_readers_do_not_migrate_and_say_how_to(path):
+    path.parent.mkdir()
+    make_v1_store(path)
+    with pytest.raises(store.StoreError, match=r"older than this collsweep's schema 2.*migrate"):
+        store.query(path, "SELECT 1")
+    assert store.stored_schema_version(path) == 1
+
+
+def test_newer_schema_is_refused_for_reading_and_writing(path):
+    store.ensure_current(path)
+    set_version(path, store.SCHEMA_VERSION + 1)
+    message = (
+        rf"written by a newer collsweep \(schema {store.SCHEMA_VERSION + 1}, this version "
+        rf"understands {store.SCHEMA_VERSION}\); upgrade collsweep"
+    )
+    with pytest.raises(store.StoreError, match=message):
+        store.query(path, "SELECT 1")
+    with pytest.raises(store.StoreError, match=message):
+        store.create_run(path, run_row())
+    with pytest.raises(store.StoreError, match=message):
+        store.ensure_current(path)
+
+
+@pytest.mark.parametrize("content", [os.urandom(20000), b"", b"run_id,status\nr1,ok\n"])
+def test_a_file_that_is_not_duckdb_is_refused_clearly(path, content):
+    path.parent.mkdir()
+    path.write_bytes(content)
+    for action in (
+        lambda: store.query(path, "SELECT 1"),
+        lambda: store.create_run(path, run_row()),
+    ):
+        with pytest.raises(store.StoreError, match=r"not a collsweep results store.*not a DuckDB"):
+            action()
+    assert path.read_bytes() == content
+
+
+def test_a_foreign_duckdb_database_is_refused(path):
+    path.parent.mkdir()
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE mine (x INTEGER)")
+    con.close()
+    for action in (
+        lambda: store.query(path, "SELECT 1"),
+        lambda: store.create_run(path, run_row()),
+    ):
+        with pytest.raises(store.StoreError, match="DuckDB database but not a collsweep"):
+            action()
+
+
+def test_reading_a_missing_store_fails_clearly_and_creates_nothing(path):
+    with pytest.raises(store.StoreError, match="no results store at"):
+        store.query(path, "SELECT 1")
+    with pytest.raises(store.StoreError, match="no results store at"), store.open_readonly(path):
+        pass
+    assert store.get_run(path, "r1") is None
+    assert store.point_ids(path, "r1") == set()
+    assert store.latest_calibration(path) is None
+    assert not path.exists() and not path.parent.exists()
+
+
+# --- runs -----------------------------------------------------------------------------------------
+
+
+def test_runs_round_trip(path):
+    store.create_run(path, run_row(spec_toml="ranks = [4]\n"))
+    run = store.get_run(path, "r1")
+    assert run["status"] == "running" and run["finished_at"] is None
+    assert run["environment"] == {"MPI4PY_RC_THREAD_LEVEL": "single"}
+    assert abs(run["started_at"] - datetime.now(UTC).replace(tzinfo=None)) < timedelta(minutes=1)
+    store.finish_run(path, "r1", "interrupted", "Ctrl-C")
+    run = store.get_run(path, "r1")
+    assert (run["status"], run["status_reason"]) == ("interrupted", "Ctrl-C")
+    assert run["finished_at"] >= run["started_at"]
+    assert store.get_run(path, "nope") is None
+
+
+def test_run_writes_are_validated(path):
+    with pytest.raises(ValueError, match=r"unknown runs column.*colour"):
+        store.create_run(path, run_row(colour="blue"))
+    with pytest.raises(ValueError, match="run status"):
+        store.create_run(path, run_row(status="done"))
+    store.create_run(path, run_row())
+    with pytest.raises(store.StoreError, match="already exists"):
+        store.create_run(path, run_row())
+    with pytest.raises(store.StoreError, match="no run 'r2'"):
+        store.finish_run(path, "r2", "complete")
+    with pytest.raises(ValueError, match="run status"):
+        store.finish_run(path, "r1", "done")
+
+
+def test_update_run_sets_some_columns(path):
+    store.create_run(path, run_row(environment={}))
+    env = {"jobs": {"ranks=4": {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}}}
+    store.update_run(path, "r1", {"mpi_library": "MPICH Version: 5.0.2", "environment": env})
+    store.finish_run(path, "r1", "interrupted", "SIGTERM")
+    store.update_run(path, "r1", {"status": "running", "status_reason": ""})
+    run = store.get_run(path, "r1")
+    assert run["environment"] == env and run["mpi_library"] == "MPICH Version: 5.0.2"
+    assert (run["status"], run["status_reason"], run["host"]) == ("running", "", "node1")
+    with pytest.raises(ValueError, match="cannot update runs column"):
+        store.update_run(path, "r1", {"run_id": "r2"})
+    with pytest.raises(ValueError, match="cannot update runs column"):
+        store.update_run(path, "r1", {"colour": "blue"})
+    with pytest.raises(store.StoreError, match="no run 'r9'"):
+        store.update_run(path, "r9", {"host": "x"})
+    with pytest.raises(store.StoreError, match="no results store"):
+        store.update_run(path.with_name("absent.duckdb"), "r1", {"host": "x"})
+
+
+def test_timestamps_are_stored_as_naive_utc(path):
+    plus2 = timezone(timedelta(hours=2))
+    store.create_run(path, run_row(started_at=datetime(2026, 12, 1, 21, 0, tzinfo=plus2)))
+    assert store.get_run(path, "r1")["started_at"] == datetime(2026, 12, 1, 19, 0)
+    epoch = datetime(2026, 12, 1, 19, 0, 30, tzinfo=UTC).timestamp()
+    point = point_row("r1", "ring", 8, started_at=epoch, finished_at="2026-12-01T19:01:00+00:00")
+    store.add_points(path, [point], [])
+    got = store.query(path, "SELECT started_at, finished_at FROM points").iloc[0]
+    assert got.started_at == datetime(2026, 12, 1, 19, 0, 30)
+    assert got.finished_at == datetime(2026, 12, 1, 19, 1)
+
+
+# --- points and samples ---------------------------------------------------------------------------
+
+
+def test_rewriting_points_replaces_them_and_their_samples(path):
+    store.create_run(path, run_row())
+    points = [point_row("r1", "ring", b) for b in (8, 64)]
+    store.add_points(path, points, [s for p in points for s in sample_rows(p["point_id"], 5)])
+    slower = [p | {"median_s": 1.0} for p in points]
+    samples = [s for p in points for s in sample_rows(p["point_id"], 3, scale=10.0)]
+    store.add_points(path, slower, samples)
+    assert scalar(path, "SELECT count(*) FROM points") == 2
+    assert scalar(path, "SELECT count(*) FROM samples") == 6
+    assert scalar(path, "SELECT min(median_s) FROM points") == 1.0
+    assert scalar(path, "SELECT min(seconds) FROM samples") == 10.0
+    assert scalar(path, "SELECT count(DISTINCT run_id) FROM samples") == 1
+
+
+def test_summaries_of_unfinished_points_are_null(path):
+    failed = point_row("r1", "ring", 8, "failed", reason="mismatch", median_s=math.nan)
+    skipped = point_row("r1", "mpi", 8, "skipped", reason="unsupported")
+    store.add_points(path, [failed, skipped], [])
+    got = store.query(path, "SELECT status, reason, median_s IS NULL AS no_median FROM points")
+    assert got.no_median.all()
+    assert sorted(got.reason) == ["mismatch", "unsupported"]
+
+
+def test_point_writes_are_validated(path):
+    point = point_row("r1", "ring", 8)
+    with pytest.raises(ValueError, match=r"unknown points column.*latency"):
+        store.add_points(path, [point | {"latency": 1}], [])
+    with pytest.raises(ValueError, match="lacks required ranks"):
+        store.add_points(path, [{k: v for k, v in point.items() if k != "ranks"}], [])
+    with pytest.raises(ValueError, match="point status"):
+        store.add_points(path, [point | {"status": "done"}], [])
+    with pytest.raises(ValueError, match="duplicate point_id"):
+        store.add_points(path, [point, point], [])
+    with pytest.raises(ValueError, match="samples for points not in this call"):
+        store.add_points(path, [point], sample_rows("r1/other", 2))
+    with pytest.raises(ValueError, match="duplicate"):
+        store.add_points(path, [point], sample_rows(point["point_id"], 2) * 2)
+    assert not path.exists() or scalar(path, "SELECT count(*) FROM points") == 0
+
+
+def test_point_ids_lists_stored_points_for_resume(path):
+    points = [
+        point_row("r1", "ring", 8),
+        point_row("r1", "mpi", 8, "timeout", reason="killed after 60 s"),
+        point_row("r2", "ring", 8),
+    ]
+    store.add_points(path, points, [])
+    assert store.point_ids(path, "r1") == {"r1/ring/4/8/float32/sum", "r1/mpi/4/8/float32/sum"}
+    assert store.point_ids(path, "r1", statuses=["ok"]) == {"r1/ring/4/8/float32/sum"}
+    assert store.point_ids(path, "r3") == set()
+
+
+def test_a_hundred_thousand_samples_insert_quickly(path):
+    store.ensure_current(path)
+    points = [point_row("r1", "ring", 8 * (k + 1)) for k in range(100)]
+    samples = [s for p in points for s in sample_rows(p["point_id"], 1000)]
+    started = time.perf_counter()
+    store.add_points(path, points, samples)
+    elapsed = time.perf_counter() - started
+    assert scalar(path, "SELECT count(*) FROM samples") == 100_000
+    assert elapsed < 3.0, f"10^5 samples took {elapsed:.2f} s"
+
+
+# --- model outputs --------------------------------------------------------------------------------
+
+
+def test_calibrations_latest_and_json(path):
+    segments = [{"min_bytes": 8, "max_bytes": 4096, "alpha_s": 2e-6, "beta_s_per_byte": 1e-10}]
+    old = datetime(2026, 1, 1)
+    store.add_calibration(path, {"calibration_id": "a", "host": "n1", "created_at": old})
+    store.add_calibration(
+        path,
+        {
+            "calibration_id": "b",
+            "host": "n2",
+            "created_at": old + timedelta(days=1),
+            "segments": segments,
+            "gammas": {"float32/sum": 3e-10},
+            "breakpoints": [4096],
+        },
+    )
+    latest = store.latest_calibration(path)
+    assert latest["calibration_id"] == "b"
+    assert latest["segments"] == segments and latest["gammas"] == {"float32/sum": 3e-10}
+    assert store.latest_calibration(path, host="n1")["calibration_id"] == "a"
+    assert store.latest_calibration(path, host="n3") is None
+    store.add_calibration(path, {"calibration_id": "a", "host": "n1", "source": "pingpong"})
+    assert store.latest_calibration(path)["source"] == "pingpong", "replaced, created now"
+    assert scalar(path, "SELECT count(*) FROM calibrations") == 2
+    with pytest.raises(json.JSONDecodeError):
+        store.add_calibration(path, {"calibration_id": "c", "details": "{not json"})
+
+
+def test_predictions_upsert_by_point_and_calibration(path):
+    row = {
+        "point_id": "p1",
+        "run_id": "r1",
+        "calibration_id": "c1",
+        "model": "ring",
+        "predicted_s": 1.0,
+        "latency_s": 0.5,
+        "bandwidth_s": 0.4,
+        "reduction_s": 0.1,
+    }
+    store.add_predictions(path, [row, row | {"calibration_id": "c2"}])
+    store.add_predictions(path, [row | {"predicted_s": 2.0}])
+    got = store.query(path, "SELECT calibration_id, predicted_s FROM predictions ORDER BY 1")
+    assert got.values.tolist() == [["c1", 2.0], ["c2", 1.0]]
+
+
+def test_assumptions_and_crossovers_are_replaced_per_run(path):
+    checks = [
+        {"name": "no_oversubscription", "state": "violated", "detail": "8 ranks on 2 cores"},
+        {"point_id": "r1/ring", "name": "ci_target", "state": "holds"},
+    ]
+    store.replace_assumptions(path, "r1", checks)
+    store.replace_assumptions(path, "r2", checks[:1])
+    store.replace_assumptions(path, "r1", checks[1:])
+    assert scalar(path, "SELECT count(*) FROM assumptions") == 2
+    with pytest.raises(ValueError, match="assumption state"):
+        store.replace_assumptions(path, "r1", [{"name": "x", "state": "maybe"}])
+    with pytest.raises(ValueError, match="given for run 'r1'"):
+        store.replace_assumptions(path, "r1", [checks[0] | {"run_id": "r2"}])
+
+    crossing = {
+        "ranks": 4,
+        "dtype": "float32",
+        "op": "sum",
+        "algorithm_a": "recursive_doubling",
+        "algorithm_b": "ring",
+        "kind": "measured",
+        "bytes": 65536.0,
+    }
+    store.replace_crossovers(path, "r1", [crossing, crossing | {"kind": "predicted"}])
+    store.replace_crossovers(path, "r1", [crossing | {"low_bytes": 32768.0}])
+    got = store.query(path, "SELECT kind, low_bytes, high_bytes FROM crossovers")
+    assert got.kind.tolist() == ["measured"] and got.low_bytes.tolist() == [32768.0]
+    assert got.high_bytes.isna().all()
+    with pytest.raises(ValueError, match="crossover kind"):
+        store.replace_crossovers(path, "r1", [crossing | {"kind": "guessed"}])
+
+
+# --- read-only access -----------------------------------------------------------------------------
+
+
+def test_query_returns_a_frame_and_takes_parameters(path):
+    store.add_points(path, [point_row("r1", "ring", b) for b in (8, 16, 32)], [])
+    got = store.query(path, "SELECT bytes FROM points WHERE bytes > ? ORDER BY bytes", [8])
+    assert got.bytes.tolist() == [16, 32]
+    with pytest.raises(store.QueryError, match="nope"):
+        store.query(path, "SELECT * FROM nope")
+
+
+def test_read_only_connections_can_join_registered_frames(path):
+    store.add_points(path, [point_row("r1", "ring", b) for b in (8, 16)], [])
+    wanted = pd.DataFrame({"bytes": [16]})
+    with store.open_readonly(path) as con:
+        con.register("wanted", wanted)  # fails if open_readonly left a result unfetched
+        got = con.execute("SELECT p.bytes FROM points p JOIN wanted USING (bytes)").df()
+    assert got.bytes.tolist() == [16]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO runs (run_id, status) VALUES ('x', 'running')",
+        "CREATE TABLE evil (x INTEGER)",
+        "UPDATE schema_version SET version = 99",
+        "SELECT * FROM read_csv('/etc/hostname')",
+        "ATTACH '/tmp/collsweep-attach-test.duckdb' AS other",
+        "COPY runs TO '/tmp/collsweep-copy-test.csv'",
+        "SET enable_external_access = true",
+    ],
+)
+def test_read_only_connections_refuse_writes_and_file_access(path, sql):
+    store.create_run(path, run_row())
+    with store.open_readonly(path) as con, pytest.raises(duckdb.Error):
+        con.execute(sql)
+    with pytest.raises(store.QueryError):
+        store.query(path, sql)
+    assert not Path("/tmp/collsweep-copy-test.csv").exists()
+    assert store.stored_schema_version(path) == store.SCHEMA_VERSION
+
+
+# --- several processes ----------------------------------------------------------------------------
+
+HOLDER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+con.close()
+"""
+
+WRITER = """
+import sys
+from runners import store
+path, run, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store.create_run(path, {"run_id": run})
+for i in range(batches):
+    pid = f"{run}/{i}"
+    point = {"point_id": pid, "run_id": run, "algorithm": "ring", "ranks": 2, "bytes": i,
+             "dtype": "float32", "op": "sum", "status": "ok", "median_s": 1e-6}
+    store.add_points(path, [point], [{"point_id": pid, "iteration": k, "seconds": 1e-6}
+                                     for k in range(5)])
+store.finish_run(path, run, "complete")
+"""
+
+READER = """
+import json, os, sys, time
+from runners import store
+path, stop = sys.argv[1], sys.argv[2]
+ok, failures = 0, []
+while not os.path.exists(path):
+    time.sleep(0.01)
+while not os.path.exists(stop):
+    try:
+        store.query(path, "SELECT run_id, count(*) FROM points GROUP BY run_id")
+        ok += 1
+    except Exception as exc:
+        failures.append(repr(exc))
+    time.sleep(0.02)
+print(json.dumps({"ok": ok, "failures": failures}))
+"""
+
+
+def python(code: str, *args: object, **kwargs) -> subprocess.Popen:
+    """Start ``python -c code args`` in the repository."""
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )
+
+
+def test_a_held_lock_is_waited_for_and_a_reader_timeout_is_clear(path):
+    store.ensure_current(path)
+    holder = python(HOLDER, path, 2.0)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(store.StoreError, match="stayed busy"):
+            store.query(path, "SELECT 1", timeout=0.3)
+        store.create_run(path, run_row())  # waits for the holder to let go
+    finally:
+        holder.wait(timeout=30)
+    assert store.get_run(path, "r1") is not None
+
+
+@pytest.fixture(scope="module")
+def contended(tmp_path_factory) -> dict:
+    """Two writer processes and a polling reader process on one new store at the same time.
+
+    The writers race to create the store, then each writes its points one batch at a time.
+    """
+    path = tmp_path_factory.mktemp("contended") / "store.duckdb"
+    stop = path.with_name("stop")
+    batches = 100
+    reader = python(READER, path, stop)
+    writers = [python(WRITER, path, run, batches) for run in ("A", "B")]
+    results = [(*w.communicate(timeout=120), w.returncode) for w in writers]
+    stop.touch()
+    out, err = reader.communicate(timeout=60)
+    assert reader.returncode == 0, err
+    return {"path": path, "batches": batches, "writers": results, "reader": json.loads(out)}
+
+
+def test_concurrent_writer_processes_lose_nothing(contended):
+    for _out, err, code in contended["writers"]:
+        assert code == 0, err
+    path, batches = contended["path"], contended["batches"]
+    counts = store.query(path, "SELECT run_id, count(*) AS n FROM points GROUP BY 1 ORDER BY 1")
+    assert counts.values.tolist() == [["A", batches], ["B", batches]]
+    assert scalar(path, "SELECT count(*) FROM samples") == 2 * batches * 5
+    assert set(store.query(path, "SELECT status FROM runs").status) == {"complete"}
+    assert sorted(os.listdir(path.parent)) == ["stop", "store.duckdb"]
+
+
+def test_a_reader_keeps_working_while_writers_write(contended):
+    assert contended["reader"]["failures"] == []
+    assert contended["reader"]["ok"] > 10
+
+
+# --- docs/schema.md -------------------------------------------------------------------------------
+
+
+def populate(path: Path) -> None:
+    """A store with every table filled, so the documented queries have rows to work on."""
+    store.add_calibration(
+        path,
+        {
+            "calibration_id": "cal1",
+            "host": "node1",
+            "alpha_s": 2e-6,
+            "beta_s_per_byte": 1e-10,
+            "source": "pingpong",
+            "breakpoints": [4096],
+            "segments": [
+                {
+                    "min_bytes": 8,
+                    "max_bytes": 4096,
+                    "alpha_s": 2e-6,
+                    "beta_s_per_byte": 1e-10,
+                    "r_squared": 0.99,
+                }
+            ],
+        },
+    )
+    store.create_run(path, run_row("r1", calibration_id="cal1", memory_setting="madvise"))
+    points = [
+        point_row("r1", alg, b, median_s=t * b)
+        for alg, t in (("ring", 1e-6), ("mpi", 2e-6), ("recursive_doubling", 3e-6))
+        for b in (64, 4096)
+    ]
+    points.append(point_row("r1", "rabenseifner", 64, "timeout", reason="killed"))
+    samples = [s for p in points[:2] for s in sample_rows(p["point_id"], 4)]
+    store.add_points(path, points, samples)
+    store.add_predictions(
+        path,
+        [
+            {
+                "point_id": p["point_id"],
+                "run_id": "r1",
+                "calibration_id": "cal1",
+                "model": p["algorithm"],
+                "predicted_s": p["median_s"] * 1.2,
+            }
+            for p in points[:6]
+        ],
+    )
+    store.replace_assumptions(path, "r1", [{"name": "no_oversubscription", "state": "violated"}])
+    store.replace_crossovers(
+        path,
+        "r1",
+        [
+            {
+                "ranks": 4,
+                "dtype": "float32",
+                "op": "sum",
+                "algorithm_a": "recursive_doubling",
+                "algorithm_b": "ring",
+                "kind": kind,
+                "bytes": 1000.0,
+            }
+            for kind in ("measured", "predicted")
+        ],
+    )
+    store.finish_run(path, "r1", "complete")
+
+
+def test_every_documented_query_runs(path):
+    queries = re.findall(r"```sql\n(.*?)```", SCHEMA_DOC.read_text(), flags=re.DOTALL)
+    assert len(queries) >= 5
+    populate(path)
+    for sql in queries:
+        assert len(store.query(path, sql)) > 0, sql
+
+
+def test_every_column_is_documented(path):
+    store.ensure_current(path)
+    doc = SCHEMA_DOC.read_text()
+    columns = store.query(
+        path,
+        "SELECT table_name, column_name FROM duckdb_columns() "
+        "WHERE table_name IN (SELECT table_name FROM duckdb_tables()) "
+        "AND table_name <> 'schema_version'",
+    )
+    for table, column in columns.itertuples(index=False):
+        assert f"## `{table}`" in doc, table
+        assert f"| `{column}` |" in doc, f"{table}.{column}"
