@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,16 +144,12 @@ class RunningJob:
         for line in self.proc.stderr:
             self._stderr.append(line.rstrip("\n"))
 
-    def lines(self, idle_timeout: float) -> Iterator[str]:
-        """Yield stdout lines until EOF; raise JobHung after `idle_timeout` s of silence."""
-        while True:
-            try:
-                line = self._lines.get(timeout=idle_timeout)
-            except queue.Empty:
-                raise JobHung(f"no progress for {idle_timeout:g} s") from None
-            if line is None:
-                return
-            yield line
+    def next_line(self, idle_timeout: float) -> str | None:
+        """The next stdout line, None at EOF; JobHung after `idle_timeout` s of silence."""
+        try:
+            return self._lines.get(timeout=idle_timeout)
+        except queue.Empty:
+            raise JobHung(f"no progress for {idle_timeout:g} s") from None
 
     def wait(self, timeout: float = 30) -> int:
         """The exit status, killing the job if it does not end within `timeout`."""

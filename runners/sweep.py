@@ -233,7 +233,7 @@ class GroupRunner:
         cells_started, points_in_cell, done = 0, 0, False
         timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
         try:
-            for line in running.lines(idle_timeout=timeout):
+            while (line := running.next_line(timeout)) is not None:
                 event = json.loads(line) if line.startswith("{") else {}
                 kind = event.get("type")
                 if kind == "hello":

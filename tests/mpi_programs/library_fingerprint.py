@@ -1,4 +1,4 @@
-"""Prints, as JSON from every rank, the calls MPI_Allreduce made to a counting user op.
+"""Prints, as one JSON list gathered from every rank, the calls MPI_Allreduce made to a counting user op.
 
 A forced MPICH algorithm leaves a fingerprint in how often, and on how many elements, the
 local reduction runs: recursive doubling reduces the full count log2 p times on every rank,
@@ -32,4 +32,6 @@ try:
 except MPI.Exception as exc:
     error = exc.Get_error_string().splitlines()[0]
 ok = bool(np.all(recv == comm.Get_size() * (comm.Get_size() + 1) / 2)) if not error else False
-print(json.dumps({"rank": comm.Get_rank(), "calls": calls, "ok": ok, "error": error}), flush=True)
+rows = comm.gather({"rank": comm.Get_rank(), "calls": calls, "ok": ok, "error": error})
+if comm.Get_rank() == 0:
+    print(json.dumps(rows), flush=True)

@@ -1,0 +1,72 @@
+"""Sweep specs: parsing, presets, overrides and every rejected input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from runners.plan import plan_groups, skipped_points
+from runners.spec import SpecError, expand_sizes, load_spec, parse_spec
+
+BASE = "sizes = [8, 64]\nranks = [2]\n"
+
+
+@pytest.mark.parametrize("preset", ["quick.toml", "standard.toml"])
+def test_presets_load_and_round_trip(preset: str) -> None:
+    spec = load_spec(ROOT / "data" / preset)
+    assert parse_spec(spec.to_toml()) == spec
+
+
+def test_size_ranges_expand_geometrically() -> None:
+    assert expand_sizes({"min": 8, "max": 4096, "factor": 8}) == (8, 64, 512, 4096)
+    assert expand_sizes({"min": 4, "max": 20}) == (4, 8, 16)
+
+
+def test_overrides_replace_file_values() -> None:
+    spec = parse_spec(BASE, {"ranks": [3, 5], "budget_s": 2})
+    assert spec.ranks == (3, 5) and spec.budget_s == 2.0
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (BASE + 'algorithms = ["nope"]', "unknown algorithm nope"),
+        (BASE + 'dtypes = ["complex64"]', "unknown dtype complex64"),
+        (BASE + 'ops = ["xor"]', "unknown op xor"),
+        ("sizes = [8]\nranks = [0]", "ranks must all be >= 1"),
+        ('sizes = [6]\nranks = [2]\ndtypes = ["float64"]', "not a multiple of float64"),
+        (BASE + "budget_s = -1", "budget_s must be >= 0"),
+        (BASE + "sizes = [", "malformed TOML"),
+        (BASE + "colour = 3", "unknown spec keys colour"),
+        ("ranks = [2]", "missing sizes"),
+        (BASE + 'cache_mode = "tepid"', "cache_mode"),
+        (BASE + 'launcher = "mpiexec -n 4"', "{ranks}"),
+    ],
+)
+def test_bad_specs_are_refused_with_a_reason(text: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message.replace("{", r"\{").replace("}", r"\}")):
+        parse_spec(text)
+
+
+def test_plan_groups_one_job_per_ranks_and_library_configuration() -> None:
+    spec = parse_spec(
+        BASE + 'algorithms = ["ring", "mpi", "mpi:ring", "mpi:tree"]\n'
+        'ops = ["sum", "first_nonzero"]'
+    )
+    groups = plan_groups(spec, "r")
+    assert [(g.ranks, g.config) for g in groups] == [(2, ""), (2, "ring"), (2, "tree")]
+    forced = groups[1]
+    assert forced.knobs["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "ring"
+    assert forced.knobs["MPIR_CVAR_DEVICE_COLLECTIVES"] == "none"
+    skipped = {(row["algorithm"], row["op"]) for row in skipped_points(spec, "r")}
+    assert skipped == {("ring", "first_nonzero"), ("mpi:ring", "first_nonzero")}
+
+
+def test_resume_plans_only_the_missing_points(tmp_path: Path) -> None:
+    spec = parse_spec(BASE + 'algorithms = ["ring", "mpi"]')
+    every = {pid for g in plan_groups(spec, "r") for pid in g.points("r")}
+    done = set(sorted(every)[:2])
+    left = {pid for g in plan_groups(spec, "r", done) for pid in g.points("r")}
+    assert left == every - done

@@ -1,0 +1,229 @@
+"""Real sweeps on real ranks: storage, faults, interrupt and resume, concurrency."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from runners import store
+
+SMALL = [
+    "--sizes",
+    "8,4096",
+    "--budget",
+    "0.05",
+    "--min-iterations",
+    "4",
+    "--max-iterations",
+    "40",
+    "--passes",
+    "2",
+    "--warmup",
+    "1",
+]
+
+
+def write_spec(tmp_path: Path, text: str) -> Path:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    return spec
+
+
+def sweep(tmp_path: Path, spec_text: str, *extra: str, env: dict | None = None):
+    db = tmp_path / "s.duckdb"
+    result = run_cli(
+        "sweep",
+        str(write_spec(tmp_path, spec_text)),
+        "--store",
+        str(db),
+        *extra,
+        env=env,
+        timeout=300,
+    )
+    return db, result
+
+
+def points(db: Path, run_id: str | None = None):
+    where = f"WHERE run_id = '{run_id}'" if run_id else ""
+    return store.query(db, f"SELECT * FROM points {where} ORDER BY point_id")
+
+
+def only_run(db: Path) -> str:
+    return store.query(db, "SELECT run_id FROM runs")["run_id"].item()
+
+
+def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
+    db, result = sweep(
+        tmp_path,
+        "sizes = [8]\nranks = [2, 3]\n"
+        'algorithms = ["recursive_doubling", "ring", "mpi"]\n'
+        'ops = ["sum", "first_nonzero"]\n',
+        *SMALL,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ETA" in result.stderr
+    frame = points(db)
+    assert len(frame) == 2 * 2 * 3 * 2  # sizes x ranks x algorithms x ops
+    ok = frame[frame.status == "ok"]
+    skipped = frame[frame.status == "skipped"]
+    assert set(zip(skipped.algorithm, skipped.op, strict=True)) == {("ring", "first_nonzero")}
+    assert skipped.reason.str.contains("commutative").all()
+    assert ok.verified.all() and (ok.iterations >= 4).all()
+    assert (ok.p5_s <= ok.median_s).all() and (ok.median_s <= ok.p95_s).all()
+    counts = store.query(
+        db,
+        "SELECT point_id, count(*) n, count(DISTINCT pass) passes FROM samples GROUP BY point_id",
+    )
+    merged = ok.merge(counts, on="point_id")
+    assert (merged.n == merged.iterations).all() and (merged.passes == 2).all()
+    bus = ok[ok.ranks == 3].iloc[0]
+    assert bus.busbw_gbps == pytest.approx(bus.algbw_gbps * 2 * 2 / 3)
+    run = store.get_run(db, only_run(db))
+    assert run["status"] == "complete"
+    assert run["mpi_version"].startswith("MPICH") and run["thread_level"] == "single"
+    assert "MPI4PY_RC_THREAD_LEVEL" in str(run["environment"])
+    assert run["physical_cores"] >= 1 and run["memory_setting"]
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        ["--algorithms", "warp_speed"],
+        ["--dtypes", "int8"],
+        ["--ops", "xor"],
+        ["--ranks", "0"],
+        ["--sizes", "6", "--dtypes", "float64"],
+        ["--budget", "-1"],
+        ["--ranks", "two"],
+    ],
+)
+def test_bad_input_exits_2_before_any_rank_starts(tmp_path: Path, flag: list[str]) -> None:
+    db, result = sweep(tmp_path, "sizes = [8]\nranks = [2]\n", *flag)
+    assert result.returncode == 2, result.stderr
+    assert "error:" in result.stderr and "Traceback" not in result.stderr
+    assert not db.exists()
+
+
+def test_malformed_toml_exits_2(tmp_path: Path) -> None:
+    db, result = sweep(tmp_path, "sizes = [8\nranks = 2")
+    assert result.returncode == 2 and "malformed TOML" in result.stderr
+    assert not db.exists()
+
+
+def test_crashed_rank_fails_its_points_and_keeps_the_rest(tmp_path: Path) -> None:
+    db, result = sweep(
+        tmp_path,
+        'sizes = [8, 4096]\nranks = [2]\nalgorithms = ["recursive_doubling", "ring"]\n',
+        *SMALL[2:],
+        env={"COLLSWEEP_FAULT": "crash:ring"},
+    )
+    assert result.returncode == 1
+    frame = points(db)
+    assert set(frame[frame.algorithm == "ring"].status) == {"failed"}
+    assert set(frame[frame.algorithm == "recursive_doubling"].status) <= {"ok", "failed"}
+    assert "injected crash" in " ".join(frame.reason.fillna(""))
+    run = store.get_run(db, only_run(db))
+    assert run["status"] == "failed" and "exited" in run["status_reason"]
+
+
+def test_hung_rank_is_caught_by_the_watchdog(tmp_path: Path) -> None:
+    db, result = sweep(
+        tmp_path,
+        'sizes = [8]\nranks = [2]\nalgorithms = ["ring", "binomial_tree"]\n',
+        *SMALL[2:],
+        "--point-timeout",
+        "3",
+        env={"COLLSWEEP_FAULT": "hang:ring"},
+    )
+    assert result.returncode == 1
+    frame = points(db)
+    assert set(frame.status) == {"timeout"}  # both share the hung cell
+    assert frame.reason.str.contains("watchdog").all()
+    assert store.get_run(db, only_run(db))["status"] == "failed"
+
+
+def start_sweep(db: Path, spec: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "runners.cli", "sweep", str(spec), "--store", str(db), *extra],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_points(db: Path, at_least: int, proc: subprocess.Popen, limit: float = 120) -> int:
+    """Poll the store the way a dashboard would while the sweep writes."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                n = int(store.query(db, "SELECT count(*) n FROM points")["n"].item())
+            except store.StoreError:  # the file may still be mid-creation
+                n = 0
+            if n >= at_least:
+                return n
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {at_least} points appeared")
+
+
+def test_sigterm_keeps_finished_points_and_resume_completes(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        "sizes = {min = 8, max = 1048576, factor = 4}\nranks = [2]\n"
+        'algorithms = ["recursive_doubling", "binomial_tree", "ring", "mpi"]\n'
+        "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 100000\n"
+        "target_rel_ci = 0.0001\n",
+    )
+    db = tmp_path / "s.duckdb"
+    proc = start_sweep(db, spec)
+    wait_for_points(db, 4, proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    run_id = only_run(db)
+    run = store.get_run(db, run_id)
+    assert run["status"] == "interrupted" and "SIGTERM" in run["status_reason"]
+    kept = len(points(db))
+    assert 4 <= kept < 36
+    resumed = run_cli("sweep", "--resume", run_id, "--store", str(db), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    frame = points(db)
+    assert len(frame) == 36 and frame.point_id.is_unique
+    assert store.get_run(db, run_id)["status"] == "complete"
+    samples = store.query(
+        db, "SELECT count(*) n, count(DISTINCT (point_id, iteration)) u FROM samples"
+    )
+    assert samples.n.item() == samples.u.item()
+
+
+def test_two_sweeps_into_one_store_lose_nothing_while_a_reader_reads(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        "sizes = [8, 64, 512, 4096]\nranks = [2]\n"
+        'algorithms = ["recursive_doubling", "ring", "mpi"]\n'
+        "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 50\n",
+    )
+    db = tmp_path / "s.duckdb"
+    first, second = start_sweep(db, spec), start_sweep(db, spec)
+    reads = 0
+    while first.poll() is None or second.poll() is None:
+        if db.exists():
+            result = run_cli(
+                "query", "SELECT count(*) FROM points", "--store", str(db), timeout=120
+            )
+            assert result.returncode == 0 or "no results store" in result.stderr, result.stderr
+            reads += result.returncode == 0
+    assert first.wait() == 0 and second.wait() == 0
+    runs = store.query(db, "SELECT run_id, status FROM runs")
+    assert len(runs) == 2 and set(runs.status) == {"complete"}
+    per_run = store.query(db, "SELECT run_id, count(*) n FROM points GROUP BY run_id")
+    assert list(per_run.n) == [12, 12]
+    assert reads >= 1
