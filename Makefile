@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(VENV)/bin/collsweep verify --ranks 1,2,3,4
+	$(VENV)/bin/collsweep sweep data/quick.toml
+	$(VENV)/bin/collsweep runs
 
 lint: install
 	$(VENV)/bin/ruff check .
