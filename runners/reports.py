@@ -24,7 +24,16 @@ GROUP BY r.run_id, r.status, r.started_at, r.host, r.mpi_version, r.status_reaso
 ORDER BY r.started_at DESC, r.run_id
 """
 
-EXPORTED_TABLES = ("runs", "points", "samples", "predictions", "assumptions", "crossovers")
+EXPORTED_TABLES = (
+    "runs",
+    "points",
+    "samples",
+    "predictions",
+    "assumptions",
+    "crossovers",
+    "best_choices",
+    "agreement",
+)
 
 
 def runs_table(path: Path) -> pd.DataFrame:

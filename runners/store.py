@@ -158,9 +158,41 @@ _V2 = [
     )""",
 ]
 
+_V3 = [
+    "ALTER TABLE crossovers ADD COLUMN calibration_id VARCHAR",
+    "ALTER TABLE assumptions ADD COLUMN calibration_id VARCHAR",
+    """CREATE TABLE best_choices (
+        run_id VARCHAR NOT NULL,
+        calibration_id VARCHAR NOT NULL,
+        ranks INTEGER NOT NULL,
+        bytes BIGINT NOT NULL,
+        dtype VARCHAR NOT NULL,
+        op VARCHAR NOT NULL,
+        measured_best VARCHAR NOT NULL,
+        predicted_best VARCHAR NOT NULL,
+        best_s DOUBLE,
+        pick_s DOUBLE,
+        slowdown DOUBLE,
+        candidates INTEGER,
+        same_model BOOLEAN
+    )""",
+    """CREATE TABLE agreement (
+        run_id VARCHAR NOT NULL,
+        calibration_id VARCHAR NOT NULL,
+        scope VARCHAR NOT NULL,
+        ranks INTEGER,
+        dtype VARCHAR,
+        op VARCHAR,
+        points INTEGER,
+        model_pick_share DOUBLE,
+        mean_slowdown DOUBLE,
+        same_model_share DOUBLE
+    )""",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
-MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2)]
+MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
@@ -486,14 +518,32 @@ def point_ids(path: Path | str, run_id: str, statuses: Iterable[str] | None = No
     return {row["point_id"] for row in rows}
 
 
-def latest_calibration(path: Path | str, host: str | None = None) -> dict[str, Any] | None:
-    """The newest calibration (for ``host`` if given) as a dict with JSON decoded, or None."""
+def latest_calibration(
+    path: Path | str,
+    host: str | None = None,
+    *,
+    mpi_library: str | None = None,
+    source: str | None = None,
+) -> dict[str, Any] | None:
+    """The newest calibration as a dict with JSON decoded, or None.
+
+    Given, ``host`` and ``source`` must match exactly and ``mpi_library`` up to whitespace
+    (runs of spaces and newlines compare equal, leading and trailing ones are ignored).
+    """
+    library = " ".join(mpi_library.split()) if mpi_library is not None else None
     rows = _lookup(
         path,
-        "SELECT * FROM calibrations WHERE ? IS NULL OR host = ? "
+        "SELECT * FROM calibrations WHERE (? IS NULL OR host = ?) AND (? IS NULL OR source = ?) "
+        "AND (? IS NULL OR trim(regexp_replace(mpi_library, '\\s+', ' ', 'g')) = ?) "
         "ORDER BY created_at DESC, calibration_id DESC LIMIT 1",
-        [host, host],
+        [host, host, source, source, library, library],
     )
+    return rows[0] if rows else None
+
+
+def get_calibration(path: Path | str, calibration_id: str) -> dict[str, Any] | None:
+    """One calibrations row as a dict with JSON decoded, or None if absent."""
+    rows = _lookup(path, "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id])
     return rows[0] if rows else None
 
 
@@ -744,14 +794,21 @@ def _for_run(run_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _replace_run_rows(
+    path: Path | str, table: str, run_id: str, rows: list[dict[str, Any]]
+) -> None:
+    """Delete every ``table`` row of the run and insert ``rows`` instead, in one transaction."""
+    with _writing(path) as con:
+        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        _insert(con, table, rows)
+
+
 def replace_assumptions(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's assumption checks (run-level rows have point_id None)."""
     rows = _for_run(run_id, rows)
     for row in rows:
         _check_choice("assumption state", row.get("state"), ASSUMPTION_STATES)
-    with _writing(path) as con:
-        con.execute("DELETE FROM assumptions WHERE run_id = ?", [run_id])
-        _insert(con, "assumptions", rows)
+    _replace_run_rows(path, "assumptions", run_id, rows)
 
 
 def replace_crossovers(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
@@ -759,6 +816,23 @@ def replace_crossovers(path: Path | str, run_id: str, rows: list[dict[str, Any]]
     rows = _for_run(run_id, rows)
     for row in rows:
         _check_choice("crossover kind", row.get("kind"), CROSSOVER_KINDS)
-    with _writing(path) as con:
-        con.execute("DELETE FROM crossovers WHERE run_id = ?", [run_id])
-        _insert(con, "crossovers", rows)
+    _replace_run_rows(path, "crossovers", run_id, rows)
+
+
+def replace_predictions(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace all of a run's predictions, whatever calibrations they used."""
+    rows = _for_run(run_id, rows)
+    _unique(
+        "(point_id, calibration_id)", ((r.get("point_id"), r.get("calibration_id")) for r in rows)
+    )
+    _replace_run_rows(path, "predictions", run_id, rows)
+
+
+def replace_best_choices(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace all of a run's best_choices rows (measured and predicted best per point)."""
+    _replace_run_rows(path, "best_choices", run_id, _for_run(run_id, rows))
+
+
+def replace_agreement(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace all of a run's agreement rows (how often the model picks the measured best)."""
+    _replace_run_rows(path, "agreement", run_id, _for_run(run_id, rows))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runners import __version__, launch, store
+from runners import __version__, analysis, launch, store
 from runners.machine import cpu_model, hostname, physical_cores
 from runners.plan import Group, plan_groups, point_id, skeleton_point, skipped_points
 from runners.spec import SweepSpec, parse_spec
@@ -337,6 +337,8 @@ def run_sweep(
     status, reason = "complete", ""
     try:
         with signals_as_exceptions():
+            analysis.prepare_run(path, run_id, spec, progress.out)
+            progress.started = time.monotonic()  # the ETA counts from the first point
             for group in groups:
                 runner.run(group)
     except (Interrupted, KeyboardInterrupt) as exc:
@@ -346,6 +348,7 @@ def run_sweep(
         if status == "complete" and runner.failures:
             status, reason = "failed", "; ".join(runner.failures)[:2000]
         store.finish_run(path, run_id, status, reason)
+    analysis.after_sweep(path, run_id, progress.out)
     return SweepOutcome(run_id, status, reason, progress.done, total)
 
 

@@ -109,7 +109,7 @@ def test_first_write_creates_a_current_store(path):
     assert store.stored_schema_version(path) == store.SCHEMA_VERSION
     tables = set(store.query(path, "SELECT table_name FROM duckdb_tables()").table_name)
     expected = {"schema_version", "runs", "points", "samples", "calibrations", "predictions"}
-    assert expected | {"assumptions", "crossovers"} == tables
+    assert expected | {"assumptions", "crossovers", "best_choices", "agreement"} == tables
     assert scalar(path, "SELECT count(*) FROM schema_version") == 1
     assert os.listdir(path.parent) == [path.name], "no temporary files left behind"
 
@@ -126,8 +126,8 @@ def test_v1_store_is_migrated_with_its_data_intact(path):
     path.parent.mkdir()
     make_v1_store(path)
     assert store.stored_schema_version(path) == 1
-    assert store.migrate(path) == (1, 2)
-    assert store.stored_schema_version(path) == 2
+    assert store.migrate(path) == (1, store.SCHEMA_VERSION)
+    assert store.stored_schema_version(path) == store.SCHEMA_VERSION
     assert store.get_run(path, "old")["status"] == "complete"
     points = store.query(path, "SELECT point_id, status, median_s FROM points ORDER BY 1")
     assert points.point_id.tolist() == ["old/mpi", "old/ring"]
@@ -152,9 +152,11 @@ def test_a_failed_migration_leaves_the_file_unchanged(path, monkeypatch):
         con.execute("CREATE TABLE half_done (x INTEGER)")
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, (3, broken)])
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 3)
-    with pytest.raises(store.StoreError, match=r"could not upgrade .* from schema 1 to 3.*boom"):
+    broken_version = store.SCHEMA_VERSION + 1
+    monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, (broken_version, broken)])
+    monkeypatch.setattr(store, "SCHEMA_VERSION", broken_version)
+    message = rf"could not upgrade .* from schema 1 to {broken_version}.*boom"
+    with pytest.raises(store.StoreError, match=message):
         store.ensure_current(path)
     monkeypatch.undo()
     assert store.stored_schema_version(path) == 1
@@ -167,7 +169,8 @@ def test_a_failed_migration_leaves_the_file_unchanged(path, monkeypatch):
 def test_readers_do_not_migrate_and_say_how_to(path):
     path.parent.mkdir()
     make_v1_store(path)
-    with pytest.raises(store.StoreError, match=r"older than this collsweep's schema 2.*migrate"):
+    message = rf"older than this collsweep's schema {store.SCHEMA_VERSION}.*migrate"
+    with pytest.raises(store.StoreError, match=message):
         store.query(path, "SELECT 1")
     assert store.stored_schema_version(path) == 1
 
@@ -620,21 +623,46 @@ def populate(path: Path) -> None:
             for p in points[:6]
         ],
     )
-    store.replace_assumptions(path, "r1", [{"name": "no_oversubscription", "state": "violated"}])
+    store.replace_assumptions(
+        path,
+        "r1",
+        [
+            {"name": "not_oversubscribed", "state": "violated"},
+            {"point_id": points[0]["point_id"], "name": "power_of_two", "state": "violated"},
+        ],
+    )
+    crossing = {
+        "ranks": 4,
+        "dtype": "float32",
+        "op": "sum",
+        "algorithm_a": "recursive_doubling",
+        "algorithm_b": "ring",
+        "bytes": 1000.0,
+    }
     store.replace_crossovers(
         path,
         "r1",
         [
-            {
-                "ranks": 4,
-                "dtype": "float32",
-                "op": "sum",
-                "algorithm_a": "recursive_doubling",
-                "algorithm_b": "ring",
-                "kind": kind,
-                "bytes": 1000.0,
-            }
-            for kind in ("measured", "predicted")
+            crossing | {"kind": "measured", "low_bytes": 800.0, "high_bytes": 1300.0},
+            crossing | {"kind": "predicted", "calibration_id": "cal1", "bytes": 1200.0},
+        ],
+    )
+    store.add_calibration(path, {"calibration_id": "fitted:r1", "source": "fitted:r1"})
+    choice = {"calibration_id": "cal1", "ranks": 4, "dtype": "float32", "op": "sum"}
+    store.replace_best_choices(
+        path,
+        "r1",
+        [
+            choice | {"bytes": b, "measured_best": "ring", "predicted_best": pick, "slowdown": x}
+            for b, pick, x in ((64, "ring", 0.0), (4096, "recursive_doubling", 2.0))
+        ],
+    )
+    store.replace_agreement(
+        path,
+        "r1",
+        [
+            {"calibration_id": "cal1", "scope": "run", "points": 2, "model_pick_share": 0.5},
+            choice | {"scope": "ranks=4 float32 sum", "points": 2, "mean_slowdown": 1.0},
         ],
     )
     store.finish_run(path, "r1", "complete")
@@ -660,3 +688,88 @@ def test_every_column_is_documented(path):
     for table, column in columns.itertuples(index=False):
         assert f"## `{table}`" in doc, table
         assert f"| `{column}` |" in doc, f"{table}.{column}"
+
+
+# --- schema 3: analysis tables ------------------------------------------------------------------
+
+
+def make_v2_store(path: Path) -> None:
+    """A store as schema 2 left it, with one crossover and one assumption check."""
+    con = duckdb.connect(str(path))
+    for version in (1, 2):
+        for statement in dict(store.MIGRATIONS)[version]:
+            con.execute(statement)
+    con.execute("INSERT INTO schema_version VALUES (2)")
+    con.execute(
+        "INSERT INTO crossovers (run_id, ranks, dtype, op, algorithm_a, algorithm_b, kind, bytes) "
+        "VALUES ('old', 4, 'float32', 'sum', 'ring', 'rabenseifner', 'measured', 5000)"
+    )
+    con.execute("INSERT INTO assumptions VALUES ('old', NULL, 'single_node', 'holds', 'one host')")
+    con.close()
+
+
+def test_v2_store_gains_the_analysis_tables_with_its_rows_intact(path):
+    path.parent.mkdir()
+    make_v2_store(path)
+    assert store.migrate(path) == (2, 3)
+    crossing = store.query(path, "SELECT bytes, calibration_id FROM crossovers")
+    assert crossing.bytes.tolist() == [5000.0] and crossing.calibration_id.isna().all()
+    assert scalar(path, "SELECT detail FROM assumptions WHERE calibration_id IS NULL") == "one host"
+    assert scalar(path, "SELECT count(*) FROM best_choices") == 0
+    assert scalar(path, "SELECT count(*) FROM agreement") == 0
+
+
+def test_latest_calibration_filters_by_library_and_source(path):
+    old = datetime(2026, 1, 1)
+    library = "MPICH Version:      5.0.2\nMPICH ABI:   18:2:6"
+    for i, (cal_id, source, lib) in enumerate(
+        [
+            ("ping", "pingpong", library),
+            ("other-lib", "pingpong", "Open MPI v5.0"),
+            ("fitted:r1", "fitted:r1", library),
+        ]
+    ):
+        row = {"calibration_id": cal_id, "host": "n1", "source": source, "mpi_library": lib}
+        store.add_calibration(path, row | {"created_at": old + timedelta(hours=i)})
+    assert store.latest_calibration(path)["calibration_id"] == "fitted:r1"
+    assert store.latest_calibration(path, "n1", source="pingpong")["calibration_id"] == "other-lib"
+    spaced = "  MPICH Version: 5.0.2 MPICH   ABI: 18:2:6\n"
+    found = store.latest_calibration(path, "n1", mpi_library=spaced, source="pingpong")
+    assert found["calibration_id"] == "ping"
+    assert store.latest_calibration(path, "n2", mpi_library=library) is None
+    assert store.get_calibration(path, "fitted:r1")["source"] == "fitted:r1"
+    assert store.get_calibration(path, "absent") is None
+
+
+def test_analysis_tables_are_replaced_per_run(path):
+    prediction = {"point_id": "p1", "calibration_id": "c1", "model": "ring", "predicted_s": 1.0}
+    store.replace_predictions(path, "r1", [prediction, prediction | {"calibration_id": "c2"}])
+    store.replace_predictions(path, "r2", [prediction | {"point_id": "p2"}])
+    store.replace_predictions(path, "r1", [prediction | {"predicted_s": 3.0}])
+    got = store.query(path, "SELECT run_id, predicted_s FROM predictions ORDER BY run_id")
+    assert got.values.tolist() == [["r1", 3.0], ["r2", 1.0]]
+    with pytest.raises(ValueError, match="duplicate"):
+        store.replace_predictions(path, "r1", [prediction, prediction])
+
+    choice = {
+        "calibration_id": "c1",
+        "ranks": 4,
+        "bytes": 64,
+        "dtype": "float32",
+        "op": "sum",
+        "measured_best": "ring",
+        "predicted_best": "ring",
+    }
+    store.replace_best_choices(path, "r1", [choice, choice | {"bytes": 128}])
+    store.replace_best_choices(path, "r1", [choice])
+    assert scalar(path, "SELECT count(*) FROM best_choices") == 1
+    with pytest.raises(ValueError, match="lacks required"):
+        store.replace_best_choices(path, "r1", [{"calibration_id": "c1"}])
+
+    row = {"calibration_id": "c1", "scope": "run", "points": 1, "model_pick_share": 1.0}
+    store.replace_agreement(path, "r1", [row])
+    store.replace_agreement(path, "r2", [row])
+    store.replace_agreement(path, "r1", [])
+    assert store.query(path, "SELECT run_id FROM agreement").run_id.tolist() == ["r2"]
+    with pytest.raises(ValueError, match="given for run 'r1'"):
+        store.replace_agreement(path, "r1", [row | {"run_id": "r2"}])

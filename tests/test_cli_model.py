@@ -1,0 +1,223 @@
+"""The model commands on real ranks: calibrate, predict, crossovers and analyze."""
+
+from __future__ import annotations
+
+import bisect
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+from runners import calibrate, cli, store
+from runners.catalog import DTYPES
+from runners.models import predict
+
+SPEC = """
+sizes = { min = 8, max = 262144, factor = 8 }
+ranks = [2]
+algorithms = ["recursive_doubling", "rabenseifner", "ring"]
+warmup = 1
+min_iterations = 5
+max_iterations = 40
+budget_s = 0.02
+passes = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """A store holding one calibration made by `collsweep calibrate`, and its JSON."""
+    db = tmp_path_factory.mktemp("cli_model") / "s.duckdb"
+    result = run_cli(
+        "calibrate", "--budget", "1", "--max-bytes", "262144", "--store", str(db), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    return db, json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def swept(calibrated: tuple[Path, dict]) -> str:
+    """The id of a real sweep into that store."""
+    db, _ = calibrated
+    spec = db.with_name("spec.toml")
+    spec.write_text(SPEC)
+    result = run_cli("sweep", str(spec), "--store", str(db), timeout=300)
+    assert result.returncode == 0, result.stderr
+    return store.query(db, "SELECT run_id FROM runs")["run_id"].item()
+
+
+def cli_json(capsys: pytest.CaptureFixture, *args: str) -> dict:
+    """Run the real CLI entry point in this process and parse its JSON output."""
+    assert cli.main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def cli_error(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
+    """Exit status and standard error of the real CLI entry point run in this process."""
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:  # argparse rejects malformed flags this way
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def test_calibrate_stores_what_it_prints(calibrated: tuple[Path, dict]) -> None:
+    db, cal = calibrated
+    assert set(cal) == set(calibrate.COLUMNS)
+    assert cal["source"] == "pingpong" and cal["max_bytes"] == 262144
+    stored = store.get_calibration(db, cal["calibration_id"])
+    assert stored["alpha_s"] == cal["alpha_s"] and stored["gammas"] == cal["gammas"]
+    assert stored["breakpoints"] == cal["breakpoints"]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--ranks", "1"], ["--dtypes", "int8"], ["--min-bytes", "0"], ["--budget", "0"]],
+)
+def test_calibrate_refuses_bad_input(
+    capsys: pytest.CaptureFixture, tmp_path: Path, flags: list[str]
+) -> None:
+    db = tmp_path / "s.duckdb"
+    code, err = cli_error(capsys, "calibrate", "--store", str(db), *flags)
+    assert code == 2 and "error:" in err and not db.exists()
+
+
+def test_a_sweep_reuses_the_stored_calibration(calibrated: tuple[Path, dict], swept: str) -> None:
+    db, cal = calibrated
+    assert store.get_run(db, swept)["calibration_id"] == cal["calibration_id"]
+    sources = store.query(db, "SELECT source FROM calibrations ORDER BY source").source.tolist()
+    assert sources == [f"fitted:{swept}", "pingpong"]
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "ranks", "nbytes", "dtype"),
+    [
+        ("ring", 4, 2**20, "float32"),
+        ("ring", 3, 8, "float32"),
+        ("rabenseifner", 6, 4096, "float64"),
+        ("recursive_doubling", 5, 64, "int32"),
+        ("binomial_tree", 7, 12, "float16"),
+        ("mpi:reduce_scatter_allgather", 8, 65536, "int64"),
+    ],
+)
+def test_predict_with_given_parameters_is_the_model(
+    capsys: pytest.CaptureFixture, algorithm: str, ranks: int, nbytes: int, dtype: str
+) -> None:
+    params = ("--alpha", "2e-6", "--beta", "1.5e-10", "--gamma", "3e-11")
+    got = cli_json(
+        capsys,
+        "predict",
+        *("--algorithm", algorithm, "--ranks", str(ranks), "--bytes", str(nbytes)),
+        *("--dtype", dtype, *params, "--json"),
+    )
+    itemsize = DTYPES[dtype].itemsize
+    model = "rabenseifner" if algorithm.startswith("mpi:") else algorithm
+    want = predict(model, ranks, nbytes, 2e-6, 1.5e-10, 3e-11, itemsize)
+    assert got["model"] == model and got["calibration_id"] is None
+    assert got["predicted_s"] == pytest.approx(want.total_s)
+    terms = (got["latency_s"], got["bandwidth_s"], got["reduction_s"])
+    assert terms == pytest.approx((want.latency_s, want.bandwidth_s, want.reduction_s))
+    assert sum(terms) == pytest.approx(got["predicted_s"])
+
+
+def test_predict_without_parameters_uses_the_newest_calibration(
+    capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict], swept: str
+) -> None:
+    db, cal = calibrated
+    nbytes = 131072
+    got = cli_json(
+        capsys, "predict", "--algorithm", "ring", "--ranks", "4", "--bytes", str(nbytes),
+        "--store", str(db), "--json",
+    )  # fmt: skip
+    segment = cal["segments"][bisect.bisect_right(cal["breakpoints"], nbytes)]
+    alpha, beta = segment["alpha_s"], segment["beta_s_per_byte"]
+    gamma = cal["gammas"]["float32/sum"]
+    assert got["calibration_id"] == cal["calibration_id"], "the ping-pong, not the fitted one"
+    assert (got["alpha_s"], got["beta_s_per_byte"], got["gamma_s_per_byte"]) == (alpha, beta, gamma)
+    want = predict("ring", 4, nbytes, alpha, beta, gamma, 4)
+    assert got["predicted_s"] == pytest.approx(want.total_s)
+    mixed = cli_json(
+        capsys, "predict", "--algorithm", "mpi", "--ranks", "4", "--bytes", str(nbytes),
+        "--alpha", "1e-3", "--store", str(db), "--json",
+    )  # fmt: skip
+    assert mixed["model"] == "lower_bound" and mixed["alpha_s"] == 1e-3
+    assert mixed["beta_s_per_byte"] == beta
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--algorithm", "ring", "--ranks", "4", "--bytes", "64"], "no calibration"),
+        (["--algorithm", "warp", "--ranks", "4", "--bytes", "64"], "unknown algorithm"),
+        (["--algorithm", "ring", "--ranks", "0", "--bytes", "64"], "--ranks"),
+        (["--algorithm", "ring", "--ranks", "4", "--bytes", "6"], "multiple of"),
+        (["--algorithm", "ring", "--ranks", "4", "--bytes", "64", "--alpha", "-1"], "--alpha"),
+        (["--algorithm", "ring", "--ranks", "four", "--bytes", "64"], "invalid int"),
+    ],
+)
+def test_predict_refuses_bad_input_and_a_missing_calibration(
+    capsys: pytest.CaptureFixture, tmp_path: Path, flags: list[str], message: str
+) -> None:
+    code, err = cli_error(capsys, "predict", *flags, "--store", str(tmp_path / "none.duckdb"))
+    assert code == 2 and message in err
+
+
+def test_predict_errors_end_the_process_without_a_traceback(tmp_path: Path) -> None:
+    flags = ["--algorithm", "ring", "--ranks", "4", "--bytes", "64"]
+    result = run_cli("predict", *flags, "--store", str(tmp_path / "none.duckdb"))
+    assert result.returncode == 2 and "no calibration" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "none.duckdb").exists()
+
+
+def test_predict_needs_a_gamma_for_the_dtype(
+    capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict]
+) -> None:
+    db, _ = calibrated
+    flags = ["--algorithm", "ring", "--ranks", "4", "--bytes", "64", "--dtype", "int64"]
+    code, err = cli_error(capsys, "predict", *flags, "--store", str(db))
+    assert code == 2 and "no gamma for int64/sum" in err
+
+
+def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) -> None:
+    db, _ = calibrated
+    stored = store.query(db, "SELECT * FROM crossovers WHERE run_id = ?", [swept])
+    assert len(stored) > 0
+    outputs = {
+        fmt: run_cli("crossovers", swept, "--store", str(db), "--format", fmt)
+        for fmt in ("table", "csv", "json")
+    }
+    assert all(r.returncode == 0 for r in outputs.values()), outputs
+    table = outputs["table"].stdout
+    assert "algorithm_a" in table and "agreement" in table and "model_pick_share" in table
+    frame = pd.read_csv(io.StringIO(outputs["csv"].stdout))
+    records = json.loads(outputs["json"].stdout)
+    assert len(frame) == len(records) == len(stored)
+    assert sorted(frame.bytes) == pytest.approx(sorted(stored.bytes))
+    assert sorted(r["kind"] for r in records) == sorted(stored.kind)
+    measured = frame[frame.kind == "measured"]
+    assert (measured.low_bytes <= measured.bytes).all()
+    assert (measured.bytes <= measured.high_bytes).all()
+    predicted = frame[frame.kind == "predicted"]
+    assert set(predicted.calibration_id) <= set(stored.calibration_id.dropna())
+
+
+def test_crossovers_and_analyze_refuse_an_unknown_run(
+    capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict]
+) -> None:
+    db, _ = calibrated
+    for command in ("crossovers", "analyze"):
+        code, err = cli_error(capsys, command, "no-such-run", "--store", str(db))
+        assert code == 2 and "no run 'no-such-run'" in err
+
+
+def test_analyze_recomputes_without_duplicating(calibrated: tuple[Path, dict], swept: str) -> None:
+    db, _ = calibrated
+    count = "SELECT count(*) AS n FROM predictions WHERE run_id = ?"
+    before = store.query(db, count, [swept]).n.item()
+    result = run_cli("analyze", swept, "--store", str(db))
+    assert result.returncode == 0, result.stderr
+    assert f"{before} predictions" in result.stdout
+    assert store.query(db, count, [swept]).n.item() == before
