@@ -292,13 +292,12 @@ class GroupRunner:
                 "memory_setting",
             )
         }
-        fields["mpi_library"] = event["mpi_library"]
-        fields["environment"] = environment_record(self.spec, self.path)
+        fields["environment"] = environment_record(self.spec)
         store.update_run(self.path, self.run_id, fields)
         self.provenance_saved = True
 
 
-def environment_record(spec: SweepSpec, _path: Path) -> dict:
+def environment_record(spec: SweepSpec) -> dict:
     """Every knob the jobs of this sweep set, per job, plus MPI-related variables inherited."""
     jobs = {
         f"ranks={g.ranks} config={g.config or 'default'}": g.knobs for g in plan_groups(spec, "env")
