@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 demo: install
 	$(VENV)/bin/collsweep sweep data/quick.toml
 	$(VENV)/bin/collsweep runs
+	$(VENV)/bin/collsweep dashboard
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -595,11 +595,35 @@ def _add_model_reading(sub: argparse._SubParsersAction) -> None:
     analyze.set_defaults(handler=cmd_analyze)
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Serve the Streamlit dashboard on 127.0.0.1 for one store."""
+    from dashboard.serve import serve
+
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port must be 1..65535, got {args.port}")
+    return serve(_store_path(args), port=args.port, open_browser=args.open)
+
+
+def _add_dashboard(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "dashboard",
+        help="browse results in the Streamlit dashboard (127.0.0.1 only)",
+        description="Start the dashboard on http://127.0.0.1:PORT. It reads the store through "
+        "short read-only connections with file access disabled, so it never blocks a running "
+        "sweep. Ctrl-C stops it.",
+    )
+    _add_store_option(parser)
+    parser.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    parser.add_argument("--open", action="store_true", help="open a browser tab as well")
+    parser.set_defaults(handler=cmd_dashboard)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_verify,
     _add_sweep,
     _add_reading,
     _add_migrate,
+    _add_dashboard,
     _add_calibrate,
     _add_predict,
     _add_model_reading,

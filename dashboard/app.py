@@ -1,0 +1,51 @@
+"""The collsweep dashboard: ``streamlit run dashboard/app.py -- --store PATH``.
+
+`collsweep dashboard` (dashboard.serve.serve) starts it on 127.0.0.1. Every page reads the
+store through short read-only connections (dashboard.queries). The page scripts live in
+dashboard/views/, not dashboard/pages/: Streamlit treats a pages/ folder beside the main
+script as a legacy multipage app and, on a server's first request, runs a deep-linked page
+from that folder without this script (no navigation, no page config). Only the Modular lab
+page stays in dashboard/pages/, unchanged; its URL path, modular-lab, differs from the
+legacy one (lab) so a deep link to it also starts from this script.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+try:
+    from dashboard import ui
+except ModuleNotFoundError:  # a checkout that is not pip-installed: add the repo root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from dashboard import ui
+
+# (script, title, url path, icon)
+PAGES = (
+    ("views/runs.py", "Runs", "runs", ":material/table_rows:"),
+    ("views/curves.py", "Curves", "curves", ":material/show_chart:"),
+    ("views/crossovers.py", "Crossovers", "crossovers", ":material/compare_arrows:"),
+    ("views/assumptions.py", "Assumptions", "assumptions", ":material/fact_check:"),
+    ("views/override.py", "Override impact", "override", ":material/tune:"),
+    ("views/model_fit.py", "Model fit", "model-fit", ":material/functions:"),
+    ("views/compare.py", "Compare runs", "compare", ":material/difference:"),
+    ("views/sql.py", "SQL", "sql", ":material/terminal:"),
+    ("pages/lab.py", "Modular lab", "modular-lab", ":material/science:"),
+)
+
+
+def main() -> None:
+    """Configure the page, register the navigation and run the chosen page."""
+    st.set_page_config(page_title="collsweep", page_icon=":material/hub:", layout="wide")
+    pages = [
+        st.Page(script, title=title, url_path=url, icon=icon, default=i == 0)
+        for i, (script, title, url, icon) in enumerate(PAGES)
+    ]
+    page = st.navigation(pages)
+    st.sidebar.caption(f"Store: `{ui.store_path()}`")
+    page.run()
+
+
+main()

@@ -1,0 +1,254 @@
+"""Streamlit helpers shared by the dashboard's pages: the store, URL-synced widgets, badges.
+
+Selections live in the URL: a widget made here starts from its query parameter (when the
+value is valid) and writes its value back after every run, so a view can be shared by its
+address. The store comes from the session (tests), ``--store`` after ``--`` on the
+``streamlit run`` command line, or $COLLSWEEP_STORE / data/collsweep.duckdb.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import badges, queries
+from dashboard.serve import store_from_args
+from runners import store
+
+STORE_KEY = "collsweep_store"
+LAST_RUN_KEY = "_collsweep_last_run"
+
+EMPTY_STORE = (
+    "The results store `{path}` holds no runs yet. Run a first sweep (about a minute on two "
+    "cores), then reload this page:\n\n"
+    "```sh\n.venv/bin/collsweep sweep data/quick.toml --store {path}\n```"
+)
+
+
+# --- the store ---------------------------------------------------------------------------------
+
+
+def store_path() -> Path:
+    """The store to read: session override, then ``--store`` of this app, then the default."""
+    override = st.session_state.get(STORE_KEY)
+    if override:
+        return Path(override)
+    return store_from_args(sys.argv) or store.default_store()
+
+
+def run_page(
+    title: str, body: Callable[[Path, queries.Overview], None], allow_empty: bool = False
+) -> None:
+    """Show the title, then run the page body with the store's path and overview, on one
+    shared read connection.
+
+    A missing, corrupt, older or newer store shows st.error with the StoreError text (also
+    when the problem appears halfway, e.g. the file was replaced); an empty store explains
+    how to run the first sweep, and the body runs anyway only when ``allow_empty``.
+    """
+    st.title(title)
+    path = store_path()
+    try:
+        with queries.reading(path):
+            overview = queries.overview(path)
+            if overview.empty:
+                st.info(EMPTY_STORE.format(path=path))
+                if not allow_empty:
+                    return
+            body(path, overview)
+    except store.StoreError as exc:
+        st.error(str(exc))
+
+
+# --- URL-synced widgets ------------------------------------------------------------------------
+
+
+def _matching(raw: Any, options: Sequence[Any]) -> Any:
+    """The option whose text is ``raw`` (query parameters are strings), or None."""
+    if raw is None:
+        return None
+    return next((o for o in options if str(o) == str(raw)), None)
+
+
+def _seed(key: str, options: Sequence[Any], default: Any) -> None:
+    """Give the widget its starting value: kept if still valid, else the URL's, else default."""
+    current = st.session_state.get(key)
+    if key in st.session_state and current in options:
+        return
+    from_url = _matching(st.query_params.get(key), options)
+    st.session_state[key] = from_url if from_url is not None else default
+
+
+def choose(
+    label: str,
+    options: Sequence[Any],
+    key: str,
+    default: Any = None,
+    *,
+    kind: str = "selectbox",
+    container: Any = None,
+    format_func: Callable[[Any], str] = str,
+    help: str | None = None,
+) -> Any:
+    """A selectbox (or horizontal radio with kind='radio') whose value lives in ?key=...
+
+    None when there are no options.
+    """
+    options = list(options)
+    if not options:
+        st.query_params.pop(key, None)
+        return None
+    _seed(key, options, default if default in options else options[0])
+    where = container or st
+    widget = where.radio if kind == "radio" else where.selectbox
+    extra = {"horizontal": True} if kind == "radio" else {}
+    value = widget(label, options, key=key, format_func=format_func, help=help, **extra)
+    st.query_params[key] = str(value)
+    return value
+
+
+def choose_many(
+    label: str,
+    options: Sequence[Any],
+    key: str,
+    default: Sequence[Any] | None = None,
+    *,
+    container: Any = None,
+    format_func: Callable[[Any], str] = str,
+    max_selections: int | None = None,
+    help: str | None = None,
+) -> list[Any]:
+    """A multiselect whose values live in repeated ?key=... (absent while at the default)."""
+    options = list(options)
+    default = list(options if default is None else [d for d in default if d in options])
+    current = st.session_state.get(key)
+    if not (isinstance(current, list) and all(v in options for v in current)):
+        from_url = [_matching(raw, options) for raw in st.query_params.get_all(key)]
+        chosen = [v for v in from_url if v is not None]
+        st.session_state[key] = (chosen or default)[:max_selections]
+    value = (container or st).multiselect(
+        label,
+        options,
+        key=key,
+        format_func=format_func,
+        max_selections=max_selections,
+        help=help,
+    )
+    if list(value) == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = [str(v) for v in value]
+    return list(value)
+
+
+def number(
+    label: str,
+    key: str,
+    default: float,
+    *,
+    min_value: float,
+    max_value: float,
+    step: float,
+    container: Any = None,
+    help: str | None = None,
+) -> float:
+    """A number input whose value lives in ?key=..."""
+    if key not in st.session_state:
+        try:
+            raw = float(st.query_params.get(key, default))
+        except ValueError:
+            raw = default
+        st.session_state[key] = raw if min_value <= raw <= max_value else default
+    value = (container or st).number_input(
+        label, min_value=min_value, max_value=max_value, step=step, key=key, help=help
+    )
+    st.query_params[key] = f"{value:g}"
+    return float(value)
+
+
+def toggle(label: str, key: str, *, container: Any = None, help: str | None = None) -> bool:
+    """A toggle whose value lives in ?key=1 (absent when off)."""
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key) in ("1", "true", "True")
+    value = (container or st).toggle(label, key=key, help=help)
+    if value:
+        st.query_params[key] = "1"
+    else:
+        st.query_params.pop(key, None)
+    return bool(value)
+
+
+def run_label(runs: pd.DataFrame) -> Callable[[str], str]:
+    """format_func for run ids: 'id · host · start · status'."""
+    info = {
+        row.run_id: f"{row.run_id} · {row.host} · {str(row.started_at)[:16]} · {row.status}"
+        for row in runs.itertuples(index=False)
+    }
+    return lambda run_id: info.get(run_id, str(run_id))
+
+
+def choose_run(
+    runs: pd.DataFrame,
+    key: str = "run",
+    label: str = "Run",
+    default: str | None = None,
+    container: Any = None,
+) -> str:
+    """Pick a run (newest first); the last run picked on any page is the default."""
+    options = runs["run_id"].tolist()
+    fallback = default or st.session_state.get(LAST_RUN_KEY)
+    value = choose(
+        label,
+        options,
+        key,
+        fallback if fallback in options else options[0],
+        container=container,
+        format_func=run_label(runs),
+    )
+    if key == "run":
+        st.session_state[LAST_RUN_KEY] = value
+    return value
+
+
+# --- display -----------------------------------------------------------------------------------
+
+
+def show_badges(summary: pd.DataFrame) -> list[badges.Badge]:
+    """The view's assumption badges on one line, and a warning when any is violated."""
+    items = badges.badges(summary)
+    if not items:
+        st.caption("No assumption checks recorded for this view.")
+        return items
+    st.markdown("**Assumptions:** " + badges.badges_markdown(items))
+    warning = badges.warning_text(items)
+    if warning:
+        st.warning(warning, icon=":material/warning:")
+    return items
+
+
+def number_formats(frame: pd.DataFrame) -> dict[str, Any]:
+    """Column configs showing every float column with four significant digits (1.25e-06)."""
+    return {
+        column: st.column_config.NumberColumn(format="%.4g")
+        for column in frame.columns
+        if pd.api.types.is_float_dtype(frame[column])
+    }
+
+
+def table(frame: pd.DataFrame, key: str | None = None, **kwargs: Any) -> None:
+    """st.dataframe without the index, floats to four significant digits; exotic column
+    types fall back to text."""
+    try:
+        st.dataframe(frame, hide_index=True, key=key, column_config=number_formats(frame), **kwargs)
+    except Exception:  # e.g. a type Arrow cannot convert: show it as text
+        st.dataframe(frame.astype(str), hide_index=True, key=key, **kwargs)
+
+
+def chart(fig: Any, key: str) -> None:
+    """A Plotly figure at full width, without the Plotly logo."""
+    st.plotly_chart(fig, key=key, config={"displaylogo": False})

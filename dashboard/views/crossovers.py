@@ -1,0 +1,71 @@
+"""Crossovers page: the best algorithm over ranks x bytes, measured beside predicted."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, queries, ui
+
+
+def _dtype_op(grid: pd.DataFrame) -> tuple[str, str]:
+    """Datatype and op pickers over what the run measured."""
+    left, right = st.columns(2)
+    dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=left)
+    ops = sorted(grid[grid["dtype"] == dtype]["op"].unique())
+    return str(dtype), str(ui.choose("Op", ops, "op", container=right))
+
+
+def _percent(value: float) -> str:
+    """A share as a percentage, or 'n/a'."""
+    return "n/a" if value is None or math.isnan(value) else f"{value:.0%}"
+
+
+def _agreement(data: queries.CrossoverData) -> None:
+    """Headline agreement figures, then the per-ranks table (and the analysis's own rows)."""
+    overall = data.agreement[data.agreement["ranks"] == "all"]
+    share = float(overall["pick_share"].iloc[0]) if not overall.empty else math.nan
+    slowdown = float(overall["mean_slowdown"].iloc[0]) if not overall.empty else math.nan
+    cells = int(overall["cells"].iloc[0]) if not overall.empty else 0
+    a, b, c = st.columns(3)
+    a.metric("Model picks the measured best", _percent(share))
+    b.metric("Mean slow-down of the model's pick", _percent(slowdown))
+    c.metric("(ranks, bytes) cells compared", cells)
+    if data.stored_agreement.empty:
+        ui.table(data.agreement, key="agreement_table")
+    else:
+        st.caption("Per (ranks, dtype, op), as recorded by the analysis:")
+        ui.table(data.stored_agreement, key="stored_agreement")
+
+
+def main(path: Path, overview: queries.Overview) -> None:
+    """Render the page below its title."""
+    run_id = ui.choose_run(queries.runs_table(path))
+    grid = queries.run_grid(path, run_id)
+    if grid.empty:
+        st.info("This run has no points yet.")
+        return
+    dtype, op = _dtype_op(grid)
+    cals = queries.prediction_calibrations(path, run_id)
+    cal = ui.choose("Calibration of the predictions", cals, "cal") if cals else None
+    if cal is None:
+        st.info("No predictions stored for this run yet: only measured choices are shown.")
+    modelled = not ui.toggle(
+        "Let every measured algorithm compete (also 'mpi', which the model cannot predict)",
+        "everyone",
+    )
+    scope = queries.Scope(run_id, dtype=dtype, op=op, calibration_id=cal)
+    data = queries.crossover_data(path, scope, modelled_only=modelled)
+    ui.show_badges(data.summary)
+    ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
+    st.subheader("Agreement")
+    _agreement(data)
+    st.subheader("Crossovers and their uncertainty")
+    st.caption("algorithm_a is faster below `bytes`, algorithm_b above; low/high bound it.")
+    ui.table(data.crossovers, key="crossover_table")
+
+
+ui.run_page("Crossovers", main)

@@ -1,0 +1,115 @@
+"""Curves page: time (or algbw, busbw) vs bytes per algorithm, measured beside the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import badges, charts, queries, ui
+
+POINT_COLUMNS = [
+    "algorithm",
+    "bytes",
+    "status",
+    "median_s",
+    "p5_s",
+    "p95_s",
+    "ci_rel_halfwidth",
+    "model",
+    "predicted_s",
+    "latency_s",
+    "bandwidth_s",
+    "reduction_s",
+    "violated",
+    "unknown",
+    "reason",
+]
+
+
+def _view(grid: pd.DataFrame) -> tuple[int, str, str, str]:
+    """Ranks, dtype, op and metric pickers, each offering what the run measured."""
+    cols = st.columns([1, 1, 1, 2])
+    ranks = ui.choose("Ranks", sorted(grid["ranks"].unique().tolist()), "ranks", container=cols[0])
+    at_ranks = grid[grid["ranks"] == ranks]
+    dtype = ui.choose("Datatype", sorted(at_ranks["dtype"].unique()), "dtype", container=cols[1])
+    op = ui.choose(
+        "Op", sorted(at_ranks[at_ranks["dtype"] == dtype]["op"].unique()), "op", container=cols[2]
+    )
+    metric = ui.choose("Metric", list(charts.METRICS), "metric", kind="radio", container=cols[3])
+    return int(ranks), str(dtype), str(op), str(metric)
+
+
+def _calibration(path, run_id: str) -> str | None:
+    """The calibration whose predictions are drawn (a picker only when there is a choice)."""
+    cals = queries.prediction_calibrations(path, run_id)
+    if not cals:
+        st.caption("No predictions stored for this run yet: only measurements are drawn.")
+        return None
+    if len(cals) == 1:
+        st.query_params["cal"] = cals[0]
+        return cals[0]
+    return ui.choose("Calibration of the predictions", cals, "cal")
+
+
+CROSSOVER_CHOICES = {
+    "best": "where the fastest changes",
+    "all": "every pair",
+    "none": "none",
+}
+
+
+def _crossovers_shown(data: queries.CurvesData) -> pd.DataFrame:
+    """The crossovers to mark, as chosen (?xo=best|all|none): by default only those where the
+    fastest shown algorithm changes, since every pair of curves may cross."""
+    choice = ui.choose(
+        "Crossovers to mark",
+        list(CROSSOVER_CHOICES),
+        "xo",
+        kind="radio",
+        format_func=CROSSOVER_CHOICES.get,
+    )
+    if choice == "none":
+        return data.crossovers.iloc[0:0]
+    if choice == "all":
+        return data.crossovers
+    return queries.envelope_crossovers(data.points, data.crossovers)
+
+
+def _details(path, scope: queries.Scope, data: queries.CurvesData) -> None:
+    """The view's points, its crossovers and, on request, per-pass medians from raw samples."""
+    with st.expander(f"Points of this view ({len(data.points)})"):
+        ui.table(data.points[POINT_COLUMNS], key="curves_points")
+    with st.expander(f"Crossovers in this view ({len(data.crossovers)})"):
+        ui.table(data.crossovers, key="curves_crossovers")
+    if ui.toggle("Per-pass medians from the raw samples (drift check)", "passes"):
+        ui.table(queries.pass_spread(path, scope), key="curves_passes")
+
+
+def main(path: Path, overview: queries.Overview) -> None:
+    """Render the page below its title."""
+    run_id = ui.choose_run(queries.runs_table(path))
+    grid = queries.run_grid(path, run_id)
+    if grid.empty:
+        st.info("This run has no points yet.")
+        return
+    ranks, dtype, op, metric = _view(grid)
+    in_view = grid[(grid["ranks"] == ranks) & (grid["dtype"] == dtype) & (grid["op"] == op)]
+    algorithms = ui.choose_many("Algorithms", sorted(in_view["algorithm"].unique()), "alg")
+    cal = _calibration(path, run_id)
+    scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal)
+    data = queries.curves_data(path, scope)
+    items = ui.show_badges(data.summary)
+    marked = _crossovers_shown(data)
+    fig = charts.curves_figure(data.points, marked, metric, badges.figure_note(items))
+    ui.chart(fig, "curves_chart")
+    st.caption(
+        "Solid: measured median with its p5-p95 band. Dashed: the model's prediction. "
+        "Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: their "
+        "uncertainty). Crosses: points that break an assumption."
+    )
+    _details(path, scope, data)
+
+
+ui.run_page("Curves", main)

@@ -1,0 +1,110 @@
+"""Model fit page: calibration parameters and fit, microbenchmark vs fitted, residuals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, queries, ui
+
+
+def _fmt(value: float | None, spec: str, unit: str = "") -> str:
+    """A parameter for st.metric, or 'n/a' when missing."""
+    return "n/a" if value is None or value != value else f"{value:{spec}}{unit}"
+
+
+def _calibration_panel(path) -> None:
+    """A calibration's parameters, segments, gammas and the ping-pong fit."""
+    cals = queries.calibrations(path)
+    if cals.empty:
+        st.info("No calibrations in this store yet: predictions need a ping-pong calibration.")
+        return
+    labels = {r.calibration_id: f"{r.calibration_id} · {r.source}" for r in cals.itertuples()}
+    pingpong = cals[cals["source"] == "pingpong"]["calibration_id"].tolist()
+    default = pingpong[0] if pingpong else cals["calibration_id"].iloc[0]
+    cal_id = ui.choose("Calibration", list(labels), "kal", default, format_func=labels.get)
+    cal = queries.calibration(path, cal_id)
+    if cal is None:
+        return
+    a, b, c, d = st.columns(4)
+    a.metric("alpha (latency)", _fmt(cal["alpha_s"], ".3g", " s"))
+    b.metric("beta (per byte)", _fmt(cal["beta_s_per_byte"], ".3g", " s/B"))
+    c.metric("R² (whole range)", _fmt(cal["r_squared"], ".4f"))
+    d.metric("source", str(cal.get("source") or ""))
+    ui.chart(charts.pingpong_figure(cal), "pingpong_chart")
+    left, right = st.columns(2)
+    left.markdown("**Piecewise segments**")
+    with left:
+        ui.table(pd.DataFrame(cal.get("segments") or []), key="segments")
+    right.markdown("**Reduction cost gamma (s/B)**")
+    gammas = cal.get("gammas") or {}
+    with right:
+        ui.table(pd.DataFrame({"dtype/op": list(gammas), "gamma_s_per_byte": [*gammas.values()]}))
+
+
+def _fitted_panel(path, run_id: str) -> None:
+    """The microbenchmark calibration beside the parameters fitted to the run's collectives."""
+    comparison = queries.fit_comparison(path, run_id)
+    if comparison.fitted_id is None:
+        st.info(f"No calibration fitted to this run's collectives (source 'fitted:{run_id}').")
+    st.caption(
+        f"Microbenchmark: `{comparison.micro_id or 'none'}` · "
+        f"fitted from collectives: `{comparison.fitted_id or 'none'}`"
+    )
+    ui.table(comparison.table, key="fit_comparison")
+
+
+def _residual_summary(resid: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm: geometric mean and extremes of measured / predicted."""
+    ratio = resid["measured_over_predicted"]
+    grouped = resid.assign(log_ratio=np.log(ratio)).groupby("algorithm")
+    return pd.DataFrame(
+        {
+            "points": grouped.size(),
+            "geo_mean": np.exp(grouped["log_ratio"].mean()),
+            "min": grouped["measured_over_predicted"].min(),
+            "max": grouped["measured_over_predicted"].max(),
+        }
+    ).reset_index()
+
+
+def _residual_panel(path, run_id: str) -> None:
+    """measured / predicted per algorithm and size, for one dtype/op and ranks."""
+    cals = queries.prediction_calibrations(path, run_id)
+    if not cals:
+        st.info("No predictions stored for this run yet.")
+        return
+    grid = queries.run_grid(path, run_id)
+    cols = st.columns(4)
+    cal = ui.choose("Calibration of the predictions", cals, "cal", container=cols[0])
+    dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=cols[1])
+    ops = sorted(grid[grid["dtype"] == dtype]["op"].unique())
+    op = ui.choose("Op", ops, "op", container=cols[2])
+    ranks = ui.choose(
+        "Ranks", ["all", *sorted(grid["ranks"].unique().tolist())], "ranks", container=cols[3]
+    )
+    scope = queries.Scope(
+        run_id, None if ranks == "all" else int(ranks), dtype, op, calibration_id=cal
+    )
+    resid = queries.residuals(path, scope)
+    ui.show_badges(queries.assumption_summary(path, scope))
+    ui.chart(charts.residuals_figure(resid), "residuals_chart")
+    if not resid.empty:
+        ui.table(_residual_summary(resid), key="residual_summary")
+
+
+def main(path: Path, overview: queries.Overview) -> None:
+    """Render the page below its title."""
+    st.subheader("Calibration")
+    _calibration_panel(path)
+    run_id = ui.choose_run(queries.runs_table(path))
+    st.subheader("Microbenchmark vs fitted from collectives")
+    _fitted_panel(path, run_id)
+    st.subheader("Residuals: measured / predicted")
+    _residual_panel(path, run_id)
+
+
+ui.run_page("Model fit", main)

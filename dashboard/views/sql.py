@@ -1,0 +1,81 @@
+"""SQL page: read-only queries against the store, with the schema's example queries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import queries, ui
+from runners import store
+
+OWN = "(your own query)"
+
+
+def _load_example() -> None:
+    """Put the chosen example's SQL into the editor."""
+    examples = {e.title: e.sql for e in queries.example_queries()}
+    chosen = st.session_state.get("ex")
+    if chosen in examples:
+        st.session_state["sql"] = examples[chosen]
+
+
+def _match_example() -> None:
+    """After an edit, show the example the SQL still is, or '(your own query)'."""
+    current = st.session_state.get("sql", "").strip()
+    titles = {e.sql: e.title for e in queries.example_queries()}
+    st.session_state["ex"] = titles.get(current, OWN)
+
+
+def _editor() -> str:
+    """Example picker and SQL editor; the SQL lives in ?q=..."""
+    examples = queries.example_queries()
+    if "sql" not in st.session_state:
+        st.session_state["sql"] = st.query_params.get("q") or examples[0].sql
+    titles = [e.title for e in examples]
+    if "ex" not in st.session_state:
+        current = st.session_state["sql"].strip()
+        st.session_state["ex"] = next((e.title for e in examples if e.sql == current), OWN)
+    st.selectbox(
+        "Example queries (docs/schema.md)", [OWN, *titles], key="ex", on_change=_load_example
+    )
+    sql = st.text_area(
+        "SQL (read-only; Ctrl+Enter runs it)", key="sql", height=220, on_change=_match_example
+    )
+    st.query_params["q"] = sql
+    return sql
+
+
+def _result(path, sql: str) -> None:
+    """Run the SQL and show the table and a CSV download, or the error."""
+    try:
+        result = queries.run_user_sql(path, sql)
+    except store.QueryError as exc:
+        st.error(f"Query failed: {exc}")
+        return
+    more = f"; only the first {len(result.frame)} are shown" if result.truncated else ""
+    st.caption(f"{len(result.frame)} rows in {result.seconds * 1000:.0f} ms{more}.")
+    ui.table(result.frame, key="sql_result")
+    st.download_button(
+        "Download CSV",
+        result.frame.to_csv(index=False).encode(),
+        file_name="collsweep-query.csv",
+        mime="text/csv",
+        key="sql_csv",
+        on_click="ignore",
+    )
+
+
+def main(path: Path, overview: queries.Overview) -> None:
+    """Render the page below its title."""
+    st.caption(
+        "Runs on a read-only connection with file access disabled: no writes, no ATTACH, no "
+        f"reading other files; stopped after {queries.USER_SQL_TIMEOUT_S:g} s. Tables: "
+        "docs/schema.md."
+    )
+    sql = _editor()
+    if sql.strip():
+        _result(path, sql)
+
+
+ui.run_page("SQL", main, allow_empty=True)

@@ -1,0 +1,190 @@
+"""End to end: the real server (python -m dashboard.serve) in headless Chromium from Debian.
+
+Chromium is driven over its DevTools protocol (chromium_cdp.py, on the websockets package);
+pages are checked once Streamlit reports the script run finished and Plotly has drawn. Skipped
+only when /usr/bin/chromium is missing (apt-get install chromium). Set COLLSWEEP_E2E_SHOTS to
+a folder to keep the screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chromium_cdp import CHROMIUM, Browser, Page
+
+from dashboard import synthetic
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
+STARTUP_S = 90.0
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install chromium)"
+)
+
+IDLE = """(() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning';
+})()"""
+PLOTTED = """(() => {
+  const plot = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  return !!plot && !!plot.data && document.querySelectorAll('.js-plotly-plot .main-svg').length > 0;
+})()"""
+
+
+def _free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _Log:
+    """Collects the server's output in a thread; notes when serve says it is ready."""
+
+    def __init__(self, stream) -> None:
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip())
+            if "collsweep dashboard: ready at" in line:
+                self.ready.set()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`python -m dashboard.serve` on a free port against a store on disk; its base URL."""
+    path = synthetic.demo_store(tmp_path_factory.getbasetemp())
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dashboard.serve", "--store", str(path), "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    log = _Log(proc.stdout)
+    try:
+        if not log.ready.wait(STARTUP_S):
+            pytest.fail("the dashboard did not start:\n" + "\n".join(log.lines[-30:]))
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+    """One headless Chromium tab, 1400 x 1800 CSS pixels."""
+    with Browser(tmp_path_factory.mktemp("chromium-profile")) as browser:
+        tab = browser.new_page()
+        tab.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1400,
+            height=1800,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        yield tab
+
+
+def load(page: Page, url: str, plotted: bool = True) -> None:
+    """Open ``url`` and wait until the script run finished (and a Plotly chart is drawn)."""
+    page.navigate(url)
+    time.sleep(0.3)  # let the old document go before polling the new one
+    page.wait_for(IDLE, 60, "the script run to finish")
+    if plotted:
+        page.wait_for(PLOTTED, 60, "a Plotly chart")
+
+
+def text(page: Page, selector: str = "body") -> str:
+    """The visible text of the first element matching ``selector``."""
+    return page.evaluate(f"document.querySelector({selector!r})?.innerText || ''")
+
+
+def shoot(page: Page, folder: Path, name: str) -> Path:
+    """A screenshot, also copied to $COLLSWEEP_E2E_SHOTS when set."""
+    time.sleep(0.8)  # sidebar and chart transitions
+    shot = page.screenshot(folder / f"{name}.png")
+    keep = os.environ.get("COLLSWEEP_E2E_SHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+    return shot
+
+
+def test_curves_deep_link_draws_measured_and_predicted(server, page, tmp_path) -> None:
+    """A shared /curves link opens that view: dashed predictions, crossovers, log axes,
+    red badges for the oversubscribed non-power-of-two ranks, and the app's navigation."""
+    load(page, f"{server}/curves?run={RUN_A}&ranks=3&metric=time")
+    assert page.evaluate("location.pathname") == "/curves"
+    body = text(page)
+    assert "Page not found" not in body
+    assert "not_oversubscribed: violated" in body and "Not a clean test of the model" in body
+    nav = text(page, '[data-testid="stSidebarNav"]')
+    titles = ["Runs", "Curves", "Crossovers", "Assumptions", "Override impact", "Model fit"]
+    positions = [nav.find(title) for title in titles]
+    assert -1 not in positions and positions == sorted(positions), nav
+    assert "Modular lab" in nav
+    plot = "document.querySelector('.js-plotly-plot')"
+    dashed = page.evaluate(f"{plot}.data.filter(t => t.line && t.line.dash === 'dash').length")
+    assert dashed == len(synthetic.ALGORITHMS)  # the autotuned mpi: its lower bound
+    kinds = page.evaluate(
+        f"{plot}.data.filter(t => t.meta && t.meta.role === 'crossover').map(t => t.meta.kind)"
+    )
+    assert sorted(kinds) == ["measured", "predicted"]
+    assert page.evaluate(f"[{plot}.layout.xaxis.type, {plot}.layout.yaxis.type]") == ["log", "log"]
+    legend = page.evaluate("document.querySelector('.js-plotly-plot .legend').textContent")
+    assert "ring (model)" in legend and "measured crossover" in legend
+    shot = shoot(page, tmp_path, "curves")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_changing_the_metric_rewrites_the_url(server, page) -> None:
+    """Clicking 'algbw' reruns the page, redraws in GB/s and puts metric=algbw in the URL."""
+    load(page, f"{server}/curves?run={RUN_A}&ranks=2")
+    page.evaluate(
+        "[...document.querySelectorAll('[data-testid=\"stRadio\"] label')]"
+        ".find(l => l.innerText.trim() === 'algbw').click()"
+    )
+    page.wait_for("location.search.includes('metric=algbw')", 30, "metric=algbw in the URL")
+    page.wait_for(IDLE, 60)
+    title = "document.querySelector('.js-plotly-plot').layout.yaxis.title.text"
+    page.wait_for(f"({title} || '').startsWith('Algorithm bandwidth')", 30, "the GB/s axis")
+    assert f"run={RUN_A}" in page.evaluate("location.search")
+
+
+def test_sql_box_refuses_reading_files(server, page) -> None:
+    """read_csv('/etc/hostname') from the URL shows the refusal, not the file."""
+    sql = urllib.parse.quote("SELECT * FROM read_csv('/etc/hostname')")
+    load(page, f"{server}/sql?q={sql}", plotted=False)
+    page.wait_for("!!document.querySelector('[data-testid=\"stAlert\"]')", 30, "an alert")
+    alerts = text(page, '[data-testid="stMain"]')
+    assert "Query failed" in alerts and "file system operations are disabled" in alerts
+    assert socket.gethostname() not in text(page, '[data-testid="stMain"] [data-testid="stAlert"]')
+
+
+def test_runs_page_is_the_front_page(server, page) -> None:
+    """The root URL shows the runs of the store."""
+    load(page, f"{server}/", plotted=False)
+    page.wait_for("document.body.innerText.includes('2 runs')", 30, "the runs caption")
+    assert text(page, "h1") == "Runs"

@@ -1,0 +1,473 @@
+"""The dashboard app under Streamlit's AppTest: every page, the URL state, the SQL box's
+refusals and the messages for empty, missing, corrupt and newer stores; plus dashboard.serve.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import queries, serve, synthetic
+from runners import store
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "dashboard" / "app.py"
+RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
+CAL = synthetic.calibration_id("synth-node")
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two synthetic demo runs, built once for the module."""
+    return synthetic.demo_store(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture
+def demo(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo store, given to the app as $COLLSWEEP_STORE (how serve passes it too)."""
+    monkeypatch.setenv(store.STORE_ENV, str(demo_store))
+    return demo_store
+
+
+def open_app(page: str | None = None, **params: str | list[str]) -> AppTest:
+    """The app after one run with these query parameters, switched to ``page`` if given."""
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update(params)
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def charts(at: AppTest) -> list[dict]:
+    """The Plotly figures on the page, as their JSON specs."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def roles(figure: dict) -> list[str]:
+    """The meta roles of a figure's traces."""
+    return [(trace.get("meta") or {}).get("role") for trace in figure["data"]]
+
+
+def keys(at: AppTest) -> set[str]:
+    """Keys of the widgets on the page."""
+    widgets = ("selectbox", "multiselect", "radio", "toggle", "number_input", "text_area")
+    return {w.key for kind in widgets for w in getattr(at, kind)}
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no error on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+# --- every page --------------------------------------------------------------------------------
+
+
+PAGES = {  # page script: (charts, widget keys that must exist, other elements)
+    "views/runs.py": (
+        0,
+        {"host", "lib", "status", "with_ranks", "with_dtypes", "sel"},
+        "dataframe",
+    ),
+    "views/curves.py": (1, {"run", "ranks", "dtype", "op", "metric", "alg", "passes"}, "warning"),
+    "views/crossovers.py": (1, {"run", "dtype", "op", "cal", "everyone"}, "metric"),
+    "views/assumptions.py": (0, {"run", "state", "name"}, "metric"),
+    "views/override.py": (1, {"run", "forced", "dtype", "op"}, "dataframe"),
+    "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
+    "views/compare.py": (1, {"a", "b", "thr", "flagged"}, "metric"),
+    "views/sql.py": (0, {"ex", "sql"}, "dataframe"),
+    "pages/lab.py": (1, set(), "info"),
+}
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_renders_its_charts_and_widgets(demo: Path, page: str) -> None:
+    """Each page of the navigation runs cleanly with its charts, widgets and content."""
+    at = open_app(page, run=RUN_A, ranks="3")
+    n_charts, widget_keys, element = PAGES[page]
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == n_charts
+    assert widget_keys <= keys(at)
+    assert len(at.get(element)) > 0
+
+
+def test_the_runs_page_is_the_default_and_lists_the_runs(demo: Path) -> None:
+    """The first page lists both runs, newest first, with their provenance columns."""
+    at = open_app()
+    assert_clean(at)
+    assert at.title[0].value == "Runs"
+    table = at.dataframe[0].value
+    assert table["run_id"].tolist() == [RUN_B, RUN_A]
+    assert {"host", "library", "started_at", "ranks", "dtypes", "status"} <= set(table.columns)
+    assert "2 runs" in at.caption[0].value
+
+
+def test_runs_page_filters_and_selections(demo: Path) -> None:
+    """Search narrows the table; one selected run shows its provenance and links, two their
+    differences and a link to Compare runs."""
+    at = open_app()
+    at.text_input(key="search").input("bbbb").run()
+    assert at.dataframe[0].value["run_id"].tolist() == [RUN_B]
+    assert at.query_params["search"] == "bbbb"
+    at.text_input(key="search").input("").run()
+    at.multiselect(key="sel").set_value([RUN_A]).run()
+    assert_clean(at)
+    links = at.get("page_link")
+    assert {link.proto.page for link in links} == {
+        "curves",
+        "crossovers",
+        "assumptions",
+        "model-fit",
+    }
+    assert all(link.proto.query_string == f"run={RUN_A}" for link in links)
+    assert any("ranks = [2, 3, 4, 8]" in c.value for c in at.code)
+    at.multiselect(key="sel").set_value([RUN_B, RUN_A]).run()
+    diff = at.dataframe[-1].value.set_index("field")
+    assert diff.loc["mpi_version", RUN_B] == "MPICH 5.0.3"
+    (link,) = at.get("page_link")
+    assert link.proto.page == "compare" and link.proto.query_string == f"a={RUN_A}&b={RUN_B}"
+
+
+# --- curves and the URL ------------------------------------------------------------------------
+
+
+def test_curves_query_param_round_trip(demo: Path) -> None:
+    """The URL sets the view; changing a widget rewrites the URL; the URL reopens the view."""
+    at = open_app(
+        "views/curves.py", run=RUN_A, ranks="8", metric="busbw", alg=["ring", "rabenseifner"]
+    )
+    assert_clean(at)
+    assert at.selectbox(key="run").value == RUN_A
+    assert at.selectbox(key="ranks").value == 8
+    assert at.radio(key="metric").value == "busbw"
+    assert sorted(at.multiselect(key="alg").value) == ["rabenseifner", "ring"]
+    (figure,) = charts(at)
+    measured = [t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == "measured"]
+    assert measured == ["rabenseifner", "ring"]
+    assert "Bus bandwidth" in figure["layout"]["yaxis"]["title"]["text"]
+    at.radio(key="metric").set_value("algbw").run()
+    at.selectbox(key="ranks").set_value(4).run()
+    assert at.query_params["metric"] == "algbw" and at.query_params["ranks"] == "4"
+    assert at.query_params["run"] == RUN_A and at.query_params["dtype"] == "float32"
+    shared = dict(at.query_params)
+    again = open_app("views/curves.py", **shared)
+    assert again.radio(key="metric").value == "algbw"
+    assert again.selectbox(key="ranks").value == 4
+    assert sorted(again.multiselect(key="alg").value) == ["rabenseifner", "ring"]
+    at.multiselect(key="alg").set_value(at.multiselect(key="alg").options).run()
+    assert "alg" not in at.query_params  # all algorithms: the default, left out of the URL
+
+
+def test_curves_ignore_invalid_url_values(demo: Path) -> None:
+    """Unknown run, ranks or metric in the URL fall back to defaults, never an exception."""
+    at = open_app("views/curves.py", run="nope", ranks="99", metric="flops", alg="bogus")
+    assert_clean(at)
+    assert at.selectbox(key="run").value == RUN_B
+    assert at.selectbox(key="ranks").value == 2
+    assert at.radio(key="metric").value == "time"
+    assert len(at.multiselect(key="alg").value) == len(synthetic.ALGORITHMS)
+
+
+def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
+    """p=3 on two cores: red badges, a warning, and a note on the chart; at p=2 the
+    oversubscription and power-of-two badges are green."""
+    at = open_app("views/curves.py", run=RUN_A, ranks="3")
+    badge_line = next(m.value for m in at.markdown if m.value.startswith("**Assumptions:**"))
+    assert ":red-badge[:material/error: not_oversubscribed: violated (49 of 49 points)]" in (
+        badge_line
+    )
+    assert ":red-badge[:material/error: power_of_two: violated" in badge_line
+    assert "Not a clean test of the model" in at.warning[0].value
+    (figure,) = charts(at)
+    assert "Not a clean test" in figure["layout"]["annotations"][0]["text"]
+    at2 = open_app("views/curves.py", run=RUN_A, ranks="2")
+    line2 = "".join(m.value for m in at2.markdown)
+    assert ":green-badge[:material/check_circle: power_of_two: holds (49 of 49 points)]" in line2
+    assert ":green-badge[:material/check_circle: not_oversubscribed: holds" in line2
+    assert "not_oversubscribed" not in at2.warning[0].value
+
+
+def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:
+    """A dashed prediction per algorithm (the lower bound for 'mpi'); all crossovers of the
+    view with xo=all, fewer (only where the fastest changes) by default, none with xo=none."""
+    at = open_app("views/curves.py", run=RUN_A, ranks="4", xo="all")
+    (figure,) = charts(at)
+    predicted = [t for t in figure["data"] if t["meta"]["role"] == "predicted"]
+    assert len(predicted) == len(synthetic.ALGORITHMS)
+    assert all(t["line"]["dash"] == "dash" for t in predicted)
+
+    def marked(fig: dict) -> int:
+        return sum(len(t["x"]) for t in fig["data"] if t["meta"]["role"] == "crossover")
+
+    crossovers = [t for t in figure["data"] if t["meta"]["role"] == "crossover"]
+    assert {t["meta"]["kind"] for t in crossovers} == {"measured", "predicted"}
+    at.radio(key="xo").set_value("best").run()
+    assert 0 < marked(charts(at)[0]) < marked(figure)
+    assert at.query_params["xo"] == "best"
+    at.radio(key="xo").set_value("none").run()
+    assert marked(charts(at)[0]) == 0
+
+
+def test_per_pass_spread_comes_from_the_samples(demo: Path) -> None:
+    """The drift toggle adds a table of per-pass medians; it is kept in the URL."""
+    at = open_app("views/curves.py", run=RUN_A, ranks="2")
+    tables = len(at.dataframe)
+    at.toggle(key="passes").set_value(True).run()
+    assert len(at.dataframe) == tables + 1
+    spread = at.dataframe[-1].value
+    assert {"pass_medians_s", "max_over_min"} <= set(spread.columns)
+    assert at.query_params["passes"] == "1"
+
+
+# --- the other pages ---------------------------------------------------------------------------
+
+
+def test_crossovers_page_agreement_figures(demo: Path) -> None:
+    """The headline share equals the query's agreement over all cells."""
+    at = open_app("views/crossovers.py", run=RUN_A)
+    assert_clean(at)
+    scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
+    overall = queries.crossover_data(demo, scope).agreement.set_index("ranks").loc["all"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Model picks the measured best"] == f"{overall['pick_share']:.0%}"
+    assert metrics["(ranks, bytes) cells compared"] == str(int(overall["cells"]))
+    (figure,) = charts(at)
+    assert roles(figure).count("best") == 2
+    at.toggle(key="everyone").set_value(True).run()
+    (figure,) = charts(at)
+    best = next(t for t in figure["data"] if t["meta"] == {"role": "best", "kind": "measured"})
+    assert any(cell == "mpi" for row in best["text"] for cell in row)
+
+
+def test_assumptions_page_counts_states(demo: Path) -> None:
+    """Counts per state; the state filter narrows the table."""
+    at = open_app("views/assumptions.py", run=RUN_A)
+    checks = queries.assumptions_data(demo, RUN_A).checks
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["violated"] == str((checks["state"] == "violated").sum())
+    at.multiselect(key="state").set_value(["violated"]).run()
+    assert set(at.dataframe[0].value["state"]) == {"violated"}
+    assert at.query_params["state"] == "violated"
+
+
+def test_override_page_says_where_the_override_wins_and_loses(demo: Path) -> None:
+    """The verdict sentence and per-ranks summary for the chosen forced algorithm."""
+    at = open_app("views/override.py", run=RUN_A, forced="mpi:ring")
+    assert_clean(at)
+    assert at.selectbox(key="forced").value == "mpi:ring"
+    assert at.selectbox(key="forced").options[:2] == ["mpi:recursive_doubling", "mpi:ring"]
+    sentence = next(m.value for m in at.markdown if "autotuned choice" in m.value)
+    impact = queries.override_impact(
+        demo, queries.Scope(RUN_A, dtype="float32", op="sum"), "mpi:ring"
+    )
+    assert f"faster than the autotuned choice at {(impact['verdict'] == 'faster').sum()}" in (
+        sentence
+    )
+    summary = at.dataframe[0].value
+    assert summary["ranks"].tolist() == [2, 3, 4, 8]
+    (figure,) = charts(at)
+    assert roles(figure).count("speedup") == 4
+
+
+def test_model_fit_page_shows_parameters_fit_and_residuals(demo: Path) -> None:
+    """Calibration metrics, the ping-pong fit, the fitted-vs-microbenchmark table, residuals."""
+    at = open_app("views/model_fit.py", run=RUN_A)
+    assert_clean(at)
+    cal = queries.calibration(demo, CAL)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["alpha (latency)"] == f"{cal['alpha_s']:.3g} s"
+    assert metrics["source"] == "pingpong"
+    pingpong, residual = charts(at)
+    assert {"pingpong", "fit", "segment"} <= set(roles(pingpong))
+    assert roles(residual) == ["residual"]
+    tables = [t.value for t in at.dataframe]
+    comparison = next(t for t in tables if "fitted_over_micro" in t.columns)
+    assert comparison["parameter"].tolist()[:2] == ["alpha_s", "beta_s_per_byte"]
+
+
+def test_compare_page_flags_changes_beyond_the_threshold(demo: Path) -> None:
+    """Counts of slower and faster points match the query; the toggle keeps only flagged."""
+    at = open_app("views/compare.py", a=RUN_A, b=RUN_B, thr="20")
+    assert_clean(at)
+    ratios = queries.compare_runs(demo, RUN_A, RUN_B, 0.2)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Matching points"] == str(len(ratios))
+    assert metrics["B slower by > 20%"] == str((ratios["change"] == "slower").sum())
+    assert (ratios["change"] == "slower").sum() > 0
+    at.toggle(key="flagged").set_value(True).run()
+    table = next(t.value for t in at.dataframe if "b_over_a" in t.value.columns)
+    assert set(table["change"]) <= {"slower", "faster"} and len(table) > 0
+    same = open_app("views/compare.py", a=RUN_A, b=RUN_A)
+    assert "two different runs" in same.info[0].value
+
+
+# --- SQL ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "words"),
+    [
+        ("INSERT INTO runs (run_id, status) VALUES ('x', 'running')", "INSERT"),
+        ("CREATE TABLE evil AS SELECT 1", "CREATE"),
+        ("ATTACH '/tmp/collsweep-dash-app.duckdb' AS other", "ATTACH"),
+        ("SELECT * FROM read_csv('/etc/hostname')", "file system operations are disabled"),
+        ("SELECT nope FROM runs", "nope"),
+    ],
+)
+def test_sql_page_refuses_writes_attach_and_file_reads(demo: Path, sql: str, words: str) -> None:
+    """A refused or failing query shows its error, never a traceback; the store is unchanged."""
+    at = open_app("views/sql.py")
+    at.text_area(key="sql").input(sql).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert at.error[0].value.startswith("Query failed:") and words in at.error[0].value
+    assert queries.overview(demo).runs == 2
+    assert not Path("/tmp/collsweep-dash-app.duckdb").exists()
+
+
+def test_sql_page_examples_results_and_csv(demo: Path) -> None:
+    """Choosing an example loads its SQL, runs it and offers the result as CSV; the SQL is
+    kept in the URL."""
+    at = open_app("views/sql.py")
+    examples = queries.example_queries()
+    at.selectbox(key="ex").set_value(examples[1].title).run()
+    assert_clean(at)
+    assert at.text_area(key="sql").value == examples[1].sql
+    assert at.query_params["q"] == examples[1].sql
+    result = at.dataframe[0].value
+    assert {"ranks", "bytes", "algorithm", "median_s"} <= set(result.columns) and len(result)
+    (download,) = at.get("download_button")
+    assert download.proto.label == "Download CSV"
+    shared = open_app("views/sql.py", q="SELECT count(*) AS n FROM runs")
+    assert shared.dataframe[0].value["n"].tolist() == [2]
+
+
+# --- stores that cannot be shown ---------------------------------------------------------------
+
+
+def test_empty_store_explains_the_first_sweep(tmp_path: Path, monkeypatch) -> None:
+    """No runs yet: each page says how to run the first sweep; SQL still works."""
+    path = tmp_path / "empty.duckdb"
+    store.ensure_current(path)
+    monkeypatch.setenv(store.STORE_ENV, str(path))
+    for page in (None, "views/curves.py", "views/compare.py"):
+        at = open_app(page)
+        assert_clean(at)
+        assert "collsweep sweep data/quick.toml" in at.info[0].value
+        assert not at.get("plotly_chart")
+    at = open_app("views/sql.py", q="SELECT count(*) AS n FROM runs")
+    assert_clean(at)
+    assert at.dataframe[0].value["n"].tolist() == [0]
+
+
+def _broken(path: Path, problem: str) -> None:
+    """Make ``path`` a missing, corrupt or newer-schema store."""
+    if problem == "corrupt":
+        path.write_bytes(b"not a database at all" * 200)
+    elif problem == "newer":
+        store.ensure_current(path)
+        con = duckdb.connect(str(path))
+        con.execute("UPDATE schema_version SET version = ?", [store.SCHEMA_VERSION + 1])
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("problem", "words"),
+    [("missing", "no results store"), ("corrupt", "not a DuckDB database"), ("newer", "newer")],
+)
+def test_unusable_store_shows_the_store_error(tmp_path: Path, monkeypatch, problem, words) -> None:
+    """A clear st.error with the StoreError text on the data pages; the lab still works."""
+    path = tmp_path / "store.duckdb"
+    _broken(path, problem)
+    monkeypatch.setenv(store.STORE_ENV, str(path))
+    for page in (None, "views/curves.py", "views/sql.py"):
+        at = open_app(page)
+        assert not at.exception
+        assert len(at.error) == 1 and words in at.error[0].value
+        assert str(path) in at.error[0].value
+    lab = open_app("pages/lab.py")
+    assert not lab.exception and not lab.error
+
+
+def test_store_replaced_mid_session_shows_an_error(demo_store: Path, tmp_path, monkeypatch) -> None:
+    """A store that disappears between two runs turns into an error message."""
+    path = tmp_path / "moving.duckdb"
+    shutil.copyfile(demo_store, path)
+    monkeypatch.setenv(store.STORE_ENV, str(path))
+    at = open_app("views/curves.py")
+    assert_clean(at)
+    path.unlink()
+    at.run()
+    assert not at.exception and "no results store" in at.error[0].value
+
+
+# --- no MPI, and serve -------------------------------------------------------------------------
+
+
+def test_app_never_imports_mpi4py(demo: Path) -> None:
+    """Rendering every page in a fresh interpreter leaves mpi4py (and synthetic) unimported."""
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({str(APP)!r}, default_timeout=60).run()\n"
+        f"for page in {list(PAGES)!r}:\n"
+        "    at.switch_page(page).run()\n"
+        "    assert not at.exception, (page, at.exception)\n"
+        "print(sorted({n.split('.')[0] for n in sys.modules} & {'mpi4py'}),"
+        " 'dashboard.synthetic' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[] False"
+
+
+def test_serve_command_binds_localhost_headless(tmp_path: Path) -> None:
+    """serve runs `python -m streamlit run dashboard/app.py` on 127.0.0.1, headless, with the
+    store after `--`, and passes it as COLLSWEEP_STORE too."""
+    cmd = serve.streamlit_command(tmp_path / "s.duckdb", 8600)
+    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", str(APP)]
+    pairs = dict(zip(cmd[5:-3:2], cmd[6:-3:2], strict=True))
+    assert pairs["--server.address"] == "127.0.0.1"
+    assert pairs["--server.port"] == "8600"
+    assert pairs["--server.headless"] == "true"
+    assert pairs["--browser.gatherUsageStats"] == "false"
+    assert cmd[-3:] == ["--", "--store", str(tmp_path / "s.duckdb")]
+    assert serve.streamlit_command(tmp_path, open_browser=True)[
+        cmd.index("--server.headless") + 1
+    ] == ("false")
+    assert serve.serve_env(tmp_path)[store.STORE_ENV] == str(tmp_path)
+
+
+def test_store_from_args_only_for_the_app() -> None:
+    """`--store` after `--` reaches the app; other programs' argv (pytest's) is ignored."""
+    assert serve.store_from_args([str(APP), "--store", "/x/s.duckdb"]) == Path("/x/s.duckdb")
+    assert serve.store_from_args([str(APP)]) is None
+    assert serve.store_from_args(["pytest", "--store", "/x"]) is None
+    assert serve.store_from_args([str(APP), "--sto", "/x"]) is None
+
+
+def test_pages_leave_no_connection_open(demo_store: Path, tmp_path, monkeypatch) -> None:
+    """After every page has rendered, a writer can open the store at once (no leaked reader)."""
+    path = tmp_path / "store.duckdb"
+    shutil.copyfile(demo_store, path)
+    monkeypatch.setenv(store.STORE_ENV, str(path))
+    at = open_app()
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception
+    con = duckdb.connect(str(path))  # raises if this process still held a read-only connection
+    con.close()
+
+
+def test_warm_up_gives_up_on_a_dead_port() -> None:
+    """No server: warm_up returns False within its timeout instead of hanging."""
+    assert serve.warm_up(9, timeout=0.5) is False

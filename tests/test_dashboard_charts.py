@@ -1,0 +1,323 @@
+"""The dashboard's figures (dashboard/charts.py) and badges, built from a real store's frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import badges, charts, queries, synthetic
+from runners import store
+
+RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
+CAL = synthetic.calibration_id("synth-node")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two synthetic demo runs."""
+    return synthetic.demo_store(tmp_path_factory.getbasetemp())
+
+
+def _view(demo: Path, ranks: int = 4, algorithms: tuple[str, ...] | None = None):
+    """Curves data of run A at ``ranks``, float32 sum, with the ping-pong predictions."""
+    return queries.curves_data(demo, queries.Scope(RUN_A, ranks, "float32", "sum", algorithms, CAL))
+
+
+def _traces(fig, role: str, **match) -> list:
+    """The figure's traces with meta role ``role`` (and the other meta keys given)."""
+    return [
+        t
+        for t in fig.data
+        if (t.meta or {}).get("role") == role
+        and all((t.meta or {}).get(k) == v for k, v in match.items())
+    ]
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "text"),
+    [(8, "8 B"), (1023, "1.02e+03 B"), (1024, "1 KiB"), (65536, "64 KiB"), (2097152, "2 MiB")],
+)
+def test_format_bytes(nbytes: int, text: str) -> None:
+    """Binary units with up to three significant digits."""
+    assert charts.format_bytes(nbytes) == text
+
+
+def test_colours_are_stable_and_forced_variants_lighter() -> None:
+    """Known names have fixed colours; unknown ones a stable fallback."""
+    assert charts.color("ring") == charts.color("ring") != charts.color("mpi:ring")
+    assert charts.color("mpi:weird") == charts.color("mpi:weird")
+    assert charts.color("mpi:weird") in charts.FALLBACK_COLORS
+    assert charts.short_name("mpi:recursive_doubling") == "mpi:rd"
+    assert charts.rgba("#ff0000", 0.5) == "rgba(255,0,0,0.5)"
+
+
+def test_metric_values_convert_time_to_bandwidths() -> None:
+    """time in microseconds; algbw = bytes / t / 1e9, its band flipped; busbw x 2(p-1)/p."""
+    points = pd.DataFrame(
+        {
+            "ranks": [4],
+            "bytes": [1_000_000],
+            "median_s": [1e-3],
+            "p5_s": [0.5e-3],
+            "p95_s": [2e-3],
+            "predicted_s": [0.8e-3],
+        }
+    )
+    time = charts.metric_values(points, "time").iloc[0]
+    assert (time.y, time.y_low, time.y_high, time.y_pred) == pytest.approx((1e3, 500, 2e3, 800))
+    alg = charts.metric_values(points, "algbw").iloc[0]
+    assert (alg.y, alg.y_low, alg.y_high, alg.y_pred) == pytest.approx((1.0, 0.5, 2.0, 1.25))
+    bus = charts.metric_values(points, "busbw").iloc[0]
+    assert bus.y == pytest.approx(1.5) and bus.y_high == pytest.approx(3.0)
+    with pytest.raises(ValueError, match="unknown metric"):
+        charts.metric_values(points, "flops")
+
+
+# --- curves ------------------------------------------------------------------------------------
+
+
+def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo: Path) -> None:
+    """Per algorithm: a band, a solid median and a dashed prediction of the same colour (for
+    the autotuned 'mpi', the lower bound, and labelled so). Both axes are logarithmic."""
+    data = _view(demo)
+    fig = charts.curves_figure(data.points, data.crossovers, "time")
+    algorithms = sorted(data.points["algorithm"].unique())
+    assert [t.meta["algorithm"] for t in _traces(fig, "measured")] == algorithms
+    assert len(_traces(fig, "band")) == len(algorithms)
+    predicted = {t.meta["algorithm"]: t for t in _traces(fig, "predicted")}
+    assert set(predicted) == set(algorithms)
+    for measured in _traces(fig, "measured"):
+        alg = measured.meta["algorithm"]
+        assert measured.line.dash is None
+        assert predicted[alg].line.dash == "dash"
+        assert predicted[alg].line.color == measured.line.color == charts.color(alg)
+    assert predicted["mpi"].name == "mpi (model: lower_bound)"
+    ring = data.points[(data.points["algorithm"] == "ring")].sort_values("bytes")
+    np.testing.assert_allclose(predicted["ring"].y, ring["predicted_s"] * 1e6)
+    np.testing.assert_allclose(
+        _traces(fig, "measured", algorithm="ring")[0].y, ring["median_s"] * 1e6
+    )
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert predicted["mpi:ring"].name == "mpi:ring (model: ring)"
+
+
+def test_band_spans_p5_to_p95(demo: Path) -> None:
+    """The band goes out along p95 and back along p5."""
+    data = _view(demo, algorithms=("ring",))
+    band = _traces(charts.curves_figure(data.points, data.crossovers, "time"), "band")[0]
+    ring = data.points.sort_values("bytes")
+    n = len(ring)
+    np.testing.assert_allclose(band.y[:n], ring["p95_s"] * 1e6)
+    np.testing.assert_allclose(band.y[n:], ring["p5_s"][::-1] * 1e6)
+    assert band.fill == "toself"
+
+
+def test_crossover_markers_sit_at_the_stored_bytes(demo: Path) -> None:
+    """Measured and predicted crossovers: x = stored bytes, error bars to low/high, labels."""
+    data = _view(demo)
+    fig = charts.curves_figure(data.points, data.crossovers, "busbw")
+    stored = store.query(
+        demo,
+        "SELECT kind, bytes, coalesce(low_bytes, bytes) AS low_bytes, "
+        "coalesce(high_bytes, bytes) AS high_bytes, algorithm_a, algorithm_b FROM crossovers "
+        "WHERE run_id = ? AND ranks = 4 AND (kind = 'measured' OR calibration_id = ?) "
+        "ORDER BY bytes",
+        [RUN_A, CAL],
+    )
+    for kind in ("measured", "predicted"):
+        (trace,) = _traces(fig, "crossover", kind=kind)
+        rows = stored[stored["kind"] == kind].sort_values("bytes")
+        order = np.argsort(trace.x)
+        np.testing.assert_allclose(np.array(trace.x)[order], rows["bytes"])
+        np.testing.assert_allclose(
+            np.array(trace.x)[order] + np.array(trace.error_x.array)[order], rows["high_bytes"]
+        )
+        np.testing.assert_allclose(
+            np.array(trace.x)[order] - np.array(trace.error_x.arrayminus)[order], rows["low_bytes"]
+        )
+        labels = {
+            f"{charts.short_name(a)}→{charts.short_name(b)}"
+            for a, b in zip(rows["algorithm_a"], rows["algorithm_b"], strict=True)
+        }
+        assert set(trace.text) == labels
+        assert all(np.isfinite(trace.y)) and all(y > 0 for y in trace.y)
+    assert _traces(fig, "crossover", kind="measured")[0].marker.symbol == "diamond"
+    assert _traces(fig, "crossover", kind="predicted")[0].marker.symbol == "diamond-open"
+
+
+def test_measured_crossover_lies_on_the_faster_curve(demo: Path) -> None:
+    """A crossover's y is algorithm_a's measured curve, interpolated on log-log axes."""
+    data = _view(demo)
+    fig = charts.curves_figure(data.points, data.crossovers, "time")
+    (trace,) = _traces(fig, "crossover", kind="measured")
+    row = data.crossovers[data.crossovers["kind"] == "measured"].iloc[0]
+    curve = data.points[data.points["algorithm"] == row["algorithm_a"]].sort_values("bytes")
+    expected = np.exp(
+        np.interp(np.log(row["bytes"]), np.log(curve["bytes"]), np.log(curve["median_s"] * 1e6))
+    )
+    assert trace.y[list(trace.x).index(row["bytes"])] == pytest.approx(expected)
+
+
+def test_points_breaking_assumptions_are_drawn_as_crosses(demo: Path) -> None:
+    """At p=3 (oversubscribed) every marker is a cross whose hover names the broken check, and
+    the figure says the view is no clean test; at p=2 only the points that break a check of
+    their own (the autotuned 'mpi': library_choice_known) are crosses."""
+    data = _view(demo, ranks=3)
+    items = badges.badges(data.summary)
+    note = badges.figure_note(items)
+    assert note and "not_oversubscribed" in note and "power_of_two" in note
+    fig = charts.curves_figure(data.points, data.crossovers, "time", note)
+    for trace in _traces(fig, "measured"):
+        assert set(trace.marker.symbol) == {"x-thin-open"}
+        assert all("violated: " in h and "not_oversubscribed" in h for h in trace.hovertext)
+    assert any("Not a clean test" in a.text for a in fig.layout.annotations)
+    at2 = _view(demo, ranks=2)
+    fig2 = charts.curves_figure(at2.points, at2.crossovers, "time", None)
+    symbols = {t.meta["algorithm"]: set(t.marker.symbol) for t in _traces(fig2, "measured")}
+    assert symbols["mpi"] == {"x-thin-open"}
+    assert symbols["recursive_doubling"] == {"circle"}
+    assert not fig2.layout.annotations
+
+
+def test_curves_without_ok_points_say_so() -> None:
+    """A view whose points all failed draws a message, not an empty plot."""
+    failed = pd.DataFrame({"status": ["timeout"], "median_s": [None], "algorithm": ["ring"]})
+    fig = charts.curves_figure(failed, pd.DataFrame(), "time")
+    assert not fig.data and "No successfully measured" in fig.layout.annotations[0].text
+
+
+# --- other figures -----------------------------------------------------------------------------
+
+
+def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo: Path) -> None:
+    """Each heatmap cell names the best algorithm; predicted cells that differ carry ✗."""
+    scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
+    data = queries.crossover_data(demo, scope)
+    fig = charts.best_heatmaps(data.measured_best, data.predicted_best)
+    (measured,) = _traces(fig, "best", kind="measured")
+    (predicted,) = _traces(fig, "best", kind="predicted")
+    sizes = sorted(data.measured_best["bytes"].unique())
+    assert list(measured.x) == [charts.format_bytes(s) for s in sizes]
+    assert list(measured.y) == ["p=2", "p=3", "p=4", "p=8"]
+    best = data.measured_best.set_index(["ranks", "bytes"])["algorithm"]
+    pick = data.predicted_best.set_index(["ranks", "bytes"])["algorithm"]
+    for i, ranks in enumerate((2, 3, 4, 8)):
+        for j, size in enumerate(sizes):
+            assert measured.text[i][j] == charts.short_name(best[(ranks, size)])
+            mark = " ✗" if pick[(ranks, size)] != best[(ranks, size)] else ""
+            assert predicted.text[i][j] == charts.short_name(pick[(ranks, size)]) + mark
+    legend = {t.meta["algorithm"] for t in _traces(fig, "legend")}
+    assert legend == set(best) | set(pick)
+
+
+def test_override_figure_one_line_per_ranks(demo: Path) -> None:
+    """The speed-up line of each ranks is the mpi / forced median ratio, with a line at 1."""
+    scope = queries.Scope(RUN_A, dtype="float32", op="sum")
+    impact = queries.override_impact(demo, scope, "mpi:ring")
+    fig = charts.override_figure(impact, "mpi:ring")
+    lines = _traces(fig, "speedup")
+    assert [t.meta["ranks"] for t in lines] == [2, 3, 4, 8]
+    at4 = impact[impact["ranks"] == 4]
+    np.testing.assert_allclose(lines[2].y, at4["mpi_s"] / at4["forced_s"])
+    assert any(shape.y0 == 1 and shape.y1 == 1 for shape in fig.layout.shapes)
+    assert "No sizes" in charts.override_figure(impact.iloc[0:0], "x").layout.annotations[0].text
+
+
+def test_pingpong_figure_shows_medians_fit_and_segments(demo: Path) -> None:
+    """Ping-pong medians as markers, the whole-range line and one dashed line per segment."""
+    cal = queries.calibration(demo, CAL)
+    fig = charts.pingpong_figure(cal)
+    (points,) = _traces(fig, "pingpong")
+    assert list(points.x) == [float(b) for b in synthetic.PINGPONG_SIZES]
+    medians = cal["details"]["pingpong"]["one_way_median_s"]
+    np.testing.assert_allclose(points.y, np.array(medians) * 1e6)  # microseconds
+    (fit,) = _traces(fig, "fit")
+    assert fit.y[0] == pytest.approx((cal["alpha_s"] + fit.x[0] * cal["beta_s_per_byte"]) * 1e6)
+    segments = _traces(fig, "segment")
+    assert len(segments) == len(cal["segments"]) and segments[0].line.dash == "dash"
+    assert len(fig.layout.shapes) == len(cal["breakpoints"])
+    empty = charts.pingpong_figure({"details": {}, "alpha_s": 1, "beta_s_per_byte": 1})
+    assert "no ping-pong" in empty.layout.annotations[0].text
+
+
+def test_residuals_heatmap_is_log2_of_measured_over_predicted(demo: Path) -> None:
+    """Rows per algorithm and ranks, columns per size, z = log2(ratio), centred on 0."""
+    scope = queries.Scope(RUN_A, 2, "float32", "sum", calibration_id=CAL)
+    resid = queries.residuals(demo, scope)
+    (heat,) = _traces(charts.residuals_figure(resid), "residual")
+    row = list(heat.y).index("ring · p=2")
+    ring = resid[resid["algorithm"] == "ring"].sort_values("bytes")
+    np.testing.assert_allclose(heat.z[row], np.log2(ring["measured_over_predicted"]))
+    assert heat.zmid == 0
+    assert "No points" in charts.residuals_figure(resid.iloc[0:0]).layout.annotations[0].text
+
+
+def test_compare_figure_plots_ratios_per_algorithm(demo: Path) -> None:
+    """One marker trace per algorithm, y = b / a, with the threshold band shaded."""
+    ratios = queries.compare_runs(demo, RUN_A, RUN_B, 0.1)
+    fig = charts.compare_figure(ratios, 0.1, RUN_A, RUN_B)
+    ring = _traces(fig, "ratio", algorithm="ring")[0]
+    assert sorted(ring.y) == sorted(ratios.loc[ratios["algorithm"] == "ring", "b_over_a"])
+    band = fig.layout.shapes[0]
+    assert band.y0 == pytest.approx(1 / 1.1) and band.y1 == pytest.approx(1.1)
+
+
+# --- badges ------------------------------------------------------------------------------------
+
+
+def _summary(*rows: tuple[str, str, int]) -> pd.DataFrame:
+    """A summary frame from (name, state, points) rows."""
+    return pd.DataFrame(
+        [
+            {"name": n, "state": s, "checks": max(p, 1), "points": p, "detail": ""}
+            for n, s, p in rows
+        ]
+    )
+
+
+def test_badges_take_the_worst_state_per_assumption() -> None:
+    """violated beats unknown beats holds; violated badges come first, red."""
+    items = badges.badges(
+        _summary(
+            ("no_oversubscription", "holds", 10),
+            ("no_oversubscription", "violated", 4),
+            ("quiet_machine", "unknown", 0),
+            ("power_of_two_ranks", "holds", 14),
+        )
+    )
+    assert [(b.name, b.state) for b in items] == [
+        ("no_oversubscription", "violated"),
+        ("quiet_machine", "unknown"),
+        ("power_of_two_ranks", "holds"),
+    ]
+    over = items[0]
+    assert over.label == "no_oversubscription: violated (4 of 14 points)"
+    assert over.markdown.startswith(":red-badge[") and items[2].color == "green"
+    assert items[1].label == "quiet_machine: unknown (run)"
+    assert badges.warning_text(items) == (
+        "Not a clean test of the model: violated assumptions: no_oversubscription (4 points)."
+    )
+    assert badges.violations(items) == [over]
+
+
+def test_figure_note_lists_violations_a_few_per_line() -> None:
+    """The chart's note names the violated checks, three per line; None when nothing broke."""
+    items = badges.badges(
+        _summary(*[(f"check{i}", "violated", 1) for i in range(4)], ("fine", "holds", 3))
+    )
+    assert badges.figure_note(items) == (
+        "Not a clean test of the model; violated: check0, check1, check2,<br>check3"
+    )
+    assert badges.figure_note(badges.badges(_summary(("fine", "holds", 3)))) is None
+
+
+def test_no_checks_no_badges() -> None:
+    """An empty summary gives no badges and no warning."""
+    assert badges.badges(pd.DataFrame()) == []
+    assert badges.warning_text([]) is None
