@@ -87,7 +87,8 @@ def bootstrap_crossover(
     replicate resamples every size's raw samples with replacement, takes medians and finds its
     crossovers; each replicate crossover is matched to the nearest point estimate on a log
     scale, a replicate contributing its closest match to each point. low and high are the 5th
-    and 95th percentiles of the matched values (the point itself when no replicate matched).
+    and 95th percentiles of the matched values, widened to contain the point itself (the point
+    itself when no replicate matched).
     Replicates with no crossover near a point simply do not count towards its interval.
     """
     order = np.argsort(np.asarray(sizes, dtype=float))
@@ -228,5 +229,7 @@ def _intervals(points: list[float], found: np.ndarray) -> list[tuple[float, floa
             out.append((point, point, point))
             continue
         low, high = np.exp(np.percentile(matched, [5, 95]))
-        out.append((point, float(low), float(high)))
+        # A percentile interval can miss its own point estimate when the replicates are
+        # skewed (noisy machines); widen it so the reported interval always contains it.
+        out.append((point, float(min(low, point)), float(max(high, point))))
     return out
