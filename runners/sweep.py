@@ -190,6 +190,7 @@ class GroupRunner:
     progress: Progress
     failures: list[str] = field(default_factory=list)
     provenance_saved: bool = False
+    load_before: tuple[float, ...] = ()
 
     def run(self, group: Group) -> None:
         """Measure every cell of `group`; a broken job costs only its in-flight cell."""
@@ -292,13 +293,15 @@ class GroupRunner:
                 "memory_setting",
             )
         }
-        fields["environment"] = environment_record(self.spec)
+        fields["environment"] = environment_record(self.spec, self.load_before)
         store.update_run(self.path, self.run_id, fields)
         self.provenance_saved = True
 
 
-def environment_record(spec: SweepSpec) -> dict:
-    """Every knob the jobs of this sweep set, per job, plus MPI-related variables inherited."""
+def environment_record(spec: SweepSpec, load_before: tuple[float, ...] = ()) -> dict:
+    """Every knob the jobs of this sweep set, per job, MPI-related variables inherited, and
+    the machine's 1/5/15-minute load average before the sweep started (other work on the
+    cores shows up as millisecond stalls in the samples)."""
     jobs = {
         f"ranks={g.ranks} config={g.config or 'default'}": g.knobs for g in plan_groups(spec, "env")
     }
@@ -307,7 +310,7 @@ def environment_record(spec: SweepSpec) -> dict:
         for k, v in os.environ.items()
         if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_"))
     }
-    return {"jobs": jobs, "inherited": inherited}
+    return {"jobs": jobs, "inherited": inherited, "load_average_before": list(load_before)}
 
 
 def run_sweep(
@@ -332,7 +335,7 @@ def run_sweep(
     total = sum(len(g.points(run_id)) for g in groups)
     progress = Progress(total) if progress_out is None else Progress(total, out=progress_out)
     writer = PointWriter(path)
-    runner = GroupRunner(spec, run_id, path, writer, progress)
+    runner = GroupRunner(spec, run_id, path, writer, progress, load_before=os.getloadavg())
     status, reason = "complete", ""
     try:
         with signals_as_exceptions():

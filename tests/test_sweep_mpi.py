@@ -89,6 +89,7 @@ def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     assert run["status"] == "complete"
     assert run["mpi_version"].startswith("MPICH") and run["thread_level"] == "single"
     assert "MPI4PY_RC_THREAD_LEVEL" in str(run["environment"])
+    assert len(run["environment"]["load_average_before"]) == 3
     assert run["physical_cores"] >= 1 and run["memory_setting"]
 
 
