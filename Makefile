@@ -27,5 +27,10 @@ lint: install
 test: install lint
 	$(VENV)/bin/pytest -q
 
+# Benchmarks (not part of `make test`): every figure as a ratio against a baseline measured in the
+# same run. BENCH_ARGS=--quick for a shorter run, BENCH_ARGS="--only 2" for one figure.
+bench: install
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache benchmarks/build

@@ -14,6 +14,7 @@ one reduction of n bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from mpi4py import MPI
@@ -31,16 +32,20 @@ class Fold:
     rem: int
     core_rank: int  # -1 when this rank sits out the core phase
 
-    @classmethod
-    def of(cls, rank: int, size: int) -> Fold:
-        """Where `rank` of a `size`-rank group sits after the fold."""
+    @staticmethod
+    @cache
+    def of(rank: int, size: int) -> Fold:
+        """Where `rank` of a `size`-rank group sits after the fold.
+
+        Cached (the object is immutable): building it in every timed call cost ~0.9 us.
+        """
         pof2 = 1 << (size.bit_length() - 1)
         rem = size - pof2
         if rank < 2 * rem:
             core = rank // 2 if rank % 2 else -1
         else:
             core = rank - rem
-        return cls(rank, size, pof2, rem, core)
+        return Fold(rank, size, pof2, rem, core)
 
     def real_rank(self, core_rank: int) -> int:
         """The communicator rank that plays core rank `core_rank`."""

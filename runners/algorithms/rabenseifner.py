@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from mpi4py import MPI
 
@@ -38,60 +40,57 @@ class Rabenseifner(Allreduce):
         fold = Fold.of(comm.Get_rank(), size)
         fold.fold_in(comm, recvbuf, tmp, op, dt)
         if fold.core_rank >= 0:
-            bounds = block_bounds(recvbuf.size, fold.pof2)
-            lo, hi = self._reduce_scatter(comm, fold, recvbuf, tmp, bounds, op, dt)
-            self._allgather(comm, fold, recvbuf, bounds, lo, hi, dt)
+            scatter, gather = schedule(fold, recvbuf.size)
+            for partner, give, keep, into, lower in scatter:
+                incoming = tmp[into]
+                sendrecv(comm, recvbuf[give], partner, incoming, partner, dt)
+                combine(op, recvbuf[keep], incoming, mine_is_left=lower)
+            for partner, mine, other in gather:
+                sendrecv(comm, recvbuf[mine], partner, recvbuf[other], partner, dt)
         fold.fold_out(comm, recvbuf, dt)
 
-    @staticmethod
-    def _reduce_scatter(
-        comm: MPI.Comm,
-        fold: Fold,
-        buf: np.ndarray,
-        tmp: np.ndarray,
-        bounds: list[int],
-        op: MPI.Op,
-        dt: MPI.Datatype,
-    ) -> tuple[int, int]:
-        """Halve the owned block range each round; returns the one block this rank owns."""
-        lo, hi = 0, fold.pof2
-        mask = 1
-        while mask < fold.pof2:
-            partner = fold.real_rank(fold.core_rank ^ mask)
-            lower = not fold.core_rank & mask
-            mid = (lo + hi) // 2
-            keep, give = ((lo, mid), (mid, hi)) if lower else ((mid, hi), (lo, mid))
-            kept = buf[bounds[keep[0]] : bounds[keep[1]]]
-            incoming = tmp[: kept.size]
-            sendrecv(comm, buf[bounds[give[0]] : bounds[give[1]]], partner, incoming, partner, dt)
-            combine(op, kept, incoming, mine_is_left=lower)
-            lo, hi = keep
-            mask <<= 1
-        return lo, hi
 
-    @staticmethod
-    def _allgather(
-        comm: MPI.Comm,
-        fold: Fold,
-        buf: np.ndarray,
-        bounds: list[int],
-        lo: int,
-        hi: int,
-        dt: MPI.Datatype,
-    ) -> None:
-        """Double the owned block range each round until every block is here."""
-        mask = fold.pof2 >> 1
-        while mask > 0:
-            partner = fold.real_rank(fold.core_rank ^ mask)
-            width = hi - lo
-            other = (hi, hi + width) if not fold.core_rank & mask else (lo - width, lo)
-            sendrecv(
-                comm,
-                buf[bounds[lo] : bounds[hi]],
-                partner,
-                buf[bounds[other[0]] : bounds[other[1]]],
-                partner,
-                dt,
-            )
-            lo, hi = min(lo, other[0]), max(hi, other[1])
-            mask >>= 1
+@lru_cache(maxsize=256)
+def schedule(fold: Fold, count: int) -> tuple[tuple, tuple]:
+    """This rank's rounds as element ranges, worked out once per (rank, size, count).
+
+    Reduce-scatter rounds are (partner, slice given, slice kept, slice of the scratch buffer
+    received into, whether this rank's data is the left operand); allgather rounds are
+    (partner, slice sent, slice received). A timed call only slices and sends.
+    """
+    bounds = block_bounds(count, fold.pof2)
+    scatter, (lo, hi) = _reduce_scatter_rounds(fold, bounds)
+    return scatter, _allgather_rounds(fold, bounds, lo, hi)
+
+
+def _reduce_scatter_rounds(fold: Fold, bounds: tuple[int, ...]) -> tuple[tuple, tuple[int, int]]:
+    """Halve the owned block range each round; also returns the one block this rank owns."""
+    rounds = []
+    lo, hi = 0, fold.pof2
+    mask = 1
+    while mask < fold.pof2:
+        partner = fold.real_rank(fold.core_rank ^ mask)
+        lower = not fold.core_rank & mask
+        mid = (lo + hi) // 2
+        keep, give = ((lo, mid), (mid, hi)) if lower else ((mid, hi), (lo, mid))
+        kept = slice(bounds[keep[0]], bounds[keep[1]])
+        given = slice(bounds[give[0]], bounds[give[1]])
+        rounds.append((partner, given, kept, slice(0, kept.stop - kept.start), lower))
+        lo, hi = keep
+        mask <<= 1
+    return tuple(rounds), (lo, hi)
+
+
+def _allgather_rounds(fold: Fold, bounds: tuple[int, ...], lo: int, hi: int) -> tuple:
+    """Double the owned block range each round until every block is here."""
+    rounds = []
+    mask = fold.pof2 >> 1
+    while mask > 0:
+        partner = fold.real_rank(fold.core_rank ^ mask)
+        width = hi - lo
+        other = (hi, hi + width) if not fold.core_rank & mask else (lo - width, lo)
+        mine = slice(bounds[lo], bounds[hi])
+        rounds.append((partner, mine, slice(bounds[other[0]], bounds[other[1]])))
+        lo, hi = min(lo, other[0]), max(hi, other[1])
+        mask >>= 1
+    return tuple(rounds)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from mpi4py import MPI
 
@@ -25,19 +27,33 @@ class Ring(Allreduce):
         if size == 1:
             return
         dt = mpi_type(recvbuf)
-        bounds = block_bounds(recvbuf.size, size)
-        tmp = self.scratch("tmp", recvbuf, bounds[1] - bounds[0])
+        scatter, gather, largest = schedule(rank, size, recvbuf.size)
+        tmp = self.scratch("tmp", recvbuf, largest)
         right, left = (rank + 1) % size, (rank - 1) % size
+        for sent, target, into in scatter:
+            incoming = tmp[into]
+            sendrecv(comm, recvbuf[sent], right, incoming, left, dt)
+            op.Reduce_local(incoming, recvbuf[target])
+        for sent, received in gather:
+            sendrecv(comm, recvbuf[sent], right, recvbuf[received], left, dt)
 
-        def block(i: int) -> np.ndarray:
-            return recvbuf[bounds[i] : bounds[i + 1]]
 
-        for step in range(size - 1):
-            target = block((rank - step - 1) % size)
-            incoming = tmp[: target.size]
-            sendrecv(comm, block((rank - step) % size), right, incoming, left, dt)
-            op.Reduce_local(incoming, target)
-        for step in range(size - 1):
-            sendrecv(
-                comm, block((rank + 1 - step) % size), right, block((rank - step) % size), left, dt
-            )
+@lru_cache(maxsize=256)
+def schedule(rank: int, size: int, count: int) -> tuple[tuple, tuple, int]:
+    """This rank's steps as element ranges, worked out once per (rank, size, count).
+
+    Reduce-scatter steps are (slice sent, slice reduced into, slice of the scratch buffer
+    received into); allgather steps are (slice sent, slice received); last, the largest
+    block (the scratch size). A timed call only slices and sends.
+    """
+    bounds = block_bounds(count, size)
+
+    def block(i: int) -> slice:
+        return slice(bounds[i % size], bounds[i % size + 1])
+
+    scatter = []
+    for step in range(size - 1):
+        target = block(rank - step - 1)
+        scatter.append((block(rank - step), target, slice(0, target.stop - target.start)))
+    gather = tuple((block(rank + 1 - step), block(rank - step)) for step in range(size - 1))
+    return tuple(scatter), gather, bounds[1] - bounds[0]

@@ -1,4 +1,4 @@
-"""Prints, as one JSON list gathered from every rank, the calls MPI_Allreduce made to a counting user op.
+"""Prints, gathered from every rank as one JSON list, the calls a counting user op received.
 
 A forced MPICH algorithm leaves a fingerprint in how often, and on how many elements, the
 local reduction runs: recursive doubling reduces the full count log2 p times on every rank,

@@ -1,0 +1,95 @@
+"""Figure 5: physical limits (copy and reduction throughput) and each algorithm's busbw."""
+
+from __future__ import annotations
+
+from benchmarks.common import MIB, Check, Figure, human_bytes, log, run_python_job, table, us
+from benchmarks.worker_jobs import Timing, time_points
+from runners.catalog import BASE_ALGORITHMS
+
+LIMIT_BYTES = 64 * MIB
+BUSBW_BYTES = 16 * MIB
+RANKS = 2
+
+
+def gbps(nbytes: int, seconds: float) -> float:
+    """Bytes per second in GB/s (10^9)."""
+    return nbytes / seconds / 1e9
+
+
+def measure_limits(budget_s: float) -> list[dict]:
+    """Copy and per-dtype reduction throughput with every rank working at once."""
+    log("figure 5: copy and reduction throughput")
+    args = [str(LIMIT_BYTES), str(budget_s)]
+    rows = run_python_job(RANKS, "benchmarks.limits_worker", args)
+    for row in rows:
+        row["gbps"] = gbps(row["bytes"], row["median_s"])
+    return rows
+
+
+def rate(row: dict) -> str:
+    """A row's GB/s, two decimals."""
+    return f"{row['gbps']:.2f}"
+
+
+def limits_table(rows: list[dict]) -> list[str]:
+    """One line per limit: time per call and per-rank rate."""
+    body = [
+        [f"{r['kind']} {r['dtype']}", human_bytes(r["bytes"]), us(r["median_s"]), rate(r)]
+        for r in rows
+    ]
+    return table(["limit", "buffer", "us per call", "GB/s per rank"], body)
+
+
+def busbw_table(points: list[dict], copy_bw: float, reduce_bw: float) -> list[str]:
+    """Each algorithm's busbw and its fractions of the copy and float32 reduction rates."""
+    rows = []
+    for p in points:
+        if p["status"] != "ok":
+            rows.append([p["algorithm"], "", "", "", "", p["reason"][:40]])
+            continue
+        busbw = p["busbw_gbps"]
+        fractions = [f"{busbw / copy_bw:.2f}", f"{busbw / reduce_bw:.2f}"]
+        rows.append([p["algorithm"], us(p["median_s"]), f"{busbw:.2f}", *fractions, ""])
+    headers = ["algorithm", "us", "busbw GB/s", "/ copy", "/ reduce f32", "note"]
+    return table(headers, rows)
+
+
+def fraction_checks(points: list[dict], copy_bw: float) -> list[Check]:
+    """Busbw as a fraction of the copy rate, per algorithm (reported, no target)."""
+    return [
+        Check(
+            f"{p['algorithm']} busbw / copy bandwidth ({human_bytes(BUSBW_BYTES)}, p={RANKS})",
+            f"{p['busbw_gbps'] / copy_bw:.2f}",
+            "(no target)",
+            None,
+        )
+        for p in points
+        if p["status"] == "ok"
+    ]
+
+
+def run(quick: bool) -> Figure:
+    """Measure the limits, then every algorithm at 16 MiB, p=2, and compare."""
+    rows = measure_limits(0.5 if quick else 1.5)
+    copy_bw = next(r["gbps"] for r in rows if r["kind"] == "copy")
+    reduce_bw = next(r["gbps"] for r in rows if r["kind"] != "copy" and r["dtype"] == "float32")
+    log(f"figure 5: every algorithm at {human_bytes(BUSBW_BYTES)}, p={RANKS}")
+    timing = Timing(budget_s=0.6, passes=2) if quick else Timing(budget_s=1.5, passes=3)
+    points = time_points(RANKS, tuple(BASE_ALGORITHMS), (BUSBW_BYTES,), timing)
+    figure = Figure(
+        5,
+        "Physical limits",
+        f"numpy.copyto and MPI_SUM Reduce_local on {human_bytes(LIMIT_BYTES)} buffers, "
+        f"{RANKS} ranks working at once (per-rank rates); busbw of float32 SUM at "
+        f"{human_bytes(BUSBW_BYTES)}, p={RANKS}, every algorithm in one job",
+    )
+    figure.table = [*limits_table(rows), "", *busbw_table(points, copy_bw, reduce_bw)]
+    figure.checks = fraction_checks(points, copy_bw)
+    figure.notes += [
+        "GB/s counts the bytes of one buffer per call (a copy reads and writes it: 2x traffic)",
+        "busbw = algbw x 2(p-1)/p (nccl-tests), so at p=2 busbw = bytes / median time",
+        "at p=2 ring and rabenseifner reduce n/2 bytes per rank (recursive doubling and the "
+        "tree n), so their busbw may exceed the reduction rate; each also copies n bytes "
+        "locally and moves n bytes each way through shared memory",
+    ]
+    return figure

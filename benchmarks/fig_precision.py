@@ -1,0 +1,181 @@
+"""Figure 3: time to precision, the quick preset's adaptive policy vs fixed OSU-style counts.
+
+Both run through `collsweep sweep` on the quick preset's grid, into temporary stores. The
+OSU-style policy is approximated with spec overrides, as a spec cannot vary counts by size:
+one sweep of the sizes up to 8 KiB with 1000 iterations after 100 warm-ups, one of the larger
+sizes with 100 after 10; min_iterations = max_iterations, an unreachable CI target, a budget
+that never binds, one pass.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common import KIB, ROOT, Check, Figure, JobFailed, log, run_command, table
+from runners import store
+from runners.spec import SweepSpec, load_spec
+
+PRESET = ROOT / "data" / "quick.toml"
+OSU_SMALL_MAX = 8 * KIB
+OSU_SETTINGS = {"small": (100, 1000), "large": (10, 100)}  # (warm-ups, iterations)
+
+
+@dataclass
+class PolicyResult:
+    """What one policy cost and got on the grid."""
+
+    name: str
+    wall_s: float = 0.0
+    span_s: float = 0.0
+    points: int = 0
+    precise: int = 0
+    iterations: int = 0
+    medians: dict[tuple, float] | None = None
+    by_ranks: dict[int, tuple[int, int]] | None = None  # ranks -> (within CI, points)
+
+
+def sweep(store_path: Path, overrides: list[str]) -> float:
+    """Run `collsweep sweep` on the preset with overrides; its wall time in seconds."""
+    argv = [sys.executable, "-m", "runners.cli", "sweep", str(PRESET), "--store", str(store_path)]
+    started = time.monotonic()
+    result = run_command([*argv, *overrides], timeout=900)
+    if result.returncode != 0 or result.timed_out:
+        tail = " | ".join(result.stderr.strip().splitlines()[-3:])
+        raise JobFailed(f"collsweep sweep {' '.join(overrides)} failed: {tail}")
+    return time.monotonic() - started
+
+
+def osu_overrides(spec: SweepSpec, kind: str) -> list[str]:
+    """Spec overrides for the small- or large-message half of the OSU-style policy."""
+    warmup, iterations = OSU_SETTINGS[kind]
+    small = kind == "small"
+    sizes = [s for s in spec.sizes if (s <= OSU_SMALL_MAX) == small]
+    if not sizes:
+        return []
+    return [
+        *("--sizes", ",".join(map(str, sizes))),
+        *("--warmup", str(warmup), "--min-iterations", str(iterations)),
+        *("--max-iterations", str(iterations), "--target-ci", "1e-9"),
+        *("--budget", "1e6", "--passes", "1", "--point-timeout", "600"),
+    ]
+
+
+def summarize_store(result: PolicyResult, store_path: Path, target: float) -> None:
+    """Fill in points, precise points, iterations, span and medians from a store."""
+    frame = store.query(
+        store_path,
+        "SELECT run_id, algorithm, ranks, bytes, median_s, ci_rel_halfwidth, iterations, "
+        "started_at, finished_at FROM points WHERE status = 'ok'",
+    )
+    result.points = len(frame)
+    result.precise = int((frame["ci_rel_halfwidth"] <= target).sum())  # NaN counts as not
+    result.iterations = int(frame["iterations"].sum())
+    spans = frame.groupby("run_id").agg(a=("started_at", "min"), b=("finished_at", "max"))
+    result.span_s = float((spans["b"] - spans["a"]).dt.total_seconds().sum())
+    within = frame["ci_rel_halfwidth"] <= target
+    result.by_ranks = {
+        int(r): (int(within[frame["ranks"] == r].sum()), int((frame["ranks"] == r).sum()))
+        for r in sorted(frame["ranks"].unique())
+    }
+    keys = zip(frame["algorithm"], frame["ranks"], frame["bytes"], strict=True)
+    result.medians = dict(zip(keys, frame["median_s"], strict=True))
+
+
+def run_policies(spec: SweepSpec, extra: list[str], folder: Path) -> list[PolicyResult]:
+    """The quick preset as it is, then the OSU-style halves; each into its own store."""
+    quick, osu = PolicyResult("quick preset (adaptive)"), PolicyResult("OSU-style fixed counts")
+    log("figure 3: quick preset")
+    quick.wall_s = sweep(folder / "quick.duckdb", extra)
+    summarize_store(quick, folder / "quick.duckdb", spec.target_rel_ci)
+    for kind in OSU_SETTINGS:
+        overrides = osu_overrides(spec, kind)
+        if overrides:
+            log(f"figure 3: OSU-style policy, {kind} messages")
+            osu.wall_s += sweep(folder / "osu.duckdb", [*overrides, *extra])
+    summarize_store(osu, folder / "osu.duckdb", spec.target_rel_ci)
+    return [quick, osu]
+
+
+def agreement(
+    quick: PolicyResult, osu: PolicyResult, ranks: int | None = None
+) -> tuple[float, float, int]:
+    """Median and worst |quick / osu - 1| over the points both measured (at `ranks`)."""
+    shared = set(quick.medians or {}) & set(osu.medians or {})
+    keys = [k for k in shared if ranks is None or k[1] == ranks]
+    gaps = sorted(abs(quick.medians[k] / osu.medians[k] - 1) for k in keys)
+    if not gaps:
+        return float("nan"), float("nan"), 0
+    return gaps[len(gaps) // 2], gaps[-1], len(gaps)
+
+
+def agreement_note(quick: PolicyResult, osu: PolicyResult) -> str:
+    """How far the two policies' medians are apart, per group size."""
+    parts = []
+    for ranks in quick.by_ranks or {}:
+        mid, worst, shared = agreement(quick, osu, ranks)
+        parts.append(f"p={ranks}: median {mid:.1%}, worst {worst:.1%} over {shared} points")
+    return "medians of the two policies, |quick/OSU - 1|: " + "; ".join(parts)
+
+
+def by_ranks_note(quick: PolicyResult, osu: PolicyResult) -> str:
+    """Points within the CI target per group size, both policies."""
+    parts = []
+    for ranks, (q_in, q_all) in (quick.by_ranks or {}).items():
+        o_in, o_all = (osu.by_ranks or {}).get(ranks, (0, 0))
+        parts.append(f"p={ranks}: quick {q_in}/{q_all}, OSU-style {o_in}/{o_all}")
+    return "within CI by group size: " + "; ".join(parts)
+
+
+def run(quick_mode: bool) -> Figure:
+    """Run both policies on the preset's grid and compare cost and precision."""
+    spec = load_spec(PRESET)
+    extra = ["--ranks", "2"] if quick_mode else []
+    with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
+        quick, osu = run_policies(spec, extra, Path(folder))
+    figure = Figure(
+        3,
+        "Time to precision",
+        "OSU-style fixed counts (1000 iterations / 100 warm-ups up to 8 KiB, 100 / 10 above) "
+        f"on the same grid ({PRESET.name}{' ' + ' '.join(extra) if extra else ''})",
+    )
+    rows = [policy_row(p) for p in (quick, osu)]
+    headers = ["policy", "wall s", "measuring s", "points", "iterations", "within CI", "s/precise"]
+    figure.table = table(headers, rows)
+    figure.checks = precision_checks(quick, osu, spec.target_rel_ci)
+    figure.notes += [
+        by_ranks_note(quick, osu),
+        f"'within CI': points whose median's 95% CI half-width is within {spec.target_rel_ci:.0%} "
+        "(the preset's target; for the quick preset this is points.ci_target_met)",
+        agreement_note(quick, osu),
+        "wall s: the whole `collsweep sweep` command(s), including any calibration and analysis "
+        "the sweep does; measuring s: first point started to last point finished, per run",
+    ]
+    return figure
+
+
+def policy_row(p: PolicyResult) -> list[object]:
+    """One table row for a policy."""
+    per_precise = f"{p.span_s / p.precise:.3f}" if p.precise else "inf"
+    share = f"{p.precise}/{p.points} ({p.precise / max(p.points, 1):.0%})"
+    times = [f"{p.wall_s:.1f}", f"{p.span_s:.1f}"]
+    return [p.name, *times, p.points, p.iterations, share, per_precise]
+
+
+def precision_checks(quick: PolicyResult, osu: PolicyResult, target: float) -> list[Check]:
+    """The ratios of figure 3 against the OSU-style baseline (the issue sets no target)."""
+    share_q, share_o = quick.precise / max(quick.points, 1), osu.precise / max(osu.points, 1)
+    per_q = quick.span_s / quick.precise if quick.precise else float("inf")
+    per_o = osu.span_s / osu.precise if osu.precise else float("inf")
+    time_ratio = quick.span_s / osu.span_s if osu.span_s else float("nan")
+    values = {
+        "measuring time, quick / OSU-style": f"{time_ratio:.2f}x",
+        f"share of points within {target:.0%} CI, quick vs OSU-style": (
+            f"{share_q:.0%} vs {share_o:.0%}"
+        ),
+        "seconds per point within CI, quick / OSU-style": f"{per_q / per_o:.2f}x",
+    }
+    return [Check(name, value, "(no target)", None) for name, value in values.items()]

@@ -1,0 +1,65 @@
+"""Points timed by collsweep's own sweep worker (runners.sweep_worker) in a job we plan.
+
+A sweep puts each forced MPICH algorithm in its own job, apart from the hand-written ones.
+The figures instead put the algorithms they compare into one job, so they alternate over
+the passes under one environment: the comparison is then as fair as a sweep's comparison
+of the algorithms within a job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from benchmarks.common import run_python_job
+from runners.catalog import library_knobs
+from runners.plan import Cell, Group
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timing policy of a job (the spec keys of the same names)."""
+
+    warmup: int = 5
+    min_iterations: int = 20
+    max_iterations: int = 4000
+    target_rel_ci: float = 0.02
+    budget_s: float = 0.5
+    passes: int = 3
+
+
+def job_knobs(algorithms: Sequence[str]) -> dict[str, str]:
+    """The library knobs of the (at most one) forced MPICH algorithm among `algorithms`."""
+    knobs: dict[str, str] = {}
+    for name in algorithms:
+        knobs.update(library_knobs(name))
+    return knobs
+
+
+def time_points(
+    ranks: int,
+    algorithms: Sequence[str],
+    sizes: Sequence[int],
+    timing: Timing,
+    extra_knobs: Mapping[str, str] | None = None,
+    dtype: str = "float32",
+) -> list[dict]:
+    """The sweep worker's `point` events for every size x algorithm (op SUM), in one job."""
+    knobs = {**job_knobs(algorithms), **(extra_knobs or {})}
+    cells = [Cell(nbytes, dtype, "sum", tuple(algorithms)) for nbytes in sizes]
+    payload = {
+        **Group(ranks, "", knobs, cells).as_dict(),
+        "run_id": "bench",
+        **asdict(timing),
+        "cache_mode": "hot",
+    }
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(payload, handle)
+    try:
+        lines = run_python_job(ranks, "runners.sweep_worker", [handle.name], knobs, timeout=900)
+    finally:
+        os.unlink(handle.name)
+    return [line for line in lines if line.get("type") == "point"]
