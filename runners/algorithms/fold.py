@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 from mpi4py import MPI
 
-from runners.algorithms.base import combine
+from runners.algorithms.base import Allreduce, combine, mpi_type
 
 
 @dataclass(frozen=True)
@@ -71,3 +71,35 @@ class Fold:
             comm.Send([buf, buf.size, dt], self.rank - 1, 2)
         else:
             comm.Recv([buf, buf.size, dt], self.rank + 1, 2)
+
+
+class FoldedAllreduce(Allreduce):
+    """An allreduce whose power-of-two core runs inside MPICH's fold.
+
+    `_run` copies the input, folds the extra ranks in, lets the core ranks run `_core` on
+    the whole buffer, and hands the result back out; subclasses implement only `_core`.
+    """
+
+    def _run(self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op) -> None:
+        recvbuf[...] = sendbuf
+        size = comm.Get_size()
+        if size == 1:
+            return
+        dt = mpi_type(recvbuf)
+        tmp = self.scratch("tmp", recvbuf)
+        fold = Fold.of(comm.Get_rank(), size)
+        fold.fold_in(comm, recvbuf, tmp, op, dt)
+        if fold.core_rank >= 0:
+            self._core(comm, fold, recvbuf, tmp, op, dt)
+        fold.fold_out(comm, recvbuf, dt)
+
+    def _core(
+        self,
+        comm: MPI.Comm,
+        fold: Fold,
+        buf: np.ndarray,
+        tmp: np.ndarray,
+        op: MPI.Op,
+        dt: MPI.Datatype,
+    ) -> None:
+        raise NotImplementedError

@@ -7,11 +7,11 @@ from functools import lru_cache
 import numpy as np
 from mpi4py import MPI
 
-from runners.algorithms.base import Allreduce, block_bounds, combine, mpi_type, sendrecv
-from runners.algorithms.fold import Fold
+from runners.algorithms.base import block_bounds, combine, sendrecv
+from runners.algorithms.fold import Fold, FoldedAllreduce
 
 
-class Rabenseifner(Allreduce):
+class Rabenseifner(FoldedAllreduce):
     """Reduce-scatter by recursive halving + allgather by recursive doubling.
 
     The count is cut into pof2 datatype-aligned blocks (the first count % pof2 one element
@@ -30,24 +30,22 @@ class Rabenseifner(Allreduce):
 
     name = "rabenseifner"
 
-    def _run(self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op) -> None:
-        recvbuf[...] = sendbuf
-        size = comm.Get_size()
-        if size == 1:
-            return
-        dt = mpi_type(recvbuf)
-        tmp = self.scratch("tmp", recvbuf)
-        fold = Fold.of(comm.Get_rank(), size)
-        fold.fold_in(comm, recvbuf, tmp, op, dt)
-        if fold.core_rank >= 0:
-            scatter, gather = schedule(fold, recvbuf.size)
-            for partner, give, keep, into, lower in scatter:
-                incoming = tmp[into]
-                sendrecv(comm, recvbuf[give], partner, incoming, partner, dt)
-                combine(op, recvbuf[keep], incoming, mine_is_left=lower)
-            for partner, mine, other in gather:
-                sendrecv(comm, recvbuf[mine], partner, recvbuf[other], partner, dt)
-        fold.fold_out(comm, recvbuf, dt)
+    def _core(
+        self,
+        comm: MPI.Comm,
+        fold: Fold,
+        buf: np.ndarray,
+        tmp: np.ndarray,
+        op: MPI.Op,
+        dt: MPI.Datatype,
+    ) -> None:
+        scatter, gather = schedule(fold, buf.size)
+        for partner, give, keep, into, lower in scatter:
+            incoming = tmp[into]
+            sendrecv(comm, buf[give], partner, incoming, partner, dt)
+            combine(op, buf[keep], incoming, mine_is_left=lower)
+        for partner, mine, other in gather:
+            sendrecv(comm, buf[mine], partner, buf[other], partner, dt)
 
 
 @lru_cache(maxsize=256)

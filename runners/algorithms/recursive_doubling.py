@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from runners.algorithms.base import Allreduce, combine, mpi_type, sendrecv
-from runners.algorithms.fold import Fold
+from runners.algorithms.base import combine, sendrecv
+from runners.algorithms.fold import Fold, FoldedAllreduce
 
 
-class RecursiveDoubling(Allreduce):
+class RecursiveDoubling(FoldedAllreduce):
     """Recursive-doubling allreduce.
 
     Power-of-two p: in round k every rank swaps its whole partial result with core rank
@@ -25,21 +25,19 @@ class RecursiveDoubling(Allreduce):
 
     name = "recursive_doubling"
 
-    def _run(self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op) -> None:
-        recvbuf[...] = sendbuf
-        size = comm.Get_size()
-        if size == 1:
-            return
-        dt = mpi_type(recvbuf)
-        tmp = self.scratch("tmp", recvbuf)
-        fold = Fold.of(comm.Get_rank(), size)
-        fold.fold_in(comm, recvbuf, tmp, op, dt)
-        if fold.core_rank >= 0:
-            mask = 1
-            while mask < fold.pof2:
-                partner_core = fold.core_rank ^ mask
-                partner = fold.real_rank(partner_core)
-                sendrecv(comm, recvbuf, partner, tmp, partner, dt)
-                combine(op, recvbuf, tmp, mine_is_left=fold.core_rank < partner_core)
-                mask <<= 1
-        fold.fold_out(comm, recvbuf, dt)
+    def _core(
+        self,
+        comm: MPI.Comm,
+        fold: Fold,
+        buf: np.ndarray,
+        tmp: np.ndarray,
+        op: MPI.Op,
+        dt: MPI.Datatype,
+    ) -> None:
+        mask = 1
+        while mask < fold.pof2:
+            partner_core = fold.core_rank ^ mask
+            partner = fold.real_rank(partner_core)
+            sendrecv(comm, buf, partner, tmp, partner, dt)
+            combine(op, buf, tmp, mine_is_left=fold.core_rank < partner_core)
+            mask <<= 1
