@@ -1,0 +1,61 @@
+"""The `collsweep` command: thin argument parsing over plain functions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from runners import __version__
+from runners.cli.common import UsageError
+from runners.cli.measure import add_calibrate, add_sweep, add_verify
+from runners.cli.model import add_model_reading, add_predict
+from runners.cli.results import add_dashboard, add_migrate, add_reading
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_verify,
+    add_sweep,
+    add_calibrate,
+    add_reading,
+    add_predict,
+    add_model_reading,
+    add_dashboard,
+    add_migrate,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="collsweep",
+        description="Sweep AllReduce algorithms on real MPI ranks, store the timings in DuckDB "
+        "beside alpha-beta-gamma predictions, and browse them in a dashboard.",
+    )
+    parser.add_argument("--version", action="version", version=f"collsweep {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `collsweep` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except UsageError as exc:
+        print(f"collsweep {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from runners.store import StoreError
+
+        if not isinstance(exc, StoreError):
+            raise
+        print(f"collsweep {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"collsweep {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+__all__ = ["UsageError", "build_parser", "main"]

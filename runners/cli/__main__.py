@@ -1,0 +1,7 @@
+"""`python -m runners.cli`: the same as the `collsweep` command."""
+
+import sys
+
+from runners.cli import main
+
+sys.exit(main())

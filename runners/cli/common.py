@@ -1,0 +1,59 @@
+"""Shared pieces of the `collsweep` subcommands: input parsing, the store option, output."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from runners.catalog import known_names
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2, no traceback."""
+
+
+def int_list(text: str) -> list[int]:
+    """Parse '1,2,4' into [1, 2, 4]; every value must be an integer >= 1."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise UsageError(f"expected integers >= 1, got {text!r}")
+    return values
+
+
+def name_list(text: str, table: dict, what: str) -> list[str]:
+    """Parse 'a,b' into names that must all be keys of `table`."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in table]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown {what} {', '.join(unknown) or text!r}; known: {known_names(table)}"
+        )
+    return names
+
+
+def store_path(args: argparse.Namespace) -> Path:
+    from runners.store import default_store
+
+    return Path(args.store) if args.store else default_store()
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", help="results store (default: $COLLSWEEP_STORE or data/collsweep.duckdb)"
+    )
+
+
+def render(frame, fmt: str) -> str:
+    if fmt == "csv":
+        return frame.to_csv(index=False).rstrip("\n")
+    if fmt == "json":
+        return frame.to_json(orient="records", date_format="iso", indent=1)
+    return frame.to_string(index=False) if len(frame) else "(no rows)"
+
+
+def json_value(value: object) -> object:
+    """JSON for values json.dumps does not know (timestamps)."""
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)

@@ -1,0 +1,231 @@
+"""Subcommands of the model side: predict, crossovers and analyze."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runners.catalog import DTYPES, OPS, known_names
+from runners.cli.common import (
+    UsageError,
+    add_store_option,
+    render,
+    store_path,
+)
+
+
+def _check_prediction_input(args: argparse.Namespace) -> None:
+    """UsageError for an algorithm, size or parameter the models cannot take."""
+    import math
+
+    from runners.catalog import ALGORITHMS
+    from runners.models import MODELS
+
+    if args.algorithm not in ALGORITHMS and args.algorithm not in MODELS:
+        known = known_names(dict.fromkeys([*ALGORITHMS, *MODELS]))
+        raise UsageError(f"unknown algorithm {args.algorithm!r}; known: {known}")
+    if args.ranks < 1 or args.bytes < 0:
+        raise UsageError("--ranks must be >= 1 and --bytes >= 0")
+    itemsize = DTYPES[args.dtype].itemsize
+    if args.bytes % itemsize:
+        raise UsageError(f"--bytes must be a multiple of {args.dtype}'s {itemsize} bytes")
+    for name in ("alpha", "beta", "gamma"):
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"--{name} must be a finite number >= 0, got {value}")
+
+
+def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str]:
+    """(alpha, beta, gamma or None, calibration id) from the store's calibration."""
+    from runners import analysis, store
+    from runners.calibrate import SOURCE
+
+    path = store_path(args)
+    if args.calibration:
+        cal = store.get_calibration(path, args.calibration)
+    else:
+        cal = store.latest_calibration(path, source=SOURCE)
+    if cal is None:
+        which = f"calibration {args.calibration!r}" if args.calibration else "calibration"
+        raise UsageError(
+            f"no {which} in {path}: run `collsweep calibrate` first, or give --alpha, --beta "
+            "and --gamma"
+        )
+    params = analysis.Params.from_row(cal)
+    alpha, beta = params.at(args.bytes)
+    return alpha, beta, params.gamma(args.dtype, args.op), params.calibration_id
+
+
+def _prediction_parameters(args: argparse.Namespace) -> tuple[float, float, float, str | None]:
+    """alpha, beta, gamma: those given, the rest from a stored calibration."""
+    given = (args.alpha, args.beta, args.gamma)
+    if None not in given:
+        return (*given, None)
+    alpha, beta, gamma, cal_id = _stored_parameters(args)
+    if gamma is None and args.gamma is None:
+        raise UsageError(
+            f"calibration {cal_id} has no gamma for {args.dtype}/{args.op}: give --gamma, or "
+            f"run `collsweep calibrate --dtypes {args.dtype} --ops {args.op}`"
+        )
+    stored = (alpha, beta, gamma)
+    alpha, beta, gamma = (g if g is not None else s for g, s in zip(given, stored, strict=True))
+    return alpha, beta, gamma, cal_id
+
+
+def prediction_report(args: argparse.Namespace) -> dict:
+    """The predicted time and its three terms for the command line's point, as a dict."""
+    from runners.analysis import model_of
+    from runners.models import predict
+
+    _check_prediction_input(args)
+    alpha, beta, gamma, cal_id = _prediction_parameters(args)
+    model = model_of(args.algorithm)
+    itemsize = DTYPES[args.dtype].itemsize
+    pred = predict(model, args.ranks, args.bytes, alpha, beta, gamma, itemsize)
+    return {
+        "algorithm": args.algorithm,
+        "model": model,
+        "ranks": args.ranks,
+        "bytes": args.bytes,
+        "dtype": args.dtype,
+        "op": args.op,
+        "calibration_id": cal_id,
+        "alpha_s": alpha,
+        "beta_s_per_byte": beta,
+        "gamma_s_per_byte": gamma,
+        "predicted_s": pred.total_s,
+        "latency_s": pred.latency_s,
+        "bandwidth_s": pred.bandwidth_s,
+        "reduction_s": pred.reduction_s,
+        "messages": pred.messages,
+        "bytes_sent": pred.bytes_sent,
+        "bytes_reduced": pred.bytes_reduced,
+    }
+
+
+def _prediction_text(r: dict) -> str:
+    from runners.calibrate import format_bytes
+
+    source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
+    return "\n".join(
+        [
+            f"{r['algorithm']} on {r['ranks']} ranks, {format_bytes(r['bytes'])} "
+            f"{r['dtype']}/{r['op']} (model {r['model']}, {source}):",
+            f"  predicted  {r['predicted_s']:.4e} s",
+            f"  latency    {r['latency_s']:.4e} s  = {r['messages']:g} messages x alpha "
+            f"{r['alpha_s']:.4e} s",
+            f"  bandwidth  {r['bandwidth_s']:.4e} s  = {format_bytes(r['bytes_sent'])} sent x "
+            f"beta {r['beta_s_per_byte']:.4e} s/B",
+            f"  reduction  {r['reduction_s']:.4e} s  = {format_bytes(r['bytes_reduced'])} "
+            f"reduced x gamma {r['gamma_s_per_byte']:.4e} s/B",
+        ]
+    )
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Print the model's time for one allreduce, split into its three terms."""
+    import json
+
+    report = prediction_report(args)
+    print(json.dumps(report, indent=1) if args.json else _prediction_text(report))
+    return 0
+
+
+def add_predict(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "predict",
+        help="predict one allreduce's time with the alpha-beta-gamma model",
+        description="Print the predicted seconds of ALGORITHM on RANKS ranks for BYTES bytes "
+        "per rank and its latency (alpha), bandwidth (beta) and reduction (gamma) terms. "
+        "Parameters not given come from a stored ping-pong calibration (the newest, or "
+        "--calibration): alpha and beta of the segment covering BYTES, gamma of DTYPE/OP. "
+        "The library's autotuned 'mpi' is predicted with the lower_bound model.",
+    )
+    parser.add_argument("--algorithm", required=True, help="e.g. ring, rabenseifner, mpi:ring")
+    parser.add_argument("--ranks", type=int, required=True, help="number of ranks")
+    parser.add_argument("--bytes", type=int, required=True, help="bytes per rank")
+    parser.add_argument("--alpha", type=float, help="seconds per message")
+    parser.add_argument("--beta", type=float, help="seconds per byte sent")
+    parser.add_argument("--gamma", type=float, help="seconds per byte reduced")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("--op", choices=sorted(OPS), default="sum")
+    parser.add_argument("--calibration", metavar="ID", help="stored calibration to use")
+    parser.add_argument("--json", action="store_true", help="print a JSON object")
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_predict)
+
+
+def _crossovers_table(frame) -> str:
+    """The crossovers for reading: sizes in B/KiB/MiB, no detail column."""
+    from runners.calibrate import format_bytes
+
+    shown = frame.drop(columns=["detail"]).copy()
+    for column in ("bytes", "low_bytes", "high_bytes"):
+        shown[column] = [
+            "" if value != value else format_bytes(round(value)) for value in shown[column]
+        ]
+    return render(shown, "table")
+
+
+def cmd_crossovers(args: argparse.Namespace) -> int:
+    """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
+    from runners import analysis
+
+    path = store_path(args)
+    try:
+        frame = analysis.crossovers_frame(path, args.run)
+        agreement = analysis.agreement_frame(path, args.run)
+    except analysis.AnalysisError as exc:
+        raise UsageError(str(exc)) from None
+    if agreement.empty:
+        print(
+            f"run {args.run} has no analysis yet: `collsweep analyze {args.run}`", file=sys.stderr
+        )
+    if args.format != "table":
+        print(render(frame, args.format))
+        return 0
+    print(_crossovers_table(frame) if len(frame) else "(no crossovers)")
+    print("\nagreement: share of points where the model's pick is the measured best")
+    print(render(agreement, "table"))
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """(Re)compute a stored run's predictions, crossovers, best choices and assumptions."""
+    from runners import analysis
+
+    try:
+        summary = analysis.analyze_run(store_path(args), args.run)
+    except analysis.AnalysisError as exc:
+        raise UsageError(str(exc)) from None
+    print(summary.describe())
+    return 0
+
+
+def add_model_reading(sub: argparse._SubParsersAction) -> None:
+    crossovers = sub.add_parser(
+        "crossovers",
+        help="a run's measured and predicted crossovers, and the model's agreement",
+        description="For every pair of algorithms and (ranks, dtype, op) of RUN: where the "
+        "measured medians change order (log-log interpolation, 90% bootstrap interval from "
+        "the raw samples) and where each calibration's model predicts it (T_A = T_B within "
+        "the swept sizes). algorithm_a is the faster below the crossover. As a table, also "
+        "how often the model picks the measured best. Rows: the crossovers table "
+        "(docs/schema.md).",
+    )
+    crossovers.add_argument("run", help="run id (see collsweep runs)")
+    crossovers.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    add_store_option(crossovers)
+    crossovers.set_defaults(handler=cmd_crossovers)
+
+    analyze = sub.add_parser(
+        "analyze",
+        help="recompute a stored run's predictions, crossovers and assumption checks",
+        description="Fit alpha, beta and gamma to RUN's own timings, predict every ok point "
+        "with that fit and the run's ping-pong calibration, and store the predictions, "
+        "crossovers, best choices, agreement and assumption checks (replacing earlier ones). "
+        "A sweep does this when it ends.",
+    )
+    analyze.add_argument("run", help="run id (see collsweep runs)")
+    add_store_option(analyze)
+    analyze.set_defaults(handler=cmd_analyze)

@@ -1,0 +1,122 @@
+"""Subcommands that read or serve the store: runs, query, export, migrate, dashboard."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from runners.cli.common import (
+    UsageError,
+    add_store_option,
+    render,
+    store_path,
+)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """List the runs in the store."""
+    from runners.reports import runs_table
+
+    print(render(runs_table(store_path(args)), args.format))
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """Run read-only SQL against the store."""
+    from runners import store
+
+    sql = sys.stdin.read() if args.sql == "-" else args.sql
+    try:
+        frame = store.query(store_path(args), sql)
+    except store.QueryError as exc:
+        raise UsageError(f"query failed: {exc}") from None
+    print(render(frame, args.format))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a run's tables to CSV or Parquet files."""
+    from runners.reports import export_run
+
+    written = export_run(store_path(args), args.run, Path(args.output), args.format)
+    for path in written:
+        print(path)
+    return 0
+
+
+def add_reading(sub: argparse._SubParsersAction) -> None:
+    runs = sub.add_parser(
+        "runs",
+        help="list the runs in the store",
+        description="One line per run: status, time, host, library, grid.",
+    )
+    add_store_option(runs)
+    runs.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    runs.set_defaults(handler=cmd_runs)
+
+    query = sub.add_parser(
+        "query",
+        help="run read-only SQL against the store",
+        description="Run SQL on a read-only connection with file access disabled (no writes, "
+        "no ATTACH, no reading other files). Tables and example queries: docs/schema.md. "
+        "Give '-' to read the SQL from standard input.",
+    )
+    query.add_argument("sql", help="the SQL text, or - for standard input")
+    add_store_option(query)
+    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    query.set_defaults(handler=cmd_query)
+
+    export = sub.add_parser(
+        "export",
+        help="write a run's points, samples and predictions to files",
+        description="Write the run's tables (runs, points, samples, and the model tables) "
+        "as CSV or Parquet files into a folder.",
+    )
+    export.add_argument("run", help="run id (see collsweep runs)")
+    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    export.add_argument("--output", default="data/exports", help="folder (default data/exports)")
+    add_store_option(export)
+    export.set_defaults(handler=cmd_export)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Upgrade an older store to this collsweep's schema."""
+    from runners import store
+
+    old, new = store.migrate(store_path(args))
+    print(f"schema {old} -> {new}" if old != new else f"already at schema {new}")
+    return 0
+
+
+def add_migrate(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "migrate",
+        help="upgrade an older results store in place",
+        description="Apply the forward schema migrations to the store.",
+    )
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_migrate)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Serve the Streamlit dashboard on 127.0.0.1 for one store."""
+    from dashboard.serve import serve
+
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port must be 1..65535, got {args.port}")
+    return serve(store_path(args), port=args.port, open_browser=args.open)
+
+
+def add_dashboard(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "dashboard",
+        help="browse results in the Streamlit dashboard (127.0.0.1 only)",
+        description="Start the dashboard on http://127.0.0.1:PORT. It reads the store through "
+        "short read-only connections with file access disabled, so it never blocks a running "
+        "sweep. Ctrl-C stops it.",
+    )
+    add_store_option(parser)
+    parser.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    parser.add_argument("--open", action="store_true", help="open a browser tab as well")
+    parser.set_defaults(handler=cmd_dashboard)
