@@ -579,13 +579,22 @@ def assumption_rows(
 ) -> list[dict[str, Any]]:
     """Every assumption check of the run (runners.assumptions) from its recorded facts."""
     environment = run.get("environment") or {}
-    inherited = environment.get("inherited", {}) if isinstance(environment, dict) else {}
+    if not isinstance(environment, dict):
+        environment = {}
+    inherited = environment.get("inherited", {})
     facts = [
         assumptions.PointFacts(p.point_id, p.algorithm, p.ranks, p.nbytes, p.dtype, p.op)
         for p in points
     ]
     cores = int(run.get("physical_cores") or physical_cores())
-    return assumptions.run_checks(facts, cores, _launcher(run), inherited, calibrations)
+    return assumptions.run_checks(
+        facts,
+        cores,
+        _launcher(run),
+        inherited,
+        calibrations,
+        environment.get("load_average_before"),
+    )
 
 
 # --- calibrations of a run -----------------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ POINT_CHECKS = (
     "equal_partitions",
     "library_choice_known",
 )
-RUN_CHECKS = ("single_node", "calibration_fit", "no_protocol_switch")
+RUN_CHECKS = ("single_node", "quiet_machine", "calibration_fit", "no_protocol_switch")
 NAMES = POINT_CHECKS + RUN_CHECKS
 
 # Models whose schedule is built on a power-of-two group, and how they cope with other p.
@@ -284,12 +284,32 @@ def no_protocol_switch(cal: Mapping[str, Any], min_bytes: int, max_bytes: int) -
     return check("no_protocol_switch", HOLDS, detail, None, cal_id)
 
 
+QUIET_LOAD = 1.0  # one core's worth of other runnable work
+
+
+def quiet_machine(load_average: Sequence[float] | None, cores: int) -> dict[str, Any]:
+    """Holds when the machine was nearly idle before the sweep started.
+
+    Other runnable processes take the ranks' cores away for whole scheduler slices, which
+    shows up as millisecond stalls that no alpha, beta or gamma describes.
+    """
+    if not load_average:
+        return check("quiet_machine", UNKNOWN, "the load average before the sweep is not recorded")
+    one_minute = float(load_average[0])
+    detail = f"1-minute load average {one_minute:.2f} on {cores} cores before the sweep"
+    if one_minute >= QUIET_LOAD:
+        detail += ": other processes were running, and their CPU time stalls the ranks"
+        return check("quiet_machine", VIOLATED, detail)
+    return check("quiet_machine", HOLDS, detail)
+
+
 def run_checks(
     points: Iterable[PointFacts],
     cores: int,
     launcher: str | None,
     environment: Mapping[str, str],
     calibrations: Iterable[Mapping[str, Any]],
+    load_average: Sequence[float] | None = None,
 ) -> list[dict[str, Any]]:
     """Every check of a run: point-level rows, their run-level summaries, run-level rows.
 
@@ -300,6 +320,7 @@ def run_checks(
     rows = [row for point in points for row in point_checks(point, cores)]
     rows += [summarize(name, rows) for name in POINT_CHECKS]
     rows.append(single_node(launcher, environment))
+    rows.append(quiet_machine(load_average, cores))
     sizes = [p.nbytes for p in points]
     for cal in calibrations:
         rows.append(calibration_fit(cal))

@@ -177,3 +177,14 @@ def test_unknown_names_and_states_are_refused() -> None:
         A.check("no_such_assumption", "holds", "")
     with pytest.raises(ValueError):
         A.check("power_of_two", "maybe", "")
+
+
+@pytest.mark.parametrize(
+    ("load", "state"),
+    [([0.1, 0.2, 0.3], "holds"), ([1.7, 0.9, 0.4], "violated"), ([], "unknown"), (None, "unknown")],
+)
+def test_quiet_machine_is_read_from_the_load_average_before_the_sweep(load, state) -> None:
+    row = A.quiet_machine(load, cores=2)
+    assert row["name"] == "quiet_machine" and row["state"] == state
+    if load:
+        assert f"{load[0]:.2f}" in row["detail"]
