@@ -351,7 +351,9 @@ def run_sweep(
             status, reason = "failed", "; ".join(runner.failures)[:2000]
         store.finish_run(path, run_id, status, reason)
     analysis.after_sweep(path, run_id, progress.out)
-    return SweepOutcome(run_id, status, reason, progress.done, total)
+    # Counted from the store: a signal can land between storing a point and reporting it.
+    measured = len(store.point_ids(path, run_id)) - len(done) - len(skipped)
+    return SweepOutcome(run_id, status, reason, measured, total)
 
 
 def resume_spec(path: Path, run_id: str) -> SweepSpec:

@@ -187,13 +187,14 @@ def test_sigterm_keeps_finished_points_and_resume_completes(tmp_path: Path) -> N
     proc = start_sweep(db, spec)
     wait_for_points(db, 4, proc)
     os.kill(proc.pid, signal.SIGTERM)
-    _out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     run_id = only_run(db)
     run = store.get_run(db, run_id)
     assert run["status"] == "interrupted" and "SIGTERM" in run["status_reason"]
     kept = len(points(db))
     assert 4 <= kept < 36
+    assert f"interrupted, {kept} of 36 points done" in out
     resumed = run_cli("sweep", "--resume", run_id, "--store", str(db), timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     frame = points(db)
