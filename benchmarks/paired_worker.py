@@ -67,7 +67,7 @@ def time_pair(comm: MPI.Comm, names: list[str], nbytes: int, rule: StopRule) -> 
     for buf in buffers:
         buf.clear_results()
     samples = measure(comm, calls, rule, WARMUP)
-    if wrong := "; ".join(w for buf in buffers if (w := check_results(comm, buf, OP))):
+    if wrong := "; ".join(w for buf in buffers if (w := check_results(comm, buf))):
         return {"bytes": nbytes, "skipped": wrong}
     return {"bytes": nbytes, **split_summary(samples)}
 

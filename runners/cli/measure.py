@@ -122,9 +122,10 @@ def spec_overrides(args: argparse.Namespace) -> dict:
         if kind == "sizes":
             overrides[key] = _sizes_override(text)
         elif kind == "ints":
-            overrides[key] = [int(v) for v in text.split(",") if v.strip().lstrip("-").isdigit()]
-            if len(overrides[key]) != len([v for v in text.split(",") if v.strip()]):
-                raise UsageError(f"{flag} expects comma-separated integers, got {text!r}")
+            try:
+                overrides[key] = [int(v) for v in text.split(",") if v.strip()]
+            except ValueError:
+                raise UsageError(f"{flag} expects comma-separated integers, got {text!r}") from None
         elif kind == "names":
             overrides[key] = [v.strip() for v in text.split(",") if v.strip()]
         else:
