@@ -224,14 +224,13 @@ class GroupRunner:
             group.ranks, "runners.sweep_worker", [handle.name], group.knobs, spec.launcher
         )
         try:
-            return self._follow(launch.RunningJob(job), len(cells[0].algorithms), group)
+            return self._follow(launch.RunningJob(job), group)
         finally:
             os.unlink(handle.name)
 
-    def _follow(
-        self, running: launch.RunningJob, first_cell_points: int, group: Group
-    ) -> tuple[int, str]:
-        cells_started, points_in_cell, done = 0, 0, False
+    def _follow(self, running: launch.RunningJob, group: Group) -> tuple[int, str]:
+        """Store the job's events as they come; returns (cells finished, why it broke)."""
+        cells_started, done = 0, False
         timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
         try:
             while (line := running.next_line(timeout)) is not None:
@@ -240,10 +239,9 @@ class GroupRunner:
                 if kind == "hello":
                     self._save_provenance(event, group)
                 elif kind == "cell":
-                    cells_started, points_in_cell = cells_started + 1, 0
+                    cells_started += 1
                     timeout = self.spec.point_timeout_s
                 elif kind == "point":
-                    points_in_cell += 1
                     self._store_point(event)
                 elif kind == "done":
                     done = True
