@@ -23,6 +23,7 @@ import mpi4py
 import numpy as np
 from mpi4py import MPI
 
+from runners import parent_watch
 from runners.catalog import DTYPES
 from runners.harness import SYNC_CADENCE, measure
 from runners.inputs import fill_input
@@ -212,4 +213,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    parent_watch.start()
     main()

@@ -11,6 +11,7 @@ import queue
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -20,8 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runners.machine import physical_cores
+from runners.parent_watch import PARENT_ENV
 
 DEFAULT_LAUNCHER = "mpiexec -n {ranks}"
+SHELL_SYNTAX = frozenset(";|&<>$`()\n")
+REMOTE_OPTIONS = ("-f", "-hosts", "-host", "--host", "-hostfile", "--hostfile", "-machinefile")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class Job:
     args: Sequence[str] = ()
     knobs: Mapping[str, str] = field(default_factory=dict)
     launcher: str = DEFAULT_LAUNCHER
+    launcher_shell: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,27 +76,81 @@ def _mpiexec() -> str:
     return shutil.which("mpiexec") or "mpiexec"
 
 
+def launcher_syntax_problem(template: str, shell: bool = False) -> str | None:
+    """Why a launcher template cannot be used as written, or None (no file system look-ups)."""
+    if "{ranks}" not in template:
+        return "launcher must contain {ranks}, e.g. 'mpiexec -n {ranks}'"
+    try:
+        text = template.format(ranks=2)
+    except (KeyError, IndexError, ValueError):
+        return f"launcher {template!r} may use no placeholder but {{ranks}}"
+    if shell:
+        return None
+    syntax = sorted(set(text) & SHELL_SYNTAX)
+    if syntax:
+        shown = " ".join(repr(c) for c in syntax)
+        return (
+            f"launcher {template!r} contains shell syntax ({shown}) but is not run through a "
+            "shell; remove it, or add --launcher-shell to run it with sh -c"
+        )
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        return f"launcher {template!r} cannot be split into words: {exc}"
+    return None if words else "launcher is empty"
+
+
+def launcher_problem(template: str, shell: bool = False) -> str | None:
+    """Why the launcher cannot start jobs here (syntax, or its program not found), or None."""
+    problem = launcher_syntax_problem(template, shell)
+    if problem or shell:
+        return problem
+    program = shlex.split(template.format(ranks=2))[0]
+    resolved = _mpiexec() if program == "mpiexec" else program
+    if shutil.which(resolved) is None:
+        return f"launcher program {program!r} not found (is it installed and on PATH?)"
+    return None
+
+
+def runs_here(template: str) -> bool:
+    """True when the launcher starts every rank on this machine (mpiexec without a host list)."""
+    words = shlex.split(template.format(ranks=2))
+    return bool(words) and Path(words[0]).name == "mpiexec" and not set(words) & set(REMOTE_OPTIONS)
+
+
 def command(job: Job) -> list[str]:
     """The full command line: the launcher template, then Python under mpi4py's abort guard.
 
     `python -m mpi4py` calls MPI_Abort when any rank raises, so one failing rank ends the
-    whole job instead of leaving the others blocked.
+    whole job instead of leaving the others blocked. A shell launcher runs with sh -c, the
+    rank program passed as its arguments.
     """
-    launcher = shlex.split(job.launcher.format(ranks=job.ranks))
+    program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
+    text = job.launcher.format(ranks=job.ranks)
+    if job.launcher_shell:
+        return ["sh", "-c", f'{text} "$@"', "sh", *program]
+    launcher = shlex.split(text)
     if launcher and launcher[0] == "mpiexec":
         launcher[0] = _mpiexec()
-    return [*launcher, sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
+    return [*launcher, *program]
+
+
+def job_env(job: Job) -> dict[str, str]:
+    """The job's environment: ours, its knobs, the venv's bin first (a shell launcher's
+    `mpiexec` is the wheel's), and our pid, so ranks can leave when this process is gone."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    parent = f"{socket.gethostname()}:{os.getpid()}"
+    return {**os.environ, **job.knobs, "PATH": path, PARENT_ENV: parent}
 
 
 def run(job: Job, timeout: float) -> JobResult:
     """Run `job` to completion, killing every rank if it outlives `timeout` seconds."""
-    env = {**os.environ, **job.knobs}
     proc = subprocess.Popen(
         command(job),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=job_env(job),
         start_new_session=True,
     )
     try:
@@ -126,7 +185,7 @@ class RunningJob:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, **job.knobs},
+            env=job_env(job),
             start_new_session=True,
         )
         self._lines: queue.Queue[str | None] = queue.Queue()

@@ -95,6 +95,18 @@ def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[
     return cells
 
 
+def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
+    """The id of every point the spec asks for, measured or declared unsupported."""
+    return {
+        point_id(run_id, alg, ranks, nbytes, dtype, op)
+        for ranks in spec.ranks
+        for alg in spec.algorithms
+        for nbytes in spec.sizes
+        for dtype in spec.dtypes
+        for op in spec.ops
+    }
+
+
 def skipped_points(spec: SweepSpec, run_id: str, done: set[str] = frozenset()) -> list[dict]:
     """Point rows for every combination an algorithm declares it cannot run."""
     rows = []

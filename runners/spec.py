@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from runners.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
-from runners.launch import DEFAULT_LAUNCHER
+from runners.launch import DEFAULT_LAUNCHER, launcher_syntax_problem
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -36,6 +36,7 @@ class SweepSpec:
     passes: int = 2
     cache_mode: str = "hot"
     launcher: str = DEFAULT_LAUNCHER
+    launcher_shell: bool = False
     thread_level: str = "single"
     point_timeout_s: float = 120.0
 
@@ -129,8 +130,9 @@ def _problems(spec: SweepSpec) -> list[str]:
         problems.append(f"cache_mode must be one of {', '.join(CACHE_MODES)}")
     if spec.thread_level not in THREAD_LEVELS:
         problems.append(f"thread_level must be one of {', '.join(THREAD_LEVELS)}")
-    if "{ranks}" not in spec.launcher:
-        problems.append("launcher must contain {ranks}, e.g. 'mpiexec -n {ranks}'")
+    launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
+    if launcher:
+        problems.append(launcher)
     return problems
 
 
@@ -139,8 +141,23 @@ _FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
 _STR_KEYS = ("cache_mode", "launcher", "thread_level")
 
 
-def spec_from_mapping(raw: dict[str, Any]) -> SweepSpec:
-    """Build and validate a spec from TOML-like values; raises SpecError listing problems."""
+def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
+    """Drop repeated entries of the list keys (first kept), noting each key that had some."""
+    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms"):
+        if key not in values:
+            continue
+        unique = tuple(dict.fromkeys(values[key]))
+        if len(unique) < len(values[key]) and notes is not None:
+            repeated = [v for v in unique if values[key].count(v) > 1]
+            notes.append(f"{key}: measured once each, listed more than once: {repeated}")
+        values[key] = unique
+
+
+def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> SweepSpec:
+    """Build and validate a spec from TOML-like values; raises SpecError listing problems.
+
+    Repeated list entries are dropped, each key with repeats described in ``notes``.
+    """
     unknown = sorted(set(raw) - set(FIELD_NAMES))
     if unknown:
         raise SpecError(f"unknown spec keys {', '.join(unknown)}; known: {', '.join(FIELD_NAMES)}")
@@ -156,6 +173,11 @@ def spec_from_mapping(raw: dict[str, Any]) -> SweepSpec:
         for key in keys:
             if key in raw:
                 values[key] = _number(raw, key, kind) if kind is not str else str(raw[key])
+    if "launcher_shell" in raw:
+        if not isinstance(raw["launcher_shell"], bool):
+            raise SpecError(f"launcher_shell must be true or false, got {raw['launcher_shell']!r}")
+        values["launcher_shell"] = raw["launcher_shell"]
+    _without_repeats(values, notes)
     spec = SweepSpec(**values)
     problems = _problems(spec)
     if problems:
@@ -163,28 +185,25 @@ def spec_from_mapping(raw: dict[str, Any]) -> SweepSpec:
     return spec
 
 
-def parse_spec(text: str, overrides: dict[str, Any] | None = None) -> SweepSpec:
-    """Parse TOML text, apply command-line overrides, validate."""
+def parse_spec(
+    text: str, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
+) -> SweepSpec:
+    """Parse TOML text, apply command-line overrides, validate (see spec_from_mapping)."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"malformed TOML: {exc}") from None
-    return spec_from_mapping({**raw, **(overrides or {})})
+    return spec_from_mapping({**raw, **(overrides or {})}, notes)
 
 
-def load_spec(path: Path, overrides: dict[str, Any] | None = None) -> SweepSpec:
+def load_spec(
+    path: Path, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
+) -> SweepSpec:
     """Read a spec file (see parse_spec)."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec {path} is not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
-    return parse_spec(text, overrides)
-
-
-def with_overrides(spec: SweepSpec, **changes: Any) -> SweepSpec:
-    """A copy of `spec` with some fields changed, validated again."""
-    updated = replace(spec, **changes)
-    problems = _problems(updated)
-    if problems:
-        raise SpecError("; ".join(problems))
-    return updated
+    return parse_spec(text, overrides, notes)

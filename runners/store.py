@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import secrets
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,16 +24,19 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from runners import storefile
+
 DEFAULT_STORE = Path("data/collsweep.duckdb")
 STORE_ENV = "COLLSWEEP_STORE"
-LOCK_TIMEOUT_S = 30.0
+LOCK_TIMEOUT_S = storefile.LOCK_TIMEOUT_S
+StoreError = storefile.StoreError
+StoreBusy = storefile.StoreBusy
+QueryError = storefile.QueryError
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 POINT_STATUSES = ("ok", "failed", "skipped", "timeout")
 ASSUMPTION_STATES = ("holds", "violated", "unknown")
 CROSSOVER_KINDS = ("measured", "predicted")
-
-READ_ONLY_CONFIG = {"enable_external_access": False, "lock_configuration": True}
 
 Connection = duckdb.DuckDBPyConnection
 Migration = tuple[int, Sequence[str] | Callable[[Connection], None]]
@@ -196,14 +197,6 @@ MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-class StoreError(Exception):
-    """A problem with the results store, worded for the person running collsweep."""
-
-
-class QueryError(StoreError):
-    """SQL given to :func:`query` failed (syntax, unknown table, refused file access...)."""
-
-
 def default_store() -> Path:
     """The store to use: ``$COLLSWEEP_STORE`` if set, else ``data/collsweep.duckdb`` here."""
     override = os.environ.get(STORE_ENV, "").strip()
@@ -213,61 +206,9 @@ def default_store() -> Path:
 # --- connections ------------------------------------------------------------------------------
 
 
-def _is_busy(exc: duckdb.Error) -> bool:
-    """True for errors that mean "someone else has the file right now": worth retrying."""
-    text = str(exc)
-    return (
-        "Could not set lock on file" in text
-        or "different configuration than existing connections" in text
-    )
-
-
-def _open_failure(path: Path, exc: duckdb.Error) -> StoreError:
-    """Turn DuckDB's error on opening ``path`` into a message for users."""
-    text = str(exc)
-    if "not a valid DuckDB database file" in text:
-        return StoreError(
-            f"{path} is not a collsweep results store: it is not a DuckDB database "
-            "(corrupt, truncated or some other kind of file). Move it aside, or point "
-            f"{STORE_ENV} / --store at another file."
-        )
-    return StoreError(f"cannot open the results store {path}: {text}")
-
-
-def _busy_error(path: Path, timeout: float, exc: duckdb.Error) -> StoreError:
-    """The error raised when the file stayed locked for the whole timeout."""
-    return StoreError(
-        f"the results store {path} stayed busy for {timeout:.0f} s: another process (or an "
-        f"open connection in this one) is holding it. Last error: {exc}"
-    )
-
-
-def _pause(attempt: int) -> None:
-    """Jittered sleep before retry ``attempt`` (0, 1, ...): 5-20 ms at first, up to 25-100 ms.
-
-    Short at first because other store operations hold the lock for tens of milliseconds; the
-    jitter keeps waiting processes from retrying in lock step. A failed open costs DuckDB a few
-    milliseconds of CPU, so waits grow rather than poll fast for long.
-    """
-    high = min(0.1, 0.02 * 1.3**attempt)
-    time.sleep(random.uniform(high / 4, high))
-
-
 def _connect(path: Path, *, read_only: bool, timeout: float) -> Connection:
-    """Open ``path``, retrying while another process holds its lock."""
-    deadline = time.monotonic() + timeout
-    config = READ_ONLY_CONFIG if read_only else {}
-    attempt = 0
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only, config=config)
-        except duckdb.Error as exc:
-            if not _is_busy(exc):
-                raise _open_failure(path, exc) from exc
-            if time.monotonic() >= deadline:
-                raise _busy_error(path, timeout, exc) from exc
-            _pause(attempt)
-            attempt += 1
+    """Open ``path`` (see runners.storefile.connect)."""
+    return storefile.connect(path, read_only=read_only, timeout=timeout)
 
 
 # --- schema version and migrations -------------------------------------------------------------
@@ -363,12 +304,13 @@ def _publish(tmp: Path, path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _writing(path: Path | str) -> Iterator[Connection]:
-    """A short write connection to a current-schema store, inside one transaction."""
+def _writing(path: Path | str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Connection]:
+    """A short write connection to a current-schema store, inside one transaction; StoreBusy
+    when another process holds the file for ``timeout`` s."""
     path = Path(path)
     if not path.exists():
         _create(path)
-    con = _connect(path, read_only=False, timeout=LOCK_TIMEOUT_S)
+    con = _connect(path, read_only=False, timeout=timeout)
     try:
         _migrate_open(con, path)
         con.execute("BEGIN TRANSACTION")
@@ -471,17 +413,17 @@ def query(
     params: Sequence[Any] | dict[str, Any] | None = None,
     *,
     timeout: float = LOCK_TIMEOUT_S,
+    time_limit: float = storefile.QUERY_TIMEOUT_S,
+    max_rows: int | None = None,
 ) -> pd.DataFrame:
     """Run read-only SQL against the store and return the result as a DataFrame.
 
-    Failing SQL (syntax, unknown column, refused file access) raises QueryError.
+    ``timeout`` bounds the wait for the file's lock, ``time_limit`` the query itself, and
+    ``max_rows`` the rows fetched (a cut result has ``attrs['truncated']``); memory is bounded
+    by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
     """
     with open_readonly(path, timeout=timeout) as con:
-        try:
-            con.execute(sql, params)
-            return con.df() if con.description is not None else pd.DataFrame()
-        except duckdb.Error as exc:
-            raise QueryError(str(exc)) from exc
+        return storefile.bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
 
 
 def _lookup(path: Path | str, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
@@ -693,17 +635,24 @@ def update_run(path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
     if not fields:
         return
     with _writing(path) as con:
-        columns = _table_columns(con, "runs")
-        unknown = set(fields) - (columns.keys() - {"run_id"})
-        if unknown:
-            raise ValueError(f"cannot update runs column(s): {', '.join(sorted(unknown))}")
-        values = [_value(value, columns[name][0]) for name, value in fields.items()]
-        assignments = ", ".join(f'"{name}" = ?' for name in fields)
-        changed = con.execute(
-            f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values, run_id]
-        ).fetchall()
-        if changed != [(1,)]:
-            raise StoreError(f"no run {run_id!r} in {path}")
+        _update_run(con, path, run_id, fields)
+
+
+def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
+    """UPDATE one runs row on an open connection (see update_run)."""
+    if "status" in fields:
+        _check_choice("run status", fields["status"], RUN_STATUSES)
+    columns = _table_columns(con, "runs")
+    unknown = set(fields) - (columns.keys() - {"run_id"})
+    if unknown:
+        raise ValueError(f"cannot update runs column(s): {', '.join(sorted(unknown))}")
+    values = [_value(value, columns[name][0]) for name, value in fields.items()]
+    assignments = ", ".join(f'"{name}" = ?' for name in fields)
+    changed = con.execute(
+        f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values, run_id]
+    ).fetchall()
+    if changed != [(1,)]:
+        raise StoreError(f"no run {run_id!r} in {path}")
 
 
 def finish_run(path: Path | str, run_id: str, status: str, reason: str = "") -> None:
@@ -720,31 +669,69 @@ def add_points(
     written again (a resumed run) replaces the old row and all of its old samples, so nothing
     is duplicated. One transaction, batched: 10^5 samples take a fraction of a second.
     """
+    _check_points(points, samples)
+    if not points:
+        return
+    samples = _with_run_ids(points, samples)
+    with _writing(path) as con:
+        _replace_points(con, points, samples)
+
+
+def _check_points(points: list[dict[str, Any]], samples: list[dict[str, Any]]) -> None:
+    """Raise ValueError for a bad status, repeated keys, or samples of points not given."""
     for point in points:
         _check_choice("point status", point.get("status"), POINT_STATUSES)
     _unique("point_id", (p.get("point_id") for p in points))
-    runs_of = {p.get("point_id"): p.get("run_id") for p in points}
-    samples = [
-        s if "run_id" in s else {**s, "run_id": runs_of.get(s.get("point_id"))} for s in samples
-    ]
-    strays = {s.get("point_id") for s in samples} - runs_of.keys()
+    strays = {s.get("point_id") for s in samples} - {p.get("point_id") for p in points}
     if strays:
         raise ValueError(f"samples for points not in this call: {sorted(map(str, strays))[:5]}")
     _unique(
         "(point_id, iteration) sample", ((s.get("point_id"), s.get("iteration")) for s in samples)
     )
-    if not points:
-        return
-    ids = pd.DataFrame({"point_id": pd.Series(list(runs_of), dtype=object)})
-    with _writing(path) as con:
-        con.register("_replaced_ids", ids)
-        for table in ("samples", "points"):
-            con.execute(
-                f"DELETE FROM {table} WHERE point_id IN (SELECT point_id FROM _replaced_ids)"
-            )
-        con.unregister("_replaced_ids")
-        _insert(con, "points", points)
-        _insert(con, "samples", samples)
+
+
+def _with_run_ids(points: list[dict[str, Any]], samples: list[dict[str, Any]]) -> list[dict]:
+    """Samples with run_id filled in from their point where missing."""
+    runs_of = {p.get("point_id"): p.get("run_id") for p in points}
+    return [
+        s if "run_id" in s else {**s, "run_id": runs_of.get(s.get("point_id"))} for s in samples
+    ]
+
+
+def _replace_points(
+    con: Connection, points: list[dict[str, Any]], samples: list[dict[str, Any]]
+) -> None:
+    """Delete the stored rows of these point_ids and their samples, then insert the new ones."""
+    ids = pd.DataFrame({"point_id": pd.Series([p["point_id"] for p in points], dtype=object)})
+    con.register("_replaced_ids", ids)
+    for table in ("samples", "points"):
+        con.execute(f"DELETE FROM {table} WHERE point_id IN (SELECT point_id FROM _replaced_ids)")
+    con.unregister("_replaced_ids")
+    _insert(con, "points", points)
+    _insert(con, "samples", samples)
+
+
+def write_batch(
+    path: Path | str,
+    points: list[dict[str, Any]],
+    samples: list[dict[str, Any]],
+    run_updates: dict[str, dict[str, Any]],
+    *,
+    timeout: float = LOCK_TIMEOUT_S,
+) -> None:
+    """Store points with their samples and set columns of runs, all in one transaction.
+
+    ``run_updates`` maps run_id -> columns to set (as update_run). Points replace stored ones
+    with the same point_id (as add_points), so writing a batch twice changes nothing.
+    StoreBusy when another process holds the file for ``timeout`` s.
+    """
+    _check_points(points, samples)
+    samples = _with_run_ids(points, samples)
+    with _writing(path, timeout) as con:
+        if points:
+            _replace_points(con, points, samples)
+        for run_id, fields in run_updates.items():
+            _update_run(con, path, run_id, fields)
 
 
 def add_calibration(path: Path | str, cal: dict[str, Any]) -> None:

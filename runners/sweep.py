@@ -21,17 +21,23 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runners import __version__, analysis, launch, store
+from runners import __version__, analysis, launch, run_writer, store
+from runners.journal import RunLock
 from runners.machine import cpu_model, hostname, physical_cores
-from runners.plan import Group, plan_groups, point_id, skeleton_point, skipped_points
+from runners.plan import Group, all_point_ids, plan_groups, skeleton_point, skipped_points
+from runners.run_writer import RunWriter
 from runners.spec import SweepSpec, parse_spec
 
-FLUSH_SECONDS = 1.0
 STARTUP_GRACE_S = 60.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 class Interrupted(Exception):
-    """The sweep received SIGINT or SIGTERM."""
+    """The sweep received SIGINT, SIGTERM, SIGHUP or SIGQUIT."""
+
+
+class ForceQuit(Interrupted):
+    """A second stop signal: leave at once, whatever is still unstored stays in the journal."""
 
 
 @dataclass
@@ -43,6 +49,7 @@ class SweepOutcome:
     reason: str
     measured: int
     total: int
+    stored: bool = True  # False: left on a second signal with writes still in the journal
 
 
 def new_run_id() -> str:
@@ -91,30 +98,6 @@ def run_row(spec: SweepSpec, run_id: str, command_line: str) -> dict:
         "environment": {},
         "python_version": sys.version.split()[0],
     }
-
-
-class PointWriter:
-    """Buffers finished points and writes them in short batched transactions."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.points: list[dict] = []
-        self.samples: list[dict] = []
-        self.last_flush = time.monotonic()
-
-    def add(self, point: dict, samples: list[dict]) -> None:
-        """Queue one point; write the queue if the last write was a while ago."""
-        self.points.append(point)
-        self.samples += samples
-        if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        """Write everything queued (one short connection)."""
-        if self.points:
-            store.add_points(self.path, self.points, self.samples)
-        self.points, self.samples = [], []
-        self.last_flush = time.monotonic()
 
 
 def _timestamp(epoch: float) -> datetime:
@@ -166,12 +149,16 @@ class Progress:
 
 @contextmanager
 def signals_as_exceptions() -> Iterator[None]:
-    """Turn SIGINT and SIGTERM into Interrupted while a sweep runs."""
+    """Turn the stop signals into Interrupted (the first) and ForceQuit (any later one)."""
+    received = 0
 
     def handler(signum: int, _frame: object) -> None:
-        raise Interrupted(signal.Signals(signum).name)
+        nonlocal received
+        received += 1
+        name = signal.Signals(signum).name
+        raise (Interrupted if received == 1 else ForceQuit)(name)
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -185,8 +172,7 @@ class GroupRunner:
 
     spec: SweepSpec
     run_id: str
-    path: Path
-    writer: PointWriter
+    writer: RunWriter
     progress: Progress
     failures: list[str] = field(default_factory=list)
     provenance_saved: bool = False
@@ -221,7 +207,12 @@ class GroupRunner:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
             json.dump(payload, handle)
         job = launch.Job(
-            group.ranks, "runners.sweep_worker", [handle.name], group.knobs, spec.launcher
+            group.ranks,
+            "runners.sweep_worker",
+            [handle.name],
+            group.knobs,
+            spec.launcher,
+            spec.launcher_shell,
         )
         try:
             return self._follow(launch.RunningJob(job), group)
@@ -259,23 +250,18 @@ class GroupRunner:
 
     def _store_point(self, event: dict) -> None:
         row, samples = event_rows(self.run_id, event)
-        self.writer.add(row, samples)
+        self.writer.add_point(row, samples)
         self.progress.point(row)
 
     def _give_up_cell(self, group: Group, cell, reason: str) -> None:
         """Store the broken cell's points (those not stored yet) as failed or timed out."""
-        self.writer.flush()
-        stored = store.point_ids(self.path, self.run_id)
         status = "timeout" if "watchdog" in reason else "failed"
         for alg in cell.algorithms:
-            pid = point_id(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
-            if pid not in stored:
-                row = skeleton_point(
-                    self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op
-                ) | {"status": status, "reason": reason}
-                self.writer.add(row, [])
+            row = skeleton_point(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
+            if row["point_id"] not in self.writer.statuses:
+                row |= {"status": status, "reason": reason}
+                self.writer.add_point(row, [])
                 self.progress.point(row)
-        self.writer.flush()
 
     def _save_provenance(self, event: dict, group: Group) -> None:
         if self.provenance_saved:
@@ -292,7 +278,7 @@ class GroupRunner:
             )
         }
         fields["environment"] = environment_record(self.spec, self.load_before)
-        store.update_run(self.path, self.run_id, fields)
+        self.writer.update_run(fields)
         self.provenance_saved = True
 
 
@@ -311,47 +297,137 @@ def environment_record(spec: SweepSpec, load_before: tuple[float, ...] = ()) -> 
     return {"jobs": jobs, "inherited": inherited, "load_average_before": list(load_before)}
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def run_sweep(
     spec: SweepSpec,
     path: Path,
     command_line: str = "",
     run_id: str | None = None,
-    progress_out: Callable[[str], None] | None = None,
+    *,
+    retry_failed: bool = True,
+    progress_out: Callable[[str], None] = _stderr,
 ) -> SweepOutcome:
-    """Run (or, given an existing run_id, resume) a sweep, storing points as they finish."""
-    resuming = run_id is not None
-    run_id = run_id or new_run_id()
-    if resuming:
-        store.update_run(path, run_id, {"status": "running", "status_reason": ""})
-    else:
-        store.create_run(path, run_row(spec, run_id, command_line))
-    done = store.point_ids(path, run_id) if resuming else set()
-    skipped = skipped_points(spec, run_id, done)
-    if skipped:
-        store.add_points(path, skipped, [])
-    groups = plan_groups(spec, run_id, done)
+    """Run (or, given an existing run_id, resume) a sweep, storing points as they finish.
+
+    Resuming measures again every point not stored ok or skipped (failed and timed-out ones
+    too, unless ``retry_failed`` is False). RunBusy when another live sweep holds the run.
+    """
+    with signals_as_exceptions():
+        run_writer.recover_abandoned(path, progress_out)
+        run_id = run_id or new_run_id()
+        with RunLock(path, run_id) as lock:
+            if lock.previous:
+                progress_out(f"taking run {run_id} over from {lock.previous}, which is gone")
+            return _sweep_locked(spec, path, command_line, run_id, retry_failed, progress_out)
+
+
+def _sweep_locked(
+    spec: SweepSpec,
+    path: Path,
+    command_line: str,
+    run_id: str,
+    retry_failed: bool,
+    say: Callable[[str], None],
+) -> SweepOutcome:
+    """run_sweep's body, with the run's lock held."""
+    statuses = _start_run(spec, path, command_line, run_id)
+    kept = {pid for pid, st in statuses.items() if retry_failed is False or st in KEPT}
+    writer = RunWriter(path, run_id, say)
+    for row in skipped_points(spec, run_id, kept):
+        writer.add_point(row, [])
+    groups = plan_groups(spec, run_id, kept)
     total = sum(len(g.points(run_id)) for g in groups)
-    progress = Progress(total) if progress_out is None else Progress(total, out=progress_out)
-    writer = PointWriter(path)
-    runner = GroupRunner(spec, run_id, path, writer, progress, load_before=os.getloadavg())
-    status, reason = "complete", ""
+    progress = Progress(total, out=say)
+    runner = GroupRunner(spec, run_id, writer, progress, load_before=os.getloadavg())
+    interrupted, error = "", ""
     try:
-        with signals_as_exceptions():
-            analysis.prepare_run(path, run_id, spec, progress.out)
-            progress.started = time.monotonic()  # the ETA counts from the first point
-            for group in groups:
-                runner.run(group)
-    except (Interrupted, KeyboardInterrupt) as exc:
-        status, reason = "interrupted", f"received {exc or 'SIGINT'}"
-    finally:
-        writer.flush()
-        if status == "complete" and runner.failures:
-            status, reason = "failed", "; ".join(runner.failures)[:2000]
-        store.finish_run(path, run_id, status, reason)
-    analysis.after_sweep(path, run_id, progress.out)
-    # Counted from the store: a signal can land between storing a point and reporting it.
-    measured = len(store.point_ids(path, run_id)) - len(done) - len(skipped)
-    return SweepOutcome(run_id, status, reason, measured, total)
+        _prepare(path, run_id, spec, say)
+        progress.started = time.monotonic()  # the ETA counts from the first point
+        for group in groups:
+            runner.run(group)
+    except Interrupted as exc:
+        interrupted = f"received {exc}"
+    except Exception as exc:  # the run must be marked whatever went wrong
+        error = f"{type(exc).__name__}: {exc}"
+    planned = all_point_ids(spec, run_id)
+    status, reason = final_status(
+        planned, statuses | writer.statuses, interrupted, error, runner.failures
+    )
+    stored = _finish(writer, status, reason, say)
+    if stored and status != "interrupted":
+        analysis.after_sweep(path, run_id, say)
+    to_measure = {pid for group in groups for pid in group.points(run_id)}
+    measured = sum(pid in to_measure for pid in writer.statuses)
+    return SweepOutcome(run_id, status, reason, measured, total, stored)
+
+
+KEPT = ("ok", "skipped")
+
+
+def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> dict[str, str]:
+    """Create the run, or mark a resumed one running; the stored points' statuses."""
+    if store.get_run(path, run_id) is None:
+        store.create_run(path, run_row(spec, run_id, command_line))
+        return {}
+    store.update_run(path, run_id, {"status": "running", "status_reason": ""})
+    frame = store.query(path, "SELECT point_id, status FROM points WHERE run_id = ?", [run_id])
+    return dict(zip(frame.point_id, frame.status, strict=True))
+
+
+def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None]) -> None:
+    """Give the run a calibration; a busy or failing store only costs the predictions."""
+    try:
+        analysis.prepare_run(path, run_id, spec, say)
+    except store.StoreError as exc:
+        say(f"no calibration for this run ({exc}); predictions use the fit to its own timings")
+
+
+def final_status(
+    planned: set[str],
+    statuses: dict[str, str],
+    interrupted: str,
+    error: str,
+    failures: list[str],
+) -> tuple[str, str]:
+    """The run's true status: complete only when every planned point is stored ok or skipped."""
+    missing = sorted(pid for pid in planned if statuses.get(pid) not in KEPT)
+    if not missing:
+        return "complete", ""
+    if interrupted:
+        return "interrupted", interrupted
+    if error:
+        return "failed", f"unexpected error: {error}"[:2000]
+    if failures:
+        return "failed", "; ".join(failures)[:2000]
+    bad = sum(statuses.get(pid) in ("failed", "timeout") for pid in missing)
+    return "failed", (
+        f"{len(missing)} of {len(planned)} points are not stored ok or skipped "
+        f"({bad} failed or timed out, kept from before; {len(missing) - bad} never measured)"
+    )
+
+
+def _finish(writer: RunWriter, status: str, reason: str, say: Callable[[str], None]) -> bool:
+    """Store the run's final status with every queued point; True once all is in the store.
+
+    Waits for a busy store. A stop signal during the wait is reported and the wait goes on;
+    a second one leaves at once, with the rest safe in the journal for the next sweep.
+    """
+    writer.update_run({"status": status, "status_reason": reason, "finished_at": datetime.now(UTC)})
+    while True:
+        try:
+            writer.flush_until_stored()
+            return True
+        except ForceQuit:
+            say(
+                f"left with {writer.waiting} points and the run's status unstored, safe in "
+                f"{writer.journal.path}: the next `collsweep sweep` on this store stores them"
+            )
+            return False
+        except Interrupted:
+            say("still waiting for the store to take the last points; signal again to leave now")
 
 
 def resume_spec(path: Path, run_id: str) -> SweepSpec:

@@ -20,6 +20,7 @@ import mpi4py
 import numpy as np
 from mpi4py import MPI
 
+from runners import parent_watch
 from runners.algorithms import Allreduce, create
 from runners.catalog import ALGORITHMS, DTYPES
 from runners.harness import SYNC_CADENCE, captured_stderr, measure
@@ -258,4 +259,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parent_watch.start()
     main()

@@ -11,6 +11,7 @@ import json
 import numpy as np
 from mpi4py import MPI
 
+from runners import parent_watch
 from runners.algorithms import UnsupportedError, create
 from runners.inputs import default_counts, expected_result, make_input, mismatches
 from runners.mpi_ops import mpi_op
@@ -61,4 +62,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parent_watch.start()
     main()

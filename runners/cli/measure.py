@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from runners.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
@@ -115,6 +116,8 @@ def _sizes_override(text: str) -> list[int] | dict[str, int]:
 def spec_overrides(args: argparse.Namespace) -> dict:
     """The spec keys given on the command line, parsed to TOML-like values."""
     overrides: dict = {}
+    if getattr(args, "launcher_shell", None):
+        overrides["launcher_shell"] = True
     for flag, (key, kind, _help) in SPEC_FLAGS.items():
         text = getattr(args, flag.lstrip("-").replace("-", "_"))
         if text is None:
@@ -136,32 +139,87 @@ def spec_overrides(args: argparse.Namespace) -> dict:
     return overrides
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    """Run (or resume) a sweep into the store."""
-    from runners.spec import SpecError, load_spec
-    from runners.sweep import resume_spec, run_sweep
+RESUME_SETTINGS = ("launcher", "launcher_shell", "point_timeout_s")
 
-    path = store_path(args)
+
+def _resumed_spec(args: argparse.Namespace, path: Path):
+    """The stored run's spec with its executable settings from this command line or the spec
+    file given, never from the store unless --trust-stored-launcher says so."""
+    from runners.launch import DEFAULT_LAUNCHER
+    from runners.spec import load_spec, parse_spec
+    from runners.sweep import resume_spec
+
+    stored = resume_spec(path, args.resume)
+    overrides = spec_overrides(args)
+    if set(overrides) - set(RESUME_SETTINGS):
+        raise UsageError(
+            "--resume reuses the run's own grid and timing; only --launcher, "
+            "--launcher-shell and --point-timeout may be given with it"
+        )
+    settings = {k: getattr(stored, k) for k in RESUME_SETTINGS if k != "launcher"}
+    if args.spec:
+        from_file = load_spec(Path(args.spec))
+        settings = {k: getattr(from_file, k) for k in RESUME_SETTINGS}
+    elif "launcher" not in overrides and not args.trust_stored_launcher:
+        if stored.launcher != DEFAULT_LAUNCHER or stored.launcher_shell:
+            raise UsageError(
+                f"run {args.resume} was started with launcher {stored.launcher!r}; a resume "
+                "runs no command taken from the store: give it again with --launcher (or the "
+                "spec file), or add --trust-stored-launcher"
+            )
+        settings |= {"launcher": DEFAULT_LAUNCHER, "launcher_shell": False}
+    return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
+
+
+def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
+    """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
+    from runners import capacity, launch
+    from runners.spec import SpecError, load_spec
+
     try:
         if args.resume:
-            if args.spec:
-                raise UsageError("give either SPEC or --resume RUN, not both")
-            spec = resume_spec(path, args.resume)
-            if spec_overrides(args):
-                raise UsageError("--resume reuses the run's own spec; drop the other options")
+            spec = _resumed_spec(args, path)
         elif not args.spec:
             raise UsageError("a spec file is needed, e.g. data/quick.toml")
         else:
-            spec = load_spec(Path(args.spec), spec_overrides(args))
+            spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
-    outcome = run_sweep(spec, path, command_line=shlex.join(sys.argv), run_id=args.resume)
+    problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
+    if problem is None:
+        here = max(spec.ranks) if launch.runs_here(spec.launcher) else 1
+        problem = capacity.payload_problem(spec.sizes, here)
+    if problem:
+        raise UsageError(problem)
+    return spec
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run (or resume) a sweep into the store."""
+    from runners.journal import RunBusy
+    from runners.sweep import run_sweep
+
+    path = store_path(args)
+    notes: list[str] = []
+    spec = _sweep_spec(args, path, notes)
+    for note in notes:
+        print(f"collsweep sweep: note: {note}", file=sys.stderr)
+    try:
+        outcome = run_sweep(
+            spec,
+            path,
+            command_line=shlex.join(sys.argv),
+            run_id=args.resume,
+            retry_failed=not args.keep_failed,
+        )
+    except RunBusy as exc:
+        raise UsageError(str(exc)) from None
     print(
         f"run {outcome.run_id}: {outcome.status}, {outcome.measured} of {outcome.total} "
         f"points done{': ' + outcome.reason if outcome.reason else ''}"
     )
     print(f"store: {path}")
-    if outcome.status == "interrupted":
+    if outcome.status == "interrupted" or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
         return 130
     return 0 if outcome.status == "complete" else 1
@@ -177,11 +235,31 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         "interrupted sweep keeps its points and --resume finishes the rest. Options "
         "override the spec's keys.",
     )
-    parser.add_argument("spec", nargs="?", help="TOML spec file")
-    parser.add_argument("--resume", metavar="RUN", help="finish the missing points of RUN")
+    parser.add_argument("spec", nargs="?", help="TOML spec file (with --resume: its launcher)")
+    parser.add_argument(
+        "--resume",
+        metavar="RUN",
+        help="finish RUN: measure its missing, failed and timed-out points",
+    )
+    parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="with --resume: keep failed and timed-out points instead of measuring them again",
+    )
+    parser.add_argument(
+        "--trust-stored-launcher",
+        action="store_true",
+        help="with --resume: run the launcher stored with the run (read its spec_toml first)",
+    )
     add_store_option(parser)
     for flag, (_key, _kind, text) in SPEC_FLAGS.items():
         parser.add_argument(flag, help=text)
+    parser.add_argument(
+        "--launcher-shell",
+        action="store_const",
+        const=True,
+        help="run the launcher text with sh -c (allows pipes, ';', '$VAR'...)",
+    )
     parser.set_defaults(handler=cmd_sweep)
 
 
