@@ -1,6 +1,8 @@
-"""The collsweep dashboard: ``streamlit run dashboard/app.py -- --store PATH``.
+"""The collsweep dashboard's pages; `collsweep dashboard` serves them on 127.0.0.1.
 
-`collsweep dashboard` (dashboard.serve.serve) starts it on 127.0.0.1. Every page reads the
+`collsweep dashboard` (dashboard.serve.serve) runs dashboard/asgi.py, which puts this app
+behind a Host-header check; started by hand (``streamlit run dashboard/app.py``) it warns on
+every page unless served on loopback with that check. Every page reads the
 store through short read-only connections (dashboard.queries). The page scripts live in
 dashboard/views/, not dashboard/pages/: Streamlit treats a pages/ folder beside the main
 script as a legacy multipage app and, on a server's first request, runs a deep-linked page
@@ -11,16 +13,17 @@ legacy one (lab) so a deep link to it also starts from this script.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import streamlit as st
 
 try:
-    from dashboard import ui
+    from dashboard import hostcheck, ui
 except ModuleNotFoundError:  # a checkout that is not pip-installed: add the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from dashboard import ui
+    from dashboard import hostcheck, ui
 
 # (script, title, url path, icon)
 PAGES = (
@@ -45,6 +48,13 @@ def main() -> None:
     ]
     page = st.navigation(pages)
     st.sidebar.caption(f"Store: `{ui.store_path()}`")
+    exposed = hostcheck.exposure_warning(
+        st.get_option("server.address"),
+        st.context.headers.get("Host", ""),
+        os.environ.get(hostcheck.HOST_CHECK_ENV) == "on",
+    )
+    if exposed:
+        st.warning(exposed, icon=":material/public:")
     page.run()
 
 

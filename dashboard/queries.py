@@ -15,7 +15,6 @@ import contextlib
 import contextvars
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from runners import store
+from runners import store, storefile
 
 StorePath = Path | str
 Connection = duckdb.DuckDBPyConnection
@@ -885,17 +884,5 @@ def run_user_sql(
     check_read_only(sql)
     started = time.monotonic()
     with store.open_readonly(path) as con:
-        timer = threading.Timer(timeout_s, con.interrupt)
-        timer.start()
-        try:
-            cursor = con.execute(sql)
-            names = [d[0] for d in cursor.description or []]
-            rows = cursor.fetchmany(max_rows + 1) if names else []
-        except duckdb.InterruptException:
-            raise store.QueryError(f"the query was stopped after {timeout_s:g} s") from None
-        except duckdb.Error as exc:
-            raise store.QueryError(str(exc)) from None
-        finally:
-            timer.cancel()
-    frame = pd.DataFrame(rows[:max_rows], columns=names)
-    return UserResult(frame, len(rows) > max_rows, time.monotonic() - started)
+        frame = storefile.bounded_query(con, sql, timeout_s=timeout_s, max_rows=max_rows)
+    return UserResult(frame, bool(frame.attrs.get("truncated")), time.monotonic() - started)

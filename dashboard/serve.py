@@ -1,7 +1,9 @@
-"""Start the dashboard: ``streamlit run dashboard/app.py`` on 127.0.0.1 against one store.
+"""Start the dashboard: ``streamlit run dashboard/asgi.py`` on 127.0.0.1 against one store.
 
-`serve` is what ``collsweep dashboard`` calls. The store reaches the app twice, as ``--store``
-after ``--`` and as $COLLSWEEP_STORE, so ``streamlit run dashboard/app.py`` by hand works too.
+`serve` is what ``collsweep dashboard`` calls. asgi.py serves app.py behind a Host-header check
+(dashboard.hostcheck). The store reaches the app twice, as ``--store`` after ``--`` and as
+$COLLSWEEP_STORE. Started by hand, use ``streamlit run dashboard/asgi.py --server.address
+127.0.0.1``; anything else makes the app warn on every page.
 Once the server answers, `serve` runs the app once through Streamlit's script health check:
 that first run of app.py (its st.navigation) switches Streamlit off its legacy pages/-folder
 mode, so even the first visitor's deep link (/curves?run=...) opens the right page.
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent / "app.py"
+ASGI = Path(__file__).resolve().parent / "asgi.py"
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8501
 
@@ -38,7 +41,7 @@ def streamlit_command(store: Path, port: int = DEFAULT_PORT, open_browser: bool 
         "-m",
         "streamlit",
         "run",
-        str(APP),
+        str(ASGI),
         "--server.address",
         HOST,
         "--server.port",

@@ -83,7 +83,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/override.py": (1, {"run", "forced", "dtype", "op"}, "dataframe"),
     "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
     "views/compare.py": (1, {"a", "b", "thr", "flagged"}, "metric"),
-    "views/sql.py": (0, {"ex", "sql"}, "dataframe"),
+    "views/sql.py": (0, {"ex", "sql"}, "info"),
     "pages/lab.py": (1, set(), "info"),
 }
 
@@ -347,6 +347,8 @@ def test_sql_page_examples_results_and_csv(demo: Path) -> None:
     (download,) = at.get("download_button")
     assert download.proto.label == "Download CSV"
     shared = open_app("views/sql.py", q="SELECT count(*) AS n FROM runs")
+    assert not shared.dataframe and "Run query" in shared.info[0].value  # a link runs nothing
+    shared.button(key="run_sql").click().run()
     assert shared.dataframe[0].value["n"].tolist() == [2]
 
 
@@ -364,6 +366,7 @@ def test_empty_store_explains_the_first_sweep(tmp_path: Path, monkeypatch) -> No
         assert "collsweep sweep data/quick.toml" in at.info[0].value
         assert not at.get("plotly_chart")
     at = open_app("views/sql.py", q="SELECT count(*) AS n FROM runs")
+    at.button(key="run_sql").click().run()
     assert_clean(at)
     assert at.dataframe[0].value["n"].tolist() == [0]
 

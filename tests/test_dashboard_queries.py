@@ -6,6 +6,7 @@ import ast
 import math
 import re
 import shutil
+import time
 from pathlib import Path
 
 import duckdb
@@ -618,6 +619,16 @@ def test_user_sql_limits_rows_and_time(demo: Path) -> None:
     assert len(full.frame) == 5 and not full.truncated
     with pytest.raises(store.QueryError, match="stopped after"):
         queries.run_user_sql(demo, "SELECT count(*) FROM range(100000000000) a", timeout_s=0.3)
+
+
+def test_user_sql_is_bounded_in_memory(demo: Path) -> None:
+    """A query that would need gigabytes fails with the read memory limit named, quickly."""
+    started = time.monotonic()
+    with pytest.raises(store.QueryError, match="memory limit of 1GiB"):
+        queries.run_user_sql(
+            demo, "SELECT list(range) FROM range(400000000) GROUP BY range % 3", timeout_s=60
+        )
+    assert time.monotonic() - started < 30
 
 
 def test_one_shared_connection_per_page(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

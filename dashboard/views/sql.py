@@ -7,24 +7,32 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import queries, ui
-from runners import store
+from runners import store, storefile
 
 OWN = "(your own query)"
+ASKED = "_sql_asked"  # set once the user asks for a query to run in this session
+
+
+def _ask() -> None:
+    """Remember that the user asked to run the SQL in the editor."""
+    st.session_state[ASKED] = True
 
 
 def _load_example() -> None:
-    """Put the chosen example's SQL into the editor."""
+    """Put the chosen example's SQL into the editor and run it (choosing is asking)."""
     examples = {e.title: e.sql for e in queries.example_queries()}
     chosen = st.session_state.get("ex")
     if chosen in examples:
         st.session_state["sql"] = examples[chosen]
+        _ask()
 
 
 def _match_example() -> None:
-    """After an edit, show the example the SQL still is, or '(your own query)'."""
+    """After an edit (Ctrl+Enter), show the example the SQL still is, and run it."""
     current = st.session_state.get("sql", "").strip()
     titles = {e.sql: e.title for e in queries.example_queries()}
     st.session_state["ex"] = titles.get(current, OWN)
+    _ask()
 
 
 def _editor() -> str:
@@ -43,6 +51,7 @@ def _editor() -> str:
         "SQL (read-only; Ctrl+Enter runs it)", key="sql", height=220, on_change=_match_example
     )
     st.query_params["q"] = sql
+    st.button("Run query", key="run_sql", type="primary", on_click=_ask)
     return sql
 
 
@@ -70,11 +79,16 @@ def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
     st.caption(
         "Runs on a read-only connection with file access disabled: no writes, no ATTACH, no "
-        f"reading other files; stopped after {queries.USER_SQL_TIMEOUT_S:g} s. Tables: "
-        "docs/schema.md."
+        f"reading other files; stopped after {queries.USER_SQL_TIMEOUT_S:g} s or at the "
+        f"{storefile.read_only_config()['memory_limit']} memory limit. Tables: docs/schema.md."
     )
     sql = _editor()
-    if sql.strip():
+    if not st.session_state.get(ASKED):
+        st.info(
+            "Press **Run query** (or Ctrl+Enter in the box) to run it: opening a link never "
+            "runs its SQL by itself."
+        )
+    elif sql.strip():
         _result(path, sql)
 
 

@@ -23,15 +23,25 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    """Run read-only SQL against the store."""
+    """Run read-only SQL against the store, bounded in time, memory and rows."""
     from runners import store
 
+    if not args.timeout > 0 or args.max_rows < 1:
+        raise UsageError("--timeout must be > 0 seconds and --max-rows >= 1")
+    store.storefile.set_read_memory_limit(args.memory_limit)
     sql = sys.stdin.read() if args.sql == "-" else args.sql
     try:
-        frame = store.query(store_path(args), sql)
+        frame = store.query(store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows)
     except store.QueryError as exc:
-        raise UsageError(f"query failed: {exc}") from None
+        print(f"collsweep query: {exc}", file=sys.stderr)
+        return 1
     print(render(frame, args.format))
+    if frame.attrs.get("truncated"):
+        print(
+            f"collsweep query: only the first {args.max_rows} rows are shown; raise --max-rows "
+            "or narrow the query (LIMIT, WHERE) to see more",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -59,11 +69,21 @@ def add_reading(sub: argparse._SubParsersAction) -> None:
         "query",
         help="run read-only SQL against the store",
         description="Run SQL on a read-only connection with file access disabled (no writes, "
-        "no ATTACH, no reading other files). Tables and example queries: docs/schema.md. "
-        "Give '-' to read the SQL from standard input.",
+        "no ATTACH, no reading other files), stopped after --timeout and within "
+        "--memory-limit, so it never holds the store long enough to stall a sweep. Tables and "
+        "example queries: docs/schema.md. Give '-' to read the SQL from standard input.",
     )
     query.add_argument("sql", help="the SQL text, or - for standard input")
     add_store_option(query)
+    query.add_argument(
+        "--timeout", type=float, default=30.0, help="stop the query after this many s (30)"
+    )
+    query.add_argument(
+        "--max-rows", type=int, default=10000, help="print at most this many rows (10000)"
+    )
+    query.add_argument(
+        "--memory-limit", default="1GiB", help="DuckDB memory limit of the query (1GiB)"
+    )
     query.add_argument("--format", choices=("table", "csv", "json"), default="table")
     query.set_defaults(handler=cmd_query)
 

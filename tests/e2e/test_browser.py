@@ -174,9 +174,15 @@ def test_changing_the_metric_rewrites_the_url(server, page) -> None:
 
 
 def test_sql_box_refuses_reading_files(server, page) -> None:
-    """read_csv('/etc/hostname') from the URL shows the refusal, not the file."""
+    """read_csv('/etc/hostname') from the URL runs only when asked, then shows the refusal,
+    not the file."""
     sql = urllib.parse.quote("SELECT * FROM read_csv('/etc/hostname')")
     load(page, f"{server}/sql?q={sql}", plotted=False)
+    assert "opening a link never runs its SQL" in text(page, '[data-testid="stMain"]')
+    page.evaluate(
+        "[...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'Run query')"
+        ".click()"
+    )
     page.wait_for("!!document.querySelector('[data-testid=\"stAlert\"]')", 30, "an alert")
     alerts = text(page, '[data-testid="stMain"]')
     assert "Query failed" in alerts and "file system operations are disabled" in alerts
