@@ -57,8 +57,9 @@ def exposure_warning(address: str | None, host_header: str, checked: bool) -> st
         problems.append("it was started without collsweep's Host check (DNS rebinding)")
     if not problems or not host_header:
         return None
+    text = "; ".join(problems)
     return (
-        "; ".join(problems).capitalize() + ". Start it with `collsweep dashboard`, which serves "
+        text[0].upper() + text[1:] + ". Start it with `collsweep dashboard`, which serves "
         "127.0.0.1 only and refuses requests addressed to any other name."
     )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from runners import store
+from runners import journal, store
 
 RUNS_SQL = """
 SELECT r.run_id, r.status, strftime(r.started_at, '%Y-%m-%d %H:%M:%S') AS started,
@@ -37,8 +37,21 @@ EXPORTED_TABLES = (
 
 
 def runs_table(path: Path) -> pd.DataFrame:
-    """One row per run: status, start, host, library, ranks, dtypes and point counts."""
-    return store.query(path, RUNS_SQL)
+    """One row per run: status, start, host, library, ranks, dtypes and point counts.
+
+    A run stored as running that no live sweep holds (its process was killed) is shown as
+    'abandoned', with what to do about it.
+    """
+    frame = store.query(path, RUNS_SQL)
+    for index in frame.index[frame.status == "running"]:
+        run_id = frame.at[index, "run_id"]
+        if not journal.is_live(Path(path), run_id):
+            frame.at[index, "status"] = "abandoned"
+            frame.at[index, "reason"] = (
+                f"stored as running, but no live sweep holds it: `collsweep sweep --resume "
+                f"{run_id}` stores what its journal kept and measures the rest"
+            )
+    return frame
 
 
 def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:

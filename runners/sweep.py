@@ -245,7 +245,7 @@ class GroupRunner:
         code = running.wait()
         if done and code == 0:
             return cells_started, ""
-        why = f"ranks={group.ranks}: job exited with {code}: {running.stderr_tail()}"
+        why = f"ranks={group.ranks}: {exit_reason(code, done, running.stderr_tail())}"
         return max(cells_started - 1, 0), why
 
     def _store_point(self, event: dict) -> None:
@@ -280,6 +280,15 @@ class GroupRunner:
         fields["environment"] = environment_record(self.spec, self.load_before)
         self.writer.update_run(fields)
         self.provenance_saved = True
+
+
+def exit_reason(code: int, done: bool, stderr_tail: str) -> str:
+    """Why a job that ended did not finish its cells, in words."""
+    if code == 0 and not done:
+        why = "job exited with 0 without reporting its points (did the launcher run the ranks?)"
+    else:
+        why = f"job exited with {code}"
+    return f"{why}: {stderr_tail}" if stderr_tail else why
 
 
 def environment_record(spec: SweepSpec, load_before: tuple[float, ...] = ()) -> dict:

@@ -10,7 +10,7 @@ from runners import __version__
 from runners.cli.common import UsageError
 from runners.cli.measure import add_calibrate, add_sweep, add_verify
 from runners.cli.model import add_model_reading, add_predict
-from runners.cli.results import add_dashboard, add_migrate, add_reading
+from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_verify,
@@ -21,6 +21,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_model_reading,
     add_dashboard,
     add_migrate,
+    add_salvage,
 ]
 
 

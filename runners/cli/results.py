@@ -49,7 +49,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write a run's tables to CSV or Parquet files."""
     from runners.reports import export_run
 
-    written = export_run(store_path(args), args.run, Path(args.output), args.format)
+    try:
+        written = export_run(store_path(args), args.run, Path(args.output), args.format)
+    except OSError as exc:
+        raise UsageError(f"cannot write into {args.output}: {exc.strerror or exc}") from None
     for path in written:
         print(path)
     return 0
@@ -98,6 +101,32 @@ def add_reading(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--output", default="data/exports", help="folder (default data/exports)")
     add_store_option(export)
     export.set_defaults(handler=cmd_export)
+
+
+def cmd_salvage(args: argparse.Namespace) -> int:
+    """Copy the readable rows of a damaged store into a new store."""
+    from runners.salvage import salvage
+
+    results = salvage(store_path(args), Path(args.new))
+    for item in results:
+        lost = f"; unreadable: {', '.join(item.lost_runs)}" if item.lost_runs else ""
+        print(f"{item.table:<13}{item.rows:>10} rows{lost}")
+    lost_any = any(item.lost_runs for item in results)
+    print(f"salvaged into {args.new}" + (" (some rows were lost)" if lost_any else ""))
+    return 1 if lost_any else 0
+
+
+def add_salvage(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "salvage",
+        help="copy what is readable from a damaged store into a new store",
+        description="Read every table of a damaged store (whole, or run by run where that "
+        "fails) and write the rows that could be read into a new store. Exits 1 when rows "
+        "were lost.",
+    )
+    parser.add_argument("new", help="the new store to write (must not exist)")
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_salvage)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:

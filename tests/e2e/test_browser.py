@@ -179,11 +179,10 @@ def test_sql_box_refuses_reading_files(server, page) -> None:
     sql = urllib.parse.quote("SELECT * FROM read_csv('/etc/hostname')")
     load(page, f"{server}/sql?q={sql}", plotted=False)
     assert "opening a link never runs its SQL" in text(page, '[data-testid="stMain"]')
-    page.evaluate(
-        "[...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'Run query')"
-        ".click()"
-    )
-    page.wait_for("!!document.querySelector('[data-testid=\"stAlert\"]')", 30, "an alert")
+    button = "[...document.querySelectorAll('button')].find(b => b.innerText.includes('Run query'))"
+    page.wait_for(f"!!{button}", 30, "the Run query button")
+    page.evaluate(f"{button}.click()")
+    page.wait_for("document.body.innerText.includes('Query failed')", 30, "the refusal")
     alerts = text(page, '[data-testid="stMain"]')
     assert "Query failed" in alerts and "file system operations are disabled" in alerts
     assert socket.gethostname() not in text(page, '[data-testid="stMain"] [data-testid="stAlert"]')
@@ -194,3 +193,66 @@ def test_runs_page_is_the_front_page(server, page) -> None:
     load(page, f"{server}/", plotted=False)
     page.wait_for("document.body.innerText.includes('2 runs')", 30, "the runs caption")
     assert text(page, "h1") == "Runs"
+
+
+def _status(url: str, host: str) -> int:
+    """The HTTP status of a GET of ``url`` sent with the given Host header."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        return int(sock.recv(64).split()[1])
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:{port}", 200),
+        ("localhost:{port}", 200),
+        ("evil.example:{port}", 403),  # a DNS-rebinding page still names its own host
+        ("192.168.1.10:{port}", 403),
+    ],
+)
+def test_requests_not_addressed_to_loopback_are_refused(server, host: str, status: int) -> None:
+    """The server answers only requests whose Host header names loopback (DNS rebinding)."""
+    port = urllib.parse.urlsplit(server).port
+    assert _status(f"{server}/_stcore/health", host.format(port=port)) == status
+    assert _status(f"{server}/", host.format(port=port)) == status
+
+
+def test_no_exposure_warning_when_served_by_collsweep(server, page) -> None:
+    """Served by `collsweep dashboard` (loopback, Host check), no page warns about exposure."""
+    load(page, f"{server}/", plotted=False)
+    assert "other machines can reach it" not in text(page)
+    assert "Host check" not in text(page)
+
+
+def test_app_started_by_hand_on_every_interface_warns(tmp_path, page) -> None:
+    """`streamlit run dashboard/app.py` by hand listens on every interface without the Host
+    check; every page then says so and how to start it safely."""
+    path = synthetic.demo_store(tmp_path)
+    port = _free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard/app.py")]
+    options = ["--server.port", str(port), "--server.headless", "true"]
+    proc = subprocess.Popen(
+        [*command, *options, "--", "--store", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            try:
+                if _status(f"http://127.0.0.1:{port}/_stcore/health", "127.0.0.1") == 200:
+                    break
+            except OSError:
+                time.sleep(0.3)
+        load(page, f"http://127.0.0.1:{port}/", plotted=False)
+        page.wait_for("document.body.innerText.includes('other machines')", 30, "the warning")
+        body = text(page)
+        assert "listens on every interface" in body and "Host check" in body
+        assert "collsweep dashboard" in body
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
