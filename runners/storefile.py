@@ -102,7 +102,7 @@ def _command_line(pid: int) -> str:
         words = words[1:]
     if words and Path(words[0]).name == "collsweep":
         words[0] = "collsweep"
-    text = " ".join(words)
+    text = " ".join(" ".join(words).split())
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -1,34 +1,34 @@
-"""`collsweep sweep`: launch the ranks per (ranks, library configuration), stream into the store.
+"""`collsweep sweep`: one run from start to its true final status.
 
-No MPI here. The parent starts jobs, watches them (a watchdog per point), stores each
-finished point as it arrives, and survives Ctrl-C, SIGTERM and crashed or hung ranks with
-every finished point kept and the run marked with the reason.
+No MPI here. The run is created (or resumed) under its lock, its groups are measured by
+runners.sweep_jobs, every write goes through the run's journal (runners.run_writer), and the
+run ends `complete` only when every planned point is stored ok or skipped; otherwise `failed`
+or `interrupted` with the reason, whatever ended it: a stop signal (SIGINT, SIGTERM, SIGHUP,
+SIGQUIT; a second one leaves at once), crashed or hung ranks, or an unexpected error.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runners import __version__, analysis, launch, run_writer, store
-from runners.journal import RunLock
+from runners import __version__, analysis, run_writer, store
+from runners.journal import RunLock, journal_dir
 from runners.machine import cpu_model, hostname, physical_cores
-from runners.plan import Group, all_point_ids, plan_groups, skeleton_point, skipped_points
+from runners.plan import all_point_ids, plan_groups, skipped_points
 from runners.run_writer import RunWriter
 from runners.spec import SweepSpec, parse_spec
+from runners.sweep_jobs import GroupRunner, Progress
 
-STARTUP_GRACE_S = 60.0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
@@ -100,53 +100,6 @@ def run_row(spec: SweepSpec, run_id: str, command_line: str) -> dict:
     }
 
 
-def _timestamp(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, UTC).replace(tzinfo=None)
-
-
-def event_rows(run_id: str, event: dict) -> tuple[dict, list[dict]]:
-    """Turn a worker's `point` event into a points row and its samples rows."""
-    base = skeleton_point(
-        run_id, event["algorithm"], event["ranks"], event["bytes"], event["dtype"], event["op"]
-    )
-    extra = {
-        k: v
-        for k, v in event.items()
-        if k not in ("type", "samples", "passes", "algorithm", "ranks", "bytes", "dtype", "op")
-    }
-    extra["started_at"] = _timestamp(extra["started_at"])
-    extra["finished_at"] = _timestamp(extra["finished_at"])
-    row = base | extra
-    samples = [
-        {"point_id": row["point_id"], "run_id": run_id, "iteration": i, "seconds": s, "pass": p}
-        for i, (s, p) in enumerate(zip(event["samples"], event["passes"], strict=True))
-    ]
-    return row, samples
-
-
-@dataclass
-class Progress:
-    """Progress with an ETA on stderr."""
-
-    total: int
-    done: int = 0
-    started: float = field(default_factory=time.monotonic)
-    out: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
-
-    def point(self, row: dict) -> None:
-        """Report one finished point."""
-        self.done += 1
-        elapsed = time.monotonic() - self.started
-        eta = elapsed / self.done * (self.total - self.done)
-        median = row.get("median_s")
-        shown = f"{median * 1e6:10.2f} us" if median else f"{row['status']:>13}"
-        self.out(
-            f"[{self.done:>4}/{self.total}] p={row['ranks']:<3} {row['algorithm']:<27}"
-            f"{row['bytes']:>11} B {row['dtype']:<8}{row['op']:<14}{shown}"
-            f"   ETA {int(eta // 60)}:{int(eta % 60):02d}"
-        )
-
-
 @contextmanager
 def signals_as_exceptions() -> Iterator[None]:
     """Turn the stop signals into Interrupted (the first) and ForceQuit (any later one)."""
@@ -164,146 +117,6 @@ def signals_as_exceptions() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-@dataclass
-class GroupRunner:
-    """Runs one group's cells, relaunching after a crash or hang with the cells left."""
-
-    spec: SweepSpec
-    run_id: str
-    writer: RunWriter
-    progress: Progress
-    failures: list[str] = field(default_factory=list)
-    provenance_saved: bool = False
-    load_before: tuple[float, ...] = ()
-
-    def run(self, group: Group) -> None:
-        """Measure every cell of `group`; a broken job costs only its in-flight cell."""
-        cells = list(group.cells)
-        while cells:
-            finished, failure = self._run_job(group, cells)
-            cells = cells[finished:]
-            if failure:
-                self.failures.append(failure)
-                self._give_up_cell(group, cells[0], failure)
-                cells = cells[1:]
-
-    def _run_job(self, group: Group, cells: list) -> tuple[int, str]:
-        """One launch; returns how many cells finished and why it broke ('' if it didn't)."""
-        job_group = Group(group.ranks, group.config, group.knobs, cells)
-        spec = self.spec
-        payload = {
-            **job_group.as_dict(),
-            "run_id": self.run_id,
-            "warmup": spec.warmup,
-            "min_iterations": spec.min_iterations,
-            "max_iterations": spec.max_iterations,
-            "target_rel_ci": spec.target_rel_ci,
-            "budget_s": spec.budget_s,
-            "passes": spec.passes,
-            "cache_mode": spec.cache_mode,
-        }
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-            json.dump(payload, handle)
-        job = launch.Job(
-            group.ranks,
-            "runners.sweep_worker",
-            [handle.name],
-            group.knobs,
-            spec.launcher,
-            spec.launcher_shell,
-        )
-        try:
-            return self._follow(launch.RunningJob(job), group)
-        finally:
-            os.unlink(handle.name)
-
-    def _follow(self, running: launch.RunningJob, group: Group) -> tuple[int, str]:
-        """Store the job's events as they come; returns (cells finished, why it broke)."""
-        cells_started, done = 0, False
-        timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
-        try:
-            while (line := running.next_line(timeout)) is not None:
-                event = json.loads(line) if line.startswith("{") else {}
-                kind = event.get("type")
-                if kind == "hello":
-                    self._save_provenance(event, group)
-                elif kind == "cell":
-                    cells_started += 1
-                    timeout = self.spec.point_timeout_s
-                elif kind == "point":
-                    self._store_point(event)
-                elif kind == "done":
-                    done = True
-        except launch.JobHung as exc:
-            running.kill()
-            return max(cells_started - 1, 0), f"ranks={group.ranks}: watchdog: {exc}"
-        except BaseException:
-            running.kill()
-            raise
-        code = running.wait()
-        if done and code == 0:
-            return cells_started, ""
-        why = f"ranks={group.ranks}: {exit_reason(code, done, running.stderr_tail())}"
-        return max(cells_started - 1, 0), why
-
-    def _store_point(self, event: dict) -> None:
-        row, samples = event_rows(self.run_id, event)
-        self.writer.add_point(row, samples)
-        self.progress.point(row)
-
-    def _give_up_cell(self, group: Group, cell, reason: str) -> None:
-        """Store the broken cell's points (those not stored yet) as failed or timed out."""
-        status = "timeout" if "watchdog" in reason else "failed"
-        for alg in cell.algorithms:
-            row = skeleton_point(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
-            if row["point_id"] not in self.writer.statuses:
-                row |= {"status": status, "reason": reason}
-                self.writer.add_point(row, [])
-                self.progress.point(row)
-
-    def _save_provenance(self, event: dict, group: Group) -> None:
-        if self.provenance_saved:
-            return
-        fields = {
-            k: event[k]
-            for k in (
-                "mpi_library",
-                "mpi_version",
-                "mpi4py_version",
-                "numpy_version",
-                "thread_level",
-                "memory_setting",
-            )
-        }
-        fields["environment"] = environment_record(self.spec, self.load_before)
-        self.writer.update_run(fields)
-        self.provenance_saved = True
-
-
-def exit_reason(code: int, done: bool, stderr_tail: str) -> str:
-    """Why a job that ended did not finish its cells, in words."""
-    if code == 0 and not done:
-        why = "job exited with 0 without reporting its points (did the launcher run the ranks?)"
-    else:
-        why = f"job exited with {code}"
-    return f"{why}: {stderr_tail}" if stderr_tail else why
-
-
-def environment_record(spec: SweepSpec, load_before: tuple[float, ...] = ()) -> dict:
-    """Every knob the jobs of this sweep set, per job, MPI-related variables inherited, and
-    the machine's 1/5/15-minute load average before the sweep started (other work on the
-    cores shows up as millisecond stalls in the samples)."""
-    jobs = {
-        f"ranks={g.ranks} config={g.config or 'default'}": g.knobs for g in plan_groups(spec, "env")
-    }
-    inherited = {
-        k: v
-        for k, v in os.environ.items()
-        if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_"))
-    }
-    return {"jobs": jobs, "inherited": inherited, "load_average_before": list(load_before)}
 
 
 def _stderr(line: str) -> None:
@@ -325,6 +138,7 @@ def run_sweep(
     too, unless ``retry_failed`` is False). RunBusy when another live sweep holds the run.
     """
     with signals_as_exceptions():
+        _check_writable(path)
         run_writer.recover_abandoned(path, progress_out)
         run_id = run_id or new_run_id()
         with RunLock(path, run_id) as lock:
@@ -374,6 +188,16 @@ def _sweep_locked(
 
 
 KEPT = ("ok", "skipped")
+
+
+def _check_writable(path: Path) -> None:
+    """Create or migrate the store and its journal folder; StoreError if either cannot be
+    written (read-only file system, damaged or foreign file), before any rank starts."""
+    store.ensure_current(path)
+    try:
+        journal_dir(path).mkdir(exist_ok=True)
+    except OSError as exc:
+        raise store.StoreError(f"cannot write beside the store {path}: {exc.strerror}") from None
 
 
 def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> dict[str, str]:

@@ -150,10 +150,15 @@ def first_call(comm: MPI.Comm, algorithm: str, impl: Allreduce, buffers: Buffers
 
 
 def inject_fault(comm: MPI.Comm, algorithm: str) -> None:
-    """Test hook: COLLSWEEP_FAULT=crash:<alg> or hang:<alg> breaks rank 1 at that algorithm."""
+    """Test hook: COLLSWEEP_FAULT=crash:<alg>, hang:<alg> or garble:<alg> breaks rank 1 at
+    that algorithm (garble: rank 0 reports a malformed point, a bug in the parent's eyes)."""
     fault = os.environ.get("COLLSWEEP_FAULT", "")
     kind, _, target = fault.partition(":")
-    if target != algorithm or comm.Get_rank() != min(1, comm.Get_size() - 1):
+    if target != algorithm:
+        return
+    if kind == "garble":
+        emit(comm, "point", algorithm=algorithm)
+    if comm.Get_rank() != min(1, comm.Get_size() - 1):
         return
     if kind == "crash":
         raise RuntimeError(f"injected crash in {algorithm}")

@@ -30,3 +30,49 @@ def run_cli(
 def cli():
     """The run_cli helper as a fixture."""
     return run_cli
+
+
+# --- the reliability figure ----------------------------------------------------------------------
+# Tests of bad input and injected faults record their outcome here; the session's summary prints
+# the figure: bad inputs tried / refused cleanly, faults injected / points lost / false statuses.
+
+RELIABILITY: dict[str, list] = {"bad_inputs": [], "faults": []}
+
+
+class Reliability:
+    """Records one test's outcomes for the reliability figure."""
+
+    def bad_input(self, case: str, refused_cleanly: bool) -> None:
+        """A bad input was tried: refused with a one-line message, exit 2, nothing written?"""
+        RELIABILITY["bad_inputs"].append((case, refused_cleanly))
+
+    def fault(self, case: str, points_lost: int, status_true: bool) -> None:
+        """A fault was injected: how many finished points were lost, was the status true?"""
+        RELIABILITY["faults"].append((case, points_lost, status_true))
+
+
+@pytest.fixture
+def reliability() -> Reliability:
+    """The recorder of the reliability figure."""
+    return Reliability()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Print the reliability figure when any test recorded into it."""
+    bad, faults = RELIABILITY["bad_inputs"], RELIABILITY["faults"]
+    if not bad and not faults:
+        return
+    refused = sum(ok for _, ok in bad)
+    lost = sum(n for _, n, _ in faults)
+    false = sum(not ok for _, _, ok in faults)
+    terminalreporter.write_sep("-", "reliability")
+    terminalreporter.write_line(
+        f"bad inputs tried {len(bad)}, refused cleanly {refused}; faults injected {len(faults)}, "
+        f"points lost {lost} (target 0), runs whose status is false {false} (target 0)"
+    )
+    for case, ok in bad:
+        if not ok:
+            terminalreporter.write_line(f"  NOT refused cleanly: {case}")
+    for case, n, ok in faults:
+        if n or not ok:
+            terminalreporter.write_line(f"  fault {case}: {n} points lost, status true: {ok}")

@@ -93,29 +93,76 @@ def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     assert run["physical_cores"] >= 1 and run["memory_setting"]
 
 
-@pytest.mark.parametrize(
-    "flag",
-    [
-        ["--algorithms", "warp_speed"],
-        ["--dtypes", "int8"],
-        ["--ops", "xor"],
-        ["--ranks", "0"],
-        ["--sizes", "6", "--dtypes", "float64"],
-        ["--budget", "-1"],
-        ["--ranks", "two"],
-    ],
-)
-def test_bad_input_exits_2_before_any_rank_starts(tmp_path: Path, flag: list[str]) -> None:
+BAD_INPUTS = [
+    ["--algorithms", "warp_speed"],
+    ["--dtypes", "int8"],
+    ["--ops", "xor"],
+    ["--ranks", "0"],
+    ["--sizes", "6", "--dtypes", "float64"],
+    ["--budget", "-1"],
+    ["--ranks", "two"],
+    ["--sizes", "1099511627776"],  # 1 TiB per rank
+    ["--sizes", "18446744073709551616"],  # 2^64
+    ["--launcher", "nosuchlauncher -n {ranks}"],
+    ["--launcher", "{ranks} {host}"],
+    ["--launcher", "mpiexec -n {ranks} 'unbalanced"],
+    ["--launcher", "mpiexec -n {ranks}; touch {planted}"],
+    ["--launcher", "mpiexec -n {ranks} | tee {planted}"],
+    ["--launcher", "mpiexec -n 2"],
+    ["--point-timeout", "nan"],
+]
+
+
+@pytest.mark.parametrize("flag", BAD_INPUTS, ids=" ".join)
+def test_bad_input_exits_2_before_any_rank_starts(
+    tmp_path: Path, flag: list[str], reliability
+) -> None:
+    planted = tmp_path / "planted"
+    flag = [f.replace("{planted}", str(planted)) for f in flag]
     db, result = sweep(tmp_path, "sizes = [8]\nranks = [2]\n", *flag)
-    assert result.returncode == 2, result.stderr
-    assert "error:" in result.stderr and "Traceback" not in result.stderr
-    assert not db.exists()
+    clean = (
+        result.returncode == 2
+        and "error:" in result.stderr
+        and "Traceback" not in result.stderr
+        and len(result.stderr.strip().splitlines()) == 1
+        and not db.exists()
+        and not planted.exists()
+    )
+    reliability.bad_input(" ".join(flag), clean)
+    assert clean, result.stderr
 
 
-def test_malformed_toml_exits_2(tmp_path: Path) -> None:
+def test_malformed_toml_exits_2(tmp_path: Path, reliability) -> None:
     db, result = sweep(tmp_path, "sizes = [8\nranks = 2")
+    reliability.bad_input("malformed TOML", result.returncode == 2 and not db.exists())
     assert result.returncode == 2 and "malformed TOML" in result.stderr
     assert not db.exists()
+
+
+def test_a_spec_that_is_not_utf8_exits_2(tmp_path: Path, reliability) -> None:
+    spec = tmp_path / "latin1.toml"
+    spec.write_bytes("sizes = [8]\nranks = [2]\n# caf\xe9\n".encode("latin-1"))
+    db = tmp_path / "s.duckdb"
+    result = run_cli("sweep", str(spec), "--store", str(db))
+    clean = result.returncode == 2 and "not UTF-8" in result.stderr and not db.exists()
+    reliability.bad_input("spec not UTF-8", clean)
+    assert clean, result.stderr
+
+
+def test_repeated_list_entries_are_measured_once_with_a_note(tmp_path: Path) -> None:
+    db, result = sweep(
+        tmp_path,
+        'ranks = [2]\nalgorithms = ["ring", "ring"]\n',
+        *SMALL[2:],
+        "--sizes",
+        "8,16,8",
+        "--ranks",
+        "2,2",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "note: sizes: measured once each, listed more than once: [8]" in result.stderr
+    assert "note: ranks" in result.stderr and "note: algorithms" in result.stderr
+    assert sorted(points(db).bytes) == [8, 16]
 
 
 def test_crashed_rank_fails_its_points_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -214,8 +214,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     except RunBusy as exc:
         raise UsageError(str(exc)) from None
+    status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     print(
-        f"run {outcome.run_id}: {outcome.status}, {outcome.measured} of {outcome.total} "
+        f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
         f"points done{': ' + outcome.reason if outcome.reason else ''}"
     )
     print(f"store: {path}")
@@ -265,7 +266,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
 
 def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str], list[str]]:
     """The ping-pong sizes, dtypes and ops asked for; UsageError for anything unusable."""
-    from runners import calibrate
+    from runners import calibrate, capacity
 
     dtypes = name_list(args.dtypes, DTYPES, "dtype")
     ops = name_list(args.ops, OPS, "op")
@@ -276,6 +277,11 @@ def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str]
         raise UsageError(str(exc)) from None
     if not args.budget > 0 or (args.timeout is not None and not args.timeout > 0):
         raise UsageError("--budget and --timeout must be > 0 seconds")
+    too_big = capacity.payload_problem(
+        [*sizes, *calibrate.DEFAULT_REDUCE_SIZES], args.ranks, "--max-bytes", buffers=3
+    )
+    if too_big:
+        raise UsageError(too_big)
     return sizes, dtypes, ops
 
 

@@ -1,0 +1,295 @@
+"""How a sweep ends, on real ranks: a busy store, every stop signal, killed parents, crashed
+and garbled jobs, resume, and live runs. Each case records into the reliability figure how many
+finished points were lost and whether the run's status told the truth."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+from test_sweep_mpi import only_run, points, write_spec
+
+from runners import store
+
+QUICK = (
+    'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
+    "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\nwarmup = 1\n"
+)
+SLOW = (  # every point takes its whole budget: the CI target is out of reach
+    'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
+    "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 100000\n"
+    "target_rel_ci = 0.00001\nwarmup = 1\n"
+)
+PROGRESS = re.compile(r"\] p=(\d+)\s+(\S+)\s+(\d+) B (\S+)\s+(\S+)\s+\d")
+
+
+def start(db: Path, spec: Path, *extra: str, env: dict | None = None, log: Path | None = None):
+    """A sweep in the background, its stderr into ``log`` (read while it runs)."""
+    err = open(log or db.with_suffix(".err"), "w")  # noqa: SIM115 - closed by the child's end
+    return subprocess.Popen(
+        [sys.executable, "-m", "runners.cli", "sweep", str(spec), "--store", str(db), *extra],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=err,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def wait_for_text(log: Path, text: str, limit: float = 120) -> None:
+    """Wait until ``text`` appears in the log file."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never appeared in {log}:\n{log.read_text()[-2000:]}")
+
+
+def hold_store(db: Path, seconds: float) -> subprocess.Popen:
+    """Another process holding a read connection on the store (the writer must wait)."""
+    code = (
+        "import sys, time\nfrom pathlib import Path\nfrom runners import store\n"
+        "with store.open_readonly(Path(sys.argv[1]), timeout=120):\n"
+        "    print('held', flush=True)\n    time.sleep(float(sys.argv[2]))\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(db), str(seconds)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def reported(log: Path) -> set[tuple]:
+    """The points the sweep said it finished (its progress lines)."""
+    return {(int(m[1]), m[2], int(m[3]), m[4], m[5]) for m in PROGRESS.finditer(log.read_text())}
+
+
+def lost_points(db: Path, log: Path) -> int:
+    """Points reported finished on the terminal but absent from the store."""
+    frame = store.query(db, "SELECT ranks, algorithm, bytes, dtype, op FROM points")
+    stored = set(frame.itertuples(index=False, name=None))
+    return len(reported(log) - stored)
+
+
+def status_is_true(db: Path, run_id: str, planned: int) -> bool:
+    """complete exactly when every planned point is stored ok or skipped."""
+    run = store.get_run(db, run_id)
+    good = store.query(
+        db,
+        "SELECT count(*) n FROM points WHERE run_id = ? AND status IN ('ok', 'skipped')",
+        [run_id],
+    )["n"].item()
+    return (run["status"] == "complete") == (good == planned)
+
+
+def rank_processes(parent_pid: int) -> list[int]:
+    """Processes started for a sweep whose parent was ``parent_pid`` (ranks, launcher)."""
+    marker = f"COLLSWEEP_PARENT_PID={socket.gethostname()}:{parent_pid}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
+    tmp_path: Path, reliability
+) -> None:
+    """A reader holds the store for 35 s (the old writer gave up after 30): the sweep keeps
+    measuring, says who holds the store, and ends complete with every point."""
+    spec = write_spec(tmp_path, "sizes = [8, 64, 512, 4096, 32768]\n" + SLOW)
+    db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
+    sweep = start(db, spec, log=log)
+    wait_for_text(log, "[   2/15]")
+    holder = hold_store(db, 35)
+    assert "[  15/15]" not in log.read_text()  # the store is held while points still come
+    sweep.communicate(timeout=240)
+    holder.wait()
+    text = log.read_text()
+    assert sweep.returncode == 0, text[-3000:]
+    assert "the store is busy" in text and f"pid {holder.pid}" in text
+    run_id = only_run(db)
+    assert len(points(db)) == 15 and store.get_run(db, run_id)["status"] == "complete"
+    assert not (tmp_path / "s.duckdb.journal").exists()
+    reliability.fault("store held 35 s", lost_points(db, log), status_is_true(db, run_id, 15))
+
+
+def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
+    tmp_path: Path, reliability
+) -> None:
+    """Ctrl-C while the store is busy: the first says it still waits, the second leaves at once
+    with the points in the journal; the run is then shown abandoned, and the next sweep on the
+    store stores the journal's points and the run's true status."""
+    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + SLOW)
+    db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
+    sweep = start(db, spec, log=log)
+    wait_for_text(log, "[   1/6]")
+    holder = hold_store(db, 120)
+    try:
+        wait_for_text(log, "the store is busy")
+        wait_for_text(log, "[   6/6]")
+        sweep.send_signal(signal.SIGINT)
+        wait_for_text(log, "signal again to leave now", 30)
+        sweep.send_signal(signal.SIGINT)
+        out, _ = sweep.communicate(timeout=20)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sweep.returncode == 130 and "--resume" in out
+    run_id = only_run(db)
+    listing = run_cli("runs", "--store", str(db))
+    assert "abandoned" in listing.stdout and "stored as running" in listing.stdout
+    resumed = run_cli("sweep", "--resume", run_id, "--store", str(db), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"recovered run {run_id}" in resumed.stderr
+    frame = points(db)
+    assert len(frame) == 6 and frame.point_id.is_unique and set(frame.status) == {"ok"}
+    assert store.get_run(db, run_id)["status"] == "complete"
+    reliability.fault("double Ctrl-C on a busy store", lost_points(db, log), True)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+def test_every_stop_signal_ends_the_sweep_the_same_way(
+    tmp_path: Path, sig: signal.Signals, reliability
+) -> None:
+    """Points kept, run interrupted with the signal named, no job file and no rank left."""
+    spec = write_spec(
+        tmp_path,
+        "sizes = {min = 8, max = 262144, factor = 8}\n" + SLOW,
+    )
+    db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    sweep = start(db, spec, env={"TMPDIR": str(temp)}, log=log)
+    wait_for_text(log, "[   2/")
+    sweep.send_signal(sig)
+    sweep.communicate(timeout=60)
+    assert sweep.returncode == 130, log.read_text()[-2000:]
+    run_id = only_run(db)
+    run = store.get_run(db, run_id)
+    assert run["status"] == "interrupted" and sig.name in run["status_reason"]
+    assert list(temp.iterdir()) == []  # the job file is gone
+    assert rank_processes(sweep.pid) == []
+    reliability.fault(sig.name, lost_points(db, log), status_is_true(db, run_id, 18))
+
+
+def test_ranks_leave_when_the_sweep_is_killed_outright(tmp_path: Path, reliability) -> None:
+    """SIGKILL to the CLI while a rank hangs: the ranks notice and exit within seconds; the run
+    is listed abandoned, and the next sweep on the store marks it interrupted."""
+    spec = write_spec(tmp_path, "sizes = [8]\n" + QUICK + "point_timeout_s = 300.0\n")
+    db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
+    sweep = start(db, spec, env={"COLLSWEEP_FAULT": "hang:ring"}, log=log)
+    deadline = time.monotonic() + 60
+    while len(rank_processes(sweep.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(rank_processes(sweep.pid)) >= 2
+    time.sleep(1)
+    sweep.kill()
+    sweep.wait()
+    deadline = time.monotonic() + 15
+    while rank_processes(sweep.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert rank_processes(sweep.pid) == []
+    run_id = only_run(db)
+    assert "abandoned" in run_cli("runs", "--store", str(db)).stdout
+    again = run_cli("sweep", str(spec), "--store", str(db), "--ranks", "1", timeout=300)
+    assert again.returncode == 0, again.stderr
+    run = store.get_run(db, run_id)
+    assert run["status"] == "interrupted" and "ended without finishing" in run["status_reason"]
+    reliability.fault("SIGKILL of the CLI", lost_points(db, log), status_is_true(db, run_id, 3))
+
+
+def test_a_bug_in_the_parent_fails_the_run_instead_of_completing_it(
+    tmp_path: Path, reliability
+) -> None:
+    """A malformed event (an unexpected exception in the parent) ends the run failed, with the
+    error named, exit 1, no traceback."""
+    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + QUICK)
+    db = tmp_path / "s.duckdb"
+    result = run_cli("sweep", str(spec), "--store", str(db), env={"COLLSWEEP_FAULT": "garble:ring"})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    run_id = only_run(db)
+    run = store.get_run(db, run_id)
+    assert run["status"] == "failed" and "unexpected error: KeyError" in run["status_reason"]
+    reliability.fault("garbled event", 0, status_is_true(db, run_id, 6))
+
+
+def test_resume_measures_failed_points_again_unless_told_to_keep_them(
+    tmp_path: Path, reliability
+) -> None:
+    """After a crashed ring: --keep-failed keeps the run failed (and says why); a plain
+    --resume measures the failed points again and completes the run."""
+    spec = write_spec(tmp_path, "sizes = [8, 4096]\n" + QUICK)
+    db = tmp_path / "s.duckdb"
+    crashed = run_cli("sweep", str(spec), "--store", str(db), env={"COLLSWEEP_FAULT": "crash:ring"})
+    assert crashed.returncode == 1
+    run_id = only_run(db)
+    kept = run_cli("sweep", "--resume", run_id, "--keep-failed", "--store", str(db))
+    assert kept.returncode == 1, kept.stderr
+    run = store.get_run(db, run_id)
+    assert run["status"] == "failed" and "failed or timed out" in run["status_reason"]
+    assert status_is_true(db, run_id, 6)
+    resumed = run_cli("sweep", "--resume", run_id, "--store", str(db))
+    assert resumed.returncode == 0, resumed.stderr
+    frame = points(db)
+    assert len(frame) == 6 and set(frame.status) == {"ok"} and frame.point_id.is_unique
+    assert store.get_run(db, run_id)["status"] == "complete"
+    reliability.fault("crashed rank, then resume", 0, status_is_true(db, run_id, 6))
+
+
+def test_a_live_run_cannot_be_resumed_twice(tmp_path: Path, reliability) -> None:
+    """--resume of a run another sweep is measuring is refused, naming that process."""
+    spec = write_spec(tmp_path, "sizes = [8, 64, 512, 4096]\n" + SLOW)
+    db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
+    sweep = start(db, spec, log=log)
+    try:
+        wait_for_text(log, "[   1/12]")
+        run_id = only_run(db)
+        second = run_cli("sweep", "--resume", run_id, "--store", str(db))
+        assert second.returncode == 2 and f"pid {sweep.pid}" in second.stderr
+        assert "being measured right now" in second.stderr
+        reliability.bad_input("resume of a live run", True)
+    finally:
+        sweep.send_signal(signal.SIGTERM)
+        sweep.communicate(timeout=60)
+
+
+def test_resume_runs_no_launcher_taken_from_the_store(tmp_path: Path, reliability) -> None:
+    """A launcher edited into the stored spec is not run on resume unless trusted; a launcher
+    given on the command line is."""
+    spec = write_spec(tmp_path, "sizes = [8]\n" + QUICK)
+    db = tmp_path / "s.duckdb"
+    assert run_cli("sweep", str(spec), "--store", str(db)).returncode == 0
+    run_id = only_run(db)
+    planted = tmp_path / "planted"
+    con = store._connect(db, read_only=False, timeout=10)
+    con.execute(
+        'UPDATE runs SET spec_toml = regexp_replace(spec_toml, \'launcher = "[^"]*"\', '
+        f"'launcher = \"touch {planted}{{ranks}}\"')"
+    )
+    con.close()
+    refused = run_cli("sweep", "--resume", run_id, "--store", str(db))
+    assert refused.returncode == 2 and "--trust-stored-launcher" in refused.stderr
+    assert not list(tmp_path.glob("planted*"))
+    given = run_cli(
+        "sweep", "--resume", run_id, "--launcher", "mpiexec -n {ranks}", "--store", str(db)
+    )
+    assert given.returncode == 0, given.stderr
+    assert not list(tmp_path.glob("planted*"))
+    reliability.bad_input("launcher planted in the store", True)
