@@ -375,6 +375,9 @@ def _broken(path: Path, problem: str) -> None:
     """Make ``path`` a missing, corrupt or newer-schema store."""
     if problem == "corrupt":
         path.write_bytes(b"not a database at all" * 200)
+    elif problem == "truncated":
+        whole = synthetic.demo_store(path.parent / "whole").read_bytes()
+        path.write_bytes(whole[: len(whole) // 2])
     elif problem == "newer":
         store.ensure_current(path)
         con = duckdb.connect(str(path))
@@ -384,7 +387,12 @@ def _broken(path: Path, problem: str) -> None:
 
 @pytest.mark.parametrize(
     ("problem", "words"),
-    [("missing", "no results store"), ("corrupt", "not a DuckDB database"), ("newer", "newer")],
+    [
+        ("missing", "no results store"),
+        ("corrupt", "not a DuckDB database"),
+        ("truncated", "is damaged"),
+        ("newer", "newer"),
+    ],
 )
 def test_unusable_store_shows_the_store_error(tmp_path: Path, monkeypatch, problem, words) -> None:
     """A clear st.error with the StoreError text on the data pages; the lab still works."""

@@ -1,0 +1,227 @@
+"""What the store refuses or bounds: damaged files, busy locks named, reads limited (no MPI)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from dashboard import synthetic
+from runners import capacity, launch, store, storefile
+from runners.spec import SpecError, parse_spec
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synthetic.demo_store(tmp_path_factory.mktemp("limits"))
+
+
+def _cut(source: Path, target: Path) -> Path:
+    data = source.read_bytes()
+    target.write_bytes(data[: len(data) // 2])
+    return target
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_truncated_store_is_refused_by_every_command_and_never_written(
+    demo: Path, tmp_path: Path, reliability
+) -> None:
+    cut = _cut(demo, tmp_path / "cut.duckdb")
+    before = _digest(cut)
+    spec = tmp_path / "spec.toml"
+    spec.write_text("sizes = [8]\nranks = [2]\n")
+    for args in (
+        ["sweep", str(spec)],
+        ["query", "SELECT count(*) FROM samples"],
+        ["runs"],
+        ["export", synthetic.demo_specs()[0].run_id, "--output", str(tmp_path / "out")],
+        ["analyze", synthetic.demo_specs()[0].run_id],
+    ):
+        result = run_cli(*args, "--store", str(cut))
+        clean = result.returncode == 2 and "is damaged" in result.stderr
+        clean = clean and "salvage" in result.stderr and "Traceback" not in result.stderr
+        reliability.bad_input(f"truncated store: {args[0]}", clean)
+        assert clean, (args, result.stderr)
+    assert _digest(cut) == before and not Path(f"{cut}.wal").exists()
+    assert not (tmp_path / "cut.duckdb.journal").exists()
+
+
+def _big_store(path: Path) -> Path:
+    """A store whose samples fill many blocks after the runs and points."""
+    run = "r20260101-000000-beef"
+    store.create_run(path, {"run_id": run, "status": "complete"})
+    point = {
+        "point_id": f"{run}/ring/2/8/float32/sum",
+        "run_id": run,
+        "algorithm": "ring",
+        "ranks": 2,
+        "bytes": 8,
+        "dtype": "float32",
+        "op": "sum",
+        "status": "ok",
+    }
+    samples = [
+        {"point_id": point["point_id"], "iteration": i, "seconds": i * 1e-7, "pass": i % 3}
+        for i in range(400_000)
+    ]
+    store.add_points(path, [point], samples)
+    return path
+
+
+def test_salvage_copies_what_is_readable(tmp_path: Path) -> None:
+    """A store that still opens but lost its last blocks: salvaged into a new store with the
+    rows it still holds, the lost ones named."""
+    source = _big_store(tmp_path / "big.duckdb").read_bytes()
+    cut = tmp_path / "cut.duckdb"
+    for share in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
+        cut.write_bytes(source[: int(len(source) * share)])
+        try:
+            storefile.connect(cut, read_only=True).close()
+        except store.StoreError as exc:
+            if "its tables need" in str(exc):
+                break
+    else:
+        pytest.fail("no cut of the store opened with blocks missing")
+    new = tmp_path / "new.duckdb"
+    result = run_cli("salvage", str(new), "--store", str(cut))
+    assert result.returncode == 1 and "unreadable" in result.stdout, result.stderr
+    assert store.query(new, "SELECT count(*) n FROM runs")["n"].item() == 1
+    assert "samples               0 rows; unreadable: r20260101-000000-beef" in result.stdout
+    again = run_cli("salvage", str(new), "--store", str(cut))
+    assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_the_lock_holder_is_named() -> None:
+    text = (
+        'IO Error: Could not set lock on file "/x.duckdb": Conflicting lock is held in '
+        "/usr/bin/python3.11 (PID 1) by user root. See also https://duckdb.org"
+    )
+    assert storefile.lock_holder(text).startswith("pid 1 (")
+    assert storefile.lock_holder("something else") == "unknown"
+
+
+def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo: Path, reliability) -> None:
+    slow = run_cli(
+        "query", "SELECT count(*) FROM range(100000000000)", "--timeout", "1", "--store", str(demo)
+    )
+    assert slow.returncode == 1 and "stopped after 1 s" in slow.stderr
+    many = run_cli("query", "SELECT * FROM range(50)", "--max-rows", "3", "--store", str(demo))
+    assert many.returncode == 0 and len(many.stdout.strip().splitlines()) == 4  # header + 3
+    assert "only the first 3 rows" in many.stderr
+    big = run_cli(
+        "query",
+        "SELECT list(range) FROM range(100000000) GROUP BY range % 3",
+        "--memory-limit",
+        "100MiB",
+        "--timeout",
+        "60",
+        "--store",
+        str(demo),
+    )
+    assert big.returncode == 1 and "memory limit of 100MiB" in big.stderr
+    bad = run_cli("query", "SELECT 1", "--memory-limit", "lots", "--store", str(demo))
+    reliability.bad_input("query --memory-limit lots", bad.returncode == 2)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("template", "shell", "words"),
+    [
+        ("mpiexec -n {ranks}", False, None),
+        ("srun --mpi=pmi2 -n {ranks}", False, None),
+        ("mpiexec -n 2", False, "{ranks}"),
+        ("mpiexec -n {ranks} {host}", False, "placeholder"),
+        ("mpiexec -n {ranks} 'open", False, "cannot be split"),
+        ("mpiexec -n {ranks}; rm -rf x", False, "shell syntax"),
+        ("mpiexec -n {ranks} $(whoami)", False, "shell syntax"),
+        ("mpiexec -n {ranks} | tee log", True, None),
+    ],
+)
+def test_launcher_syntax(template: str, shell: bool, words: str | None) -> None:
+    problem = launch.launcher_syntax_problem(template, shell)
+    assert (problem is None) == (words is None)
+    if words:
+        assert words in problem
+
+
+def test_launcher_program_must_exist() -> None:
+    assert launch.launcher_problem("mpiexec -n {ranks}") is None
+    assert "not found" in launch.launcher_problem("no-such-launcher -n {ranks}")
+    assert launch.runs_here("mpiexec -n {ranks}")
+    assert not launch.runs_here("mpiexec -f hosts -n {ranks}")
+    assert not launch.runs_here("srun -n {ranks}")
+
+
+def test_shell_launcher_runs_through_sh() -> None:
+    job = launch.Job(
+        2, "runners.verify_worker", launcher="mpiexec -n {ranks} 2>&1", launcher_shell=True
+    )
+    command = launch.command(job)
+    assert command[:3] == ["sh", "-c", 'mpiexec -n 2 2>&1 "$@"']
+
+
+def test_payload_limit_from_free_memory() -> None:
+    free = 16 * 2**30
+    limit = capacity.largest_payload(4, free=free)
+    assert limit == int(free * 0.8) // (4 * capacity.BUFFERS_PER_POINT)
+    assert capacity.payload_problem([limit], 4, free=free) is None
+    problem = capacity.payload_problem([8, limit + 1], 4, free=free)
+    assert problem and str(limit) in problem and "16.0 GiB" in problem
+
+
+def test_spec_repeats_are_dropped_with_notes() -> None:
+    notes: list[str] = []
+    spec = parse_spec('sizes = [8, 8, 16]\nranks = [2, 3, 2]\nops = ["sum"]\n', notes=notes)
+    assert spec.sizes == (8, 16) and spec.ranks == (2, 3)
+    assert len(notes) == 2 and "[8]" in notes[0] and "[2]" in notes[1]
+    with pytest.raises(SpecError, match="launcher_shell"):
+        parse_spec("sizes = [8]\nranks = [2]\nlauncher_shell = 'yes'\n")
+
+
+def _read_only_mount(folder: Path) -> bool:
+    folder.mkdir()
+    return (
+        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(folder)], check=False).returncode == 0
+    )
+
+
+def test_read_only_file_systems_give_one_line_errors(
+    demo: Path, tmp_path: Path, reliability
+) -> None:
+    mount = tmp_path / "ro"
+    if not _read_only_mount(mount):
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        (mount / "out").mkdir()
+        (mount / "s.duckdb").write_bytes(demo.read_bytes())
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        spec = tmp_path / "spec.toml"
+        spec.write_text("sizes = [8]\nranks = [2]\n")
+        cases = {
+            "sweep into a read-only store": ["sweep", str(spec)],
+            "export into a read-only folder": [
+                "export",
+                synthetic.demo_specs()[0].run_id,
+                "--output",
+                str(mount / "out"),
+            ],
+        }
+        for case, args in cases.items():
+            store_arg = str(mount / "s.duckdb") if args[0] == "sweep" else str(demo)
+            result = run_cli(*args, "--store", store_arg)
+            clean = result.returncode == 2 and "Traceback" not in result.stderr
+            clean = clean and len(result.stderr.strip().splitlines()) == 1
+            reliability.bad_input(case, clean)
+            assert clean, result.stderr
+        readable = run_cli(
+            "query", "SELECT count(*) n FROM runs", "--store", str(mount / "s.duckdb")
+        )
+        assert readable.returncode == 0, readable.stderr
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
