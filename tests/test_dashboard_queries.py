@@ -667,6 +667,7 @@ def _imported_names(path: Path) -> set[str]:
 
 MPI_FREE_RUNNERS = {
     "runners.store",
+    "runners.storefile",
     "runners.models",
     "runners.crossovers",
     "runners.catalog",

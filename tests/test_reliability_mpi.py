@@ -136,11 +136,12 @@ def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
     """Ctrl-C while the store is busy: the first says it still waits, the second leaves at once
     with the points in the journal; the run is then shown abandoned, and the next sweep on the
     store stores the journal's points and the run's true status."""
-    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + SLOW)
+    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + SLOW.replace("0.3", "1.2"))
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     sweep = start(db, spec, log=log)
     wait_for_text(log, "[   1/6]")
     holder = hold_store(db, 120)
+    assert "[   6/6]" not in log.read_text()  # held while points still come
     try:
         wait_for_text(log, "the store is busy")
         wait_for_text(log, "[   6/6]")

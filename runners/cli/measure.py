@@ -293,6 +293,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     sizes, dtypes, ops = _calibration_request(args)
     path = store_path(args)
+    store.ensure_current(path)  # a damaged, foreign or read-only store: refused before measuring
     try:
         cal = calibrate.run_calibration(args.ranks, sizes, dtypes, ops, args.budget, args.timeout)
     except calibrate.CalibrationError as exc:
