@@ -14,18 +14,9 @@ import duckdb
 import pandas as pd
 
 from runners import store
+from runners.reports import EXPORTED_TABLES
 
-TABLES = (
-    "runs",
-    "calibrations",
-    "points",
-    "samples",
-    "predictions",
-    "assumptions",
-    "crossovers",
-    "best_choices",
-    "agreement",
-)
+TABLES = ("calibrations", *EXPORTED_TABLES)  # every table that holds results
 
 
 @dataclass(frozen=True)

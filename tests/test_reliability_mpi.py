@@ -165,7 +165,9 @@ def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
     reliability.fault("double Ctrl-C on a busy store", lost_points(db, log), True)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT], ids=lambda s: s.name
+)
 def test_every_stop_signal_ends_the_sweep_the_same_way(
     tmp_path: Path, sig: signal.Signals, reliability
 ) -> None:
