@@ -157,16 +157,16 @@ def _sweep_locked(
 ) -> SweepOutcome:
     """run_sweep's body, with the run's lock held."""
     statuses = _start_run(spec, path, command_line, run_id)
-    kept = {pid for pid, st in statuses.items() if retry_failed is False or st in KEPT}
+    kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
     writer = RunWriter(path, run_id, say)
-    for row in skipped_points(spec, run_id, kept):
-        writer.add_point(row, [])
     groups = plan_groups(spec, run_id, kept)
     total = sum(len(g.points(run_id)) for g in groups)
     progress = Progress(total, out=say)
     runner = GroupRunner(spec, run_id, writer, progress, load_before=os.getloadavg())
     interrupted, error = "", ""
     try:
+        for row in skipped_points(spec, run_id, kept):
+            writer.add_point(row, [])
         _prepare(path, run_id, spec, say)
         progress.started = time.monotonic()  # the ETA counts from the first point
         for group in groups:

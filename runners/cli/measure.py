@@ -197,7 +197,7 @@ def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
     from runners.journal import RunBusy
-    from runners.sweep import run_sweep
+    from runners.sweep import Interrupted, run_sweep
 
     path = store_path(args)
     notes: list[str] = []
@@ -214,6 +214,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     except RunBusy as exc:
         raise UsageError(str(exc)) from None
+    except Interrupted as exc:  # before the run was created: nothing to mark
+        print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
+        return 130
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     print(
         f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
