@@ -7,6 +7,8 @@ import pytest
 from runners.catalog import BASE_ALGORITHMS, OPS
 from runners.verify import VerifyPlan, failed, verify_ranks
 
+pytestmark = pytest.mark.mpi
+
 
 @pytest.mark.parametrize("ranks", range(1, 9))
 def test_every_combination_is_exact_or_cleanly_refused(ranks: int) -> None:

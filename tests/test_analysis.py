@@ -17,6 +17,8 @@ from runners.catalog import DTYPES
 from runners.machine import hostname, physical_cores
 from runners.models import model_for, predict
 
+pytestmark = pytest.mark.mpi
+
 SPEC = """
 sizes = { min = 8, max = 262144, factor = 8 }
 ranks = [2, 3]

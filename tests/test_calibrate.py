@@ -40,6 +40,7 @@ def real_calibration() -> tuple[dict, float]:
     return cal, time.monotonic() - started
 
 
+@pytest.mark.mpi
 def test_real_calibration_fills_every_column(real_calibration: tuple[dict, float]) -> None:
     cal, elapsed = real_calibration
     assert set(cal) == set(COLUMNS)
@@ -52,6 +53,7 @@ def test_real_calibration_fills_every_column(real_calibration: tuple[dict, float
     assert (cal["min_bytes"], cal["max_bytes"]) == (min(SIZES), max(SIZES))
 
 
+@pytest.mark.mpi
 def test_real_calibration_parameters_are_physical(real_calibration: tuple[dict, float]) -> None:
     cal, _ = real_calibration
     assert cal["alpha_s"] > 0
@@ -69,6 +71,7 @@ def test_real_calibration_parameters_are_physical(real_calibration: tuple[dict, 
     assert all(t > 0 for t in cal["details"]["pingpong"]["one_way_median_s"])
 
 
+@pytest.mark.mpi
 def test_real_calibration_is_json_storable(real_calibration: tuple[dict, float]) -> None:
     cal, _ = real_calibration
     for column in ("breakpoints", "segments", "gammas", "details"):
@@ -93,6 +96,7 @@ def test_a_bad_op_is_refused() -> None:
         run_calibration(ranks=2, ops=("xor",), progress=lambda _line: None)
 
 
+@pytest.mark.mpi
 def test_a_job_that_outlives_its_timeout_is_reported() -> None:
     started = time.monotonic()
     with pytest.raises(CalibrationError, match="did not finish within 1 s"):

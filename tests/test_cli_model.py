@@ -15,6 +15,8 @@ from runners import calibrate, cli, store
 from runners.catalog import DTYPES
 from runners.models import predict
 
+pytestmark = pytest.mark.mpi
+
 SPEC = """
 sizes = { min = 8, max = 262144, factor = 8 }
 ranks = [2]

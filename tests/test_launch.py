@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from conftest import ROOT
 
 from runners import launch
@@ -11,6 +12,7 @@ from runners import launch
 PROGRAMS = {"PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
 
 
+@pytest.mark.mpi
 def test_an_exception_in_one_rank_aborts_the_whole_job() -> None:
     job = launch.Job(3, "crash_one_rank", knobs={**launch.default_knobs(3), **PROGRAMS})
     started = time.monotonic()
@@ -21,6 +23,7 @@ def test_an_exception_in_one_rank_aborts_the_whole_job() -> None:
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.mpi
 def test_a_hung_job_is_killed_at_its_timeout() -> None:
     job = launch.Job(2, "hang", knobs={**launch.default_knobs(2), **PROGRAMS})
     started = time.monotonic()

@@ -11,6 +11,8 @@ from conftest import ROOT, run_cli
 from runners import launch, store
 from runners.catalog import library_knobs
 
+pytestmark = pytest.mark.mpi
+
 
 def reduction_calls(forced: str, ranks: int = 4, count: int = 1024) -> dict[int, list[int]]:
     """Per rank, the element counts MPI_Allreduce passed to a counting user op."""

@@ -19,6 +19,8 @@ from test_sweep_mpi import only_run, points, write_spec
 
 from runners import store
 
+pytestmark = pytest.mark.mpi
+
 QUICK = (
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
     "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\nwarmup = 1\n"
@@ -108,6 +110,7 @@ def rank_processes(parent_pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
     tmp_path: Path, reliability
 ) -> None:

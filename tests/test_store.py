@@ -560,6 +560,7 @@ def contended(tmp_path_factory) -> dict:
     return {"path": path, "batches": batches, "writers": results, "reader": json.loads(out)}
 
 
+@pytest.mark.slow
 def test_concurrent_writer_processes_lose_nothing(contended):
     for _out, err, code in contended["writers"]:
         assert code == 0, err
@@ -571,6 +572,7 @@ def test_concurrent_writer_processes_lose_nothing(contended):
     assert sorted(os.listdir(path.parent)) == ["stop", "store.duckdb"]
 
 
+@pytest.mark.slow
 def test_a_reader_keeps_working_while_writers_write(contended):
     assert contended["reader"]["failures"] == []
     assert contended["reader"]["ok"] > 10

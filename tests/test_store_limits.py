@@ -29,6 +29,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.mpi
 def test_a_truncated_store_is_refused_by_every_command_and_never_written(
     demo: Path, tmp_path: Path, reliability
 ) -> None:
@@ -150,6 +151,7 @@ def test_launcher_syntax(template: str, shell: bool, words: str | None) -> None:
         assert words in problem
 
 
+@pytest.mark.mpi
 def test_launcher_program_must_exist() -> None:
     assert launch.launcher_problem("mpiexec -n {ranks}") is None
     assert "not found" in launch.launcher_problem("no-such-launcher -n {ranks}")

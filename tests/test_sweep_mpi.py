@@ -59,6 +59,7 @@ def only_run(db: Path) -> str:
     return store.query(db, "SELECT run_id FROM runs")["run_id"].item()
 
 
+@pytest.mark.mpi
 def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -149,6 +150,7 @@ def test_a_spec_that_is_not_utf8_exits_2(tmp_path: Path, reliability) -> None:
     assert clean, result.stderr
 
 
+@pytest.mark.mpi
 def test_repeated_list_entries_are_measured_once_with_a_note(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -165,6 +167,7 @@ def test_repeated_list_entries_are_measured_once_with_a_note(tmp_path: Path) -> 
     assert sorted(points(db).bytes) == [8, 16]
 
 
+@pytest.mark.mpi
 def test_crashed_rank_fails_its_points_and_keeps_the_rest(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -181,6 +184,7 @@ def test_crashed_rank_fails_its_points_and_keeps_the_rest(tmp_path: Path) -> Non
     assert run["status"] == "failed" and "exited" in run["status_reason"]
 
 
+@pytest.mark.mpi
 def test_hung_rank_is_caught_by_the_watchdog(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -222,6 +226,7 @@ def wait_for_points(db: Path, at_least: int, proc: subprocess.Popen, limit: floa
     raise AssertionError(f"fewer than {at_least} points appeared")
 
 
+@pytest.mark.mpi
 def test_sigterm_keeps_finished_points_and_resume_completes(tmp_path: Path) -> None:
     spec = write_spec(
         tmp_path,
@@ -253,6 +258,7 @@ def test_sigterm_keeps_finished_points_and_resume_completes(tmp_path: Path) -> N
     assert samples.n.item() == samples.u.item()
 
 
+@pytest.mark.mpi
 def test_two_sweeps_into_one_store_lose_nothing_while_a_reader_reads(tmp_path: Path) -> None:
     spec = write_spec(
         tmp_path,

@@ -29,9 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 STARTUP_S = 90.0
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install chromium)"
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install chromium)"
+    ),
+]
 
 IDLE = """(() => {
   const app = document.querySelector('[data-testid="stApp"]');
