@@ -53,6 +53,7 @@ from runners.crossovers import (
     bootstrap_crossover,
     predicted_crossover,
 )
+from runners.errors import BadInput
 from runners.fitting import CollectiveFit, fit_collectives, weighted_r_squared
 from runners.machine import hostname, physical_cores
 from runners.models import Prediction, model_for, predict
@@ -98,7 +99,7 @@ ORDER BY scope <> 'run', ranks, dtype, op, calibration_id
 """
 
 
-class AnalysisError(Exception):
+class AnalysisError(BadInput):
     """A run cannot be analysed (unknown, or nothing measured), worded for the user."""
 
 

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 
 from runners import launch
 from runners.catalog import DTYPES, OPS, known_names
+from runners.errors import BadInput, CollsweepError
 from runners.fitting import LinearFit, fit_gamma, fit_linear, fit_piecewise
 from runners.machine import cpu_model, hostname, physical_cores
 
@@ -55,8 +56,12 @@ COLUMNS = (
 )
 
 
-class CalibrationError(Exception):
+class CalibrationError(CollsweepError):
     """A calibration could not be made, worded for the person running collsweep."""
+
+
+class CalibrationRequestError(CalibrationError, BadInput):
+    """A calibration asked for with values the ranks cannot carry out (exit 2)."""
 
 
 def size_range(min_bytes: int, max_bytes: int, factor: int = 2) -> list[int]:
@@ -94,18 +99,19 @@ def check_request(
 ) -> None:
     """Raise CalibrationError for a request the ranks cannot carry out."""
     if ranks < 2:
-        raise CalibrationError(f"a ping-pong needs at least 2 ranks, got {ranks}")
+        raise CalibrationRequestError(f"a ping-pong needs at least 2 ranks, got {ranks}")
     if len(set(sizes)) < 2 or min(sizes) < 0:
-        raise CalibrationError("need at least 2 distinct message sizes >= 0 bytes to fit a line")
+        raise CalibrationRequestError("need at least 2 distinct message sizes >= 0 bytes to fit")
     for name, table, given in (("dtype", DTYPES, dtypes), ("op", OPS, ops)):
         if not given:
-            raise CalibrationError(f"no {name} given")
+            raise CalibrationRequestError(f"no {name} given")
         unknown = [g for g in given if g not in table]
         if unknown:
-            raise CalibrationError(f"unknown {name} {unknown[0]!r}; known: {known_names(table)}")
+            known = known_names(table)
+            raise CalibrationRequestError(f"unknown {name} {unknown[0]!r}; known: {known}")
     smallest = max(DTYPES[d].itemsize for d in dtypes)
     if not reduce_sizes or min(reduce_sizes) < smallest:
-        raise CalibrationError(f"reduction sizes must be >= {smallest} bytes")
+        raise CalibrationRequestError(f"reduction sizes must be >= {smallest} bytes")
 
 
 def worker_args(
@@ -243,7 +249,7 @@ def run_calibration(
     reduce_sizes = list(DEFAULT_REDUCE_SIZES if reduce_sizes is None else reduce_sizes)
     check_request(ranks, sizes, reduce_sizes, dtypes, ops)
     if not budget_s > 0:
-        raise CalibrationError(f"the budget must be > 0 s, got {budget_s}")
+        raise CalibrationRequestError(f"the budget must be > 0 s, got {budget_s}")
     timeout = timeout_s if timeout_s is not None else STARTUP_ALLOWANCE_S + 3 * budget_s
     knobs = launch.default_knobs(ranks)
     args = worker_args(sizes, reduce_sizes, dtypes, ops, budget_s)

@@ -20,11 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from runners.errors import BadInput
 from runners.machine import hostname
 
 
-class RunBusy(Exception):
-    """Another live process is measuring the run."""
+class RunBusy(BadInput):
+    """Another live process is measuring the run (exit 2: nothing was started)."""
 
 
 def journal_dir(store_path: Path) -> Path:

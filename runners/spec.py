@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from runners.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
+from runners.errors import BadInput
 from runners.launch import DEFAULT_LAUNCHER, launcher_syntax_problem
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 
 
-class SpecError(ValueError):
+class SpecError(BadInput, ValueError):
     """A sweep spec that cannot run; the message lists every problem found."""
 
 

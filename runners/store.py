@@ -32,6 +32,7 @@ LOCK_TIMEOUT_S = storefile.LOCK_TIMEOUT_S
 StoreError = storefile.StoreError
 StoreBusy = storefile.StoreBusy
 QueryError = storefile.QueryError
+QueryLimit = storefile.QueryLimit
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 POINT_STATUSES = ("ok", "failed", "skipped", "timeout")

@@ -21,6 +21,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from runners.errors import BadInput
+
 LOCK_TIMEOUT_S = 30.0
 QUERY_TIMEOUT_S = 30.0
 MEMORY_ENV = "COLLSWEEP_READ_MEMORY_LIMIT"
@@ -32,12 +34,14 @@ Connection = duckdb.DuckDBPyConnection
 _read_memory_limit = os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_READ_MEMORY
 
 
-class StoreError(Exception):
-    """A problem with the results store, worded for the person running collsweep."""
+class StoreError(BadInput):
+    """A problem with the results store itself (missing, damaged, foreign, read-only): exit 2."""
 
 
 class StoreBusy(StoreError):
-    """Another process held the store's lock for the whole wait."""
+    """Another process held the store's lock for the whole wait (exit 1: try again)."""
+
+    exit_status = 1
 
     def __init__(self, message: str, holder: str) -> None:
         super().__init__(message)
@@ -45,7 +49,13 @@ class StoreBusy(StoreError):
 
 
 class QueryError(StoreError):
-    """SQL given to a query failed (syntax, unknown table, refused file access, time limit...)."""
+    """SQL given to a query cannot run (syntax, unknown table, refused file access): exit 2."""
+
+
+class QueryLimit(QueryError):
+    """A query ran past its time or memory limit (exit 1)."""
+
+    exit_status = 1
 
 
 def set_read_memory_limit(limit: str) -> None:
@@ -236,9 +246,9 @@ def bounded_query(
         names = [d[0] for d in con.description]
         rows = con.fetchmany(max_rows + 1)
     except duckdb.InterruptException:
-        raise QueryError(f"the query was stopped after {timeout_s:g} s (its time limit)") from None
+        raise QueryLimit(f"the query was stopped after {timeout_s:g} s (its time limit)") from None
     except duckdb.OutOfMemoryException as exc:
-        raise QueryError(
+        raise QueryLimit(
             f"the query needs more than the read memory limit of {_read_memory_limit} "
             f"({_first_line(str(exc))})"
         ) from None

@@ -126,6 +126,8 @@ def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo: Path, reliabil
         str(demo),
     )
     assert big.returncode == 1 and "memory limit of 100MiB" in big.stderr
+    typo = run_cli("query", "SELEC 1", "--store", str(demo))
+    assert typo.returncode == 2 and "syntax error" in typo.stderr.lower()
     bad = run_cli("query", "SELECT 1", "--memory-limit", "lots", "--store", str(demo))
     reliability.bad_input("query --memory-limit lots", bad.returncode == 2)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
@@ -227,3 +229,19 @@ def test_read_only_file_systems_give_one_line_errors(
         assert readable.returncode == 0, readable.stderr
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_every_user_facing_error_is_one_type_with_its_exit_status() -> None:
+    """Bad input exits 2 wherever it is found; failures while running exit 1."""
+    from runners.analysis import AnalysisError
+    from runners.calibrate import CalibrationError, CalibrationRequestError
+    from runners.cli.common import UsageError
+    from runners.errors import CollsweepError
+    from runners.journal import RunBusy
+    from runners.spec import SpecError
+
+    twos = (UsageError, SpecError, store.StoreError, store.QueryError, RunBusy, AnalysisError)
+    ones = (store.StoreBusy, store.QueryLimit, CalibrationError)
+    assert all(issubclass(e, CollsweepError) for e in twos + ones + (CalibrationRequestError,))
+    assert {e.exit_status for e in twos} == {2} and {e.exit_status for e in ones} == {1}
+    assert CalibrationRequestError.exit_status == 2

@@ -11,6 +11,7 @@ from runners.cli.common import UsageError
 from runners.cli.measure import add_calibrate, add_sweep, add_verify
 from runners.cli.model import add_model_reading, add_predict
 from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
+from runners.errors import CollsweepError
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_verify,
@@ -44,16 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except UsageError as exc:
+    except CollsweepError as exc:  # the one place an error becomes a message and a status
         print(f"collsweep {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        from runners.store import StoreError
-
-        if not isinstance(exc, StoreError):
-            raise
-        print(f"collsweep {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_status
     except KeyboardInterrupt:
         print(f"collsweep {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 
 from runners.catalog import known_names
+from runners.errors import BadInput
 
 
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit status 2, no traceback."""
+class UsageError(BadInput):
+    """Bad input on the command line: reported in one line, exit status 2, no traceback."""
 
 
 def int_list(text: str) -> list[int]:

@@ -174,17 +174,14 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
 def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
     from runners import capacity, launch
-    from runners.spec import SpecError, load_spec
+    from runners.spec import load_spec
 
-    try:
-        if args.resume:
-            spec = _resumed_spec(args, path)
-        elif not args.spec:
-            raise UsageError("a spec file is needed, e.g. data/quick.toml")
-        else:
-            spec = load_spec(Path(args.spec), spec_overrides(args), notes)
-    except SpecError as exc:
-        raise UsageError(str(exc)) from None
+    if args.resume:
+        spec = _resumed_spec(args, path)
+    elif not args.spec:
+        raise UsageError("a spec file is needed, e.g. data/quick.toml")
+    else:
+        spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     if problem is None:
         here = max(spec.ranks) if launch.runs_here(spec.launcher) else 1
@@ -196,7 +193,6 @@ def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
-    from runners.journal import RunBusy
     from runners.sweep import Interrupted, run_sweep
 
     path = store_path(args)
@@ -212,8 +208,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             run_id=args.resume,
             retry_failed=not args.keep_failed,
         )
-    except RunBusy as exc:
-        raise UsageError(str(exc)) from None
     except Interrupted as exc:  # before the run was created: nothing to mark
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
         return 130
@@ -275,9 +269,9 @@ def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str]
     ops = name_list(args.ops, OPS, "op")
     try:
         sizes = calibrate.size_range(args.min_bytes, args.max_bytes, args.factor)
-        calibrate.check_request(args.ranks, sizes, calibrate.DEFAULT_REDUCE_SIZES, dtypes, ops)
-    except (ValueError, calibrate.CalibrationError) as exc:
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
+    calibrate.check_request(args.ranks, sizes, calibrate.DEFAULT_REDUCE_SIZES, dtypes, ops)
     if not args.budget > 0 or (args.timeout is not None and not args.timeout > 0):
         raise UsageError("--budget and --timeout must be > 0 seconds")
     too_big = capacity.payload_problem(
@@ -297,11 +291,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     sizes, dtypes, ops = _calibration_request(args)
     path = store_path(args)
     store.ensure_current(path)  # a damaged, foreign or read-only store: refused before measuring
-    try:
-        cal = calibrate.run_calibration(args.ranks, sizes, dtypes, ops, args.budget, args.timeout)
-    except calibrate.CalibrationError as exc:
-        print(f"collsweep calibrate: {exc}", file=sys.stderr)
-        return 1
+    cal = calibrate.run_calibration(args.ranks, sizes, dtypes, ops, args.budget, args.timeout)
     store.add_calibration(path, cal)
     if args.json:
         print(json.dumps(cal, default=json_value, indent=1))

@@ -172,11 +172,8 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
     from runners import analysis
 
     path = store_path(args)
-    try:
-        frame = analysis.crossovers_frame(path, args.run)
-        agreement = analysis.agreement_frame(path, args.run)
-    except analysis.AnalysisError as exc:
-        raise UsageError(str(exc)) from None
+    frame = analysis.crossovers_frame(path, args.run)
+    agreement = analysis.agreement_frame(path, args.run)
     if agreement.empty:
         print(
             f"run {args.run} has no analysis yet: `collsweep analyze {args.run}`", file=sys.stderr
@@ -194,10 +191,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     """(Re)compute a stored run's predictions, crossovers, best choices and assumptions."""
     from runners import analysis
 
-    try:
-        summary = analysis.analyze_run(store_path(args), args.run)
-    except analysis.AnalysisError as exc:
-        raise UsageError(str(exc)) from None
+    summary = analysis.analyze_run(store_path(args), args.run)
     print(summary.describe())
     return 0
 
