@@ -30,11 +30,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be > 0 seconds and --max-rows >= 1")
     store.storefile.set_read_memory_limit(args.memory_limit)
     sql = sys.stdin.read() if args.sql == "-" else args.sql
-    try:
-        frame = store.query(store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows)
-    except store.QueryError as exc:
-        print(f"collsweep query: {exc}", file=sys.stderr)
-        return 1
+    frame = store.query(store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows)
     print(render(frame, args.format))
     if frame.attrs.get("truncated"):
         print(
