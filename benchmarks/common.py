@@ -128,14 +128,6 @@ def median(values: Iterable[float]) -> float:
     return statistics.median(list(values))
 
 
-def human_bytes(nbytes: int) -> str:
-    """8 -> '8 B', 65536 -> '64 KiB', 4194304 -> '4 MiB'."""
-    for unit, scale in (("MiB", MIB), ("KiB", KIB)):
-        if nbytes >= scale and nbytes % scale == 0:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes} B"
-
-
 def us(seconds: float) -> str:
     """Seconds as microseconds with sensible digits."""
     value = seconds * 1e6

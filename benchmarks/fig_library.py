@@ -11,7 +11,6 @@ from benchmarks.common import (
     MIB,
     Check,
     Figure,
-    human_bytes,
     log,
     median,
     run_python_job,
@@ -21,6 +20,7 @@ from benchmarks.common import (
 from runners.catalog import library_knobs
 from runners.launch import is_oversubscribed
 from runners.machine import physical_cores
+from runners.units import format_bytes
 
 SIZES = (8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB, 4 * MIB, 16 * MIB)
 RANKS = (2, 4)
@@ -65,7 +65,7 @@ def pair_rows(pair: Pair, ranks: int, results: dict[int, dict]) -> list[list[obj
     rows: list[list[object]] = []
     for nbytes in SIZES:
         line = results.get(nbytes, {"skipped": "not timed"})
-        head = [pair.ours, ranks, human_bytes(nbytes)]
+        head = [pair.ours, ranks, format_bytes(nbytes)]
         if "skipped" in line:
             note = "MPICH fell back" if "fell back" in line["skipped"] else line["skipped"][:40]
             rows.append([*head, "", "", "", "", "", "", f"skipped: {note}"])
@@ -100,7 +100,7 @@ def pair_checks(pair: Pair, ranks: int, results: dict[int, dict]) -> list[Check]
         checks.append(
             Check(
                 f"{label}: ratio >= 1 MiB (worst)",
-                f"{worst:.3f}x at {human_bytes(at)}, CI {ci:.0%}",
+                f"{worst:.3f}x at {format_bytes(at)}, CI {ci:.0%}",
                 f"<= {MAX_RATIO_LARGE:.2f}x",
                 worst <= MAX_RATIO_LARGE,
             )

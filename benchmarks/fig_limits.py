@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from benchmarks.common import MIB, Check, Figure, human_bytes, log, run_python_job, table, us
+from benchmarks.common import MIB, Check, Figure, log, run_python_job, table, us
 from benchmarks.worker_jobs import Timing, time_points
 from runners.catalog import BASE_ALGORITHMS
+from runners.units import format_bytes
 
 LIMIT_BYTES = 64 * MIB
 BUSBW_BYTES = 16 * MIB
@@ -34,7 +35,7 @@ def rate(row: dict) -> str:
 def limits_table(rows: list[dict]) -> list[str]:
     """One line per limit: time per call and per-rank rate."""
     body = [
-        [f"{r['kind']} {r['dtype']}", human_bytes(r["bytes"]), us(r["median_s"]), rate(r)]
+        [f"{r['kind']} {r['dtype']}", format_bytes(r["bytes"]), us(r["median_s"]), rate(r)]
         for r in rows
     ]
     return table(["limit", "buffer", "us per call", "GB/s per rank"], body)
@@ -58,7 +59,7 @@ def fraction_checks(points: list[dict], copy_bw: float) -> list[Check]:
     """Busbw as a fraction of the copy rate, per algorithm (reported, no target)."""
     return [
         Check(
-            f"{p['algorithm']} busbw / copy bandwidth ({human_bytes(BUSBW_BYTES)}, p={RANKS})",
+            f"{p['algorithm']} busbw / copy bandwidth ({format_bytes(BUSBW_BYTES)}, p={RANKS})",
             f"{p['busbw_gbps'] / copy_bw:.2f}",
             "(no target)",
             None,
@@ -73,15 +74,15 @@ def run(quick: bool) -> Figure:
     rows = measure_limits(0.5 if quick else 1.5)
     copy_bw = next(r["gbps"] for r in rows if r["kind"] == "copy")
     reduce_bw = next(r["gbps"] for r in rows if r["kind"] != "copy" and r["dtype"] == "float32")
-    log(f"figure 5: every algorithm at {human_bytes(BUSBW_BYTES)}, p={RANKS}")
+    log(f"figure 5: every algorithm at {format_bytes(BUSBW_BYTES)}, p={RANKS}")
     timing = Timing(budget_s=0.6, passes=2) if quick else Timing(budget_s=1.5, passes=3)
     points = time_points(RANKS, tuple(BASE_ALGORITHMS), (BUSBW_BYTES,), timing)
     figure = Figure(
         5,
         "Physical limits",
-        f"numpy.copyto and MPI_SUM Reduce_local on {human_bytes(LIMIT_BYTES)} buffers, "
+        f"numpy.copyto and MPI_SUM Reduce_local on {format_bytes(LIMIT_BYTES)} buffers, "
         f"{RANKS} ranks working at once (per-rank rates); busbw of float32 SUM at "
-        f"{human_bytes(BUSBW_BYTES)}, p={RANKS}, every algorithm in one job",
+        f"{format_bytes(BUSBW_BYTES)}, p={RANKS}, every algorithm in one job",
     )
     figure.table = [*limits_table(rows), "", *busbw_table(points, copy_bw, reduce_bw)]
     figure.checks = fraction_checks(points, copy_bw)

@@ -8,13 +8,13 @@ from benchmarks.common import (
     MIB,
     Check,
     Figure,
-    human_bytes,
     log,
     median,
     run_python_job,
     table,
     us,
 )
+from runners.units import format_bytes
 
 SIZES = (8, 64 * KIB, 4 * MIB)
 # Iterations per round and side by size: short rounds, many of them, so that load from
@@ -36,7 +36,7 @@ def collect(reps: int, plan: dict[int, int], warmup: int) -> dict[int, dict]:
 
 def check_for(nbytes: int, added_s: float, ratio: float) -> Check:
     """The target of one size: absolute at 8 B, a ratio from 64 KiB up."""
-    name = f"harness vs C at {human_bytes(nbytes)}, p={RANKS}"
+    name = f"harness vs C at {format_bytes(nbytes)}, p={RANKS}"
     if nbytes < 64 * KIB:
         return Check(name, f"{added_s * 1e6:+.2f} us", "<= +1.00 us", added_s <= MAX_ADDED_SMALL_S)
     return Check(name, f"{ratio:.3f}x", f"<= {MAX_RATIO_LARGE:.2f}x", ratio <= MAX_RATIO_LARGE)
@@ -63,7 +63,7 @@ def run(quick: bool) -> Figure:
         ratio = median(ratios)
         rows.append(
             [
-                human_bytes(nbytes),
+                format_bytes(nbytes),
                 us(median(c_runs)),
                 us(median(py_runs)),
                 f"{added * 1e6:+.2f}",

@@ -16,6 +16,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from runners.units import format_bytes
+
 METRICS = {
     "time": "Time per call (µs)",
     "algbw": "Algorithm bandwidth (GB/s)",
@@ -71,16 +73,6 @@ def short_name(algorithm: str) -> str:
     if sep:
         return f"{prefix}:{SHORT_NAMES.get(forced, forced)}"
     return SHORT_NAMES.get(algorithm, algorithm)
-
-
-def format_bytes(nbytes: float) -> str:
-    """8 B, 4 KiB, 2 MiB, 1.5 GiB: binary units, at most three significant digits."""
-    value = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{value:.3g} {unit}"
-        value /= 1024
-    return f"{value:.3g} GiB"
 
 
 def _empty_figure(message: str) -> go.Figure:

@@ -43,7 +43,6 @@ from runners import assumptions, store
 from runners.calibrate import (
     SOURCE,
     CalibrationError,
-    format_bytes,
     run_calibration,
     size_range,
 )
@@ -58,6 +57,7 @@ from runners.fitting import CollectiveFit, fit_collectives, weighted_r_squared
 from runners.machine import hostname, physical_cores
 from runners.models import Prediction, model_for, predict
 from runners.spec import SpecError, SweepSpec, parse_spec
+from runners.units import format_bytes
 
 AUTO_CALIBRATION_BUDGET_S = 2.0
 PINGPONG_MAX_BYTES = 4 * 2**20

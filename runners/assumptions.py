@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runners.calibrate import format_bytes
 from runners.catalog import DTYPES, OPS
 from runners.models import LIBRARY, model_for
+from runners.units import format_bytes
 
 HOLDS, VIOLATED, UNKNOWN = "holds", "violated", "unknown"
 R2_THRESHOLD = 0.95

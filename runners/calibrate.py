@@ -32,6 +32,7 @@ from runners.catalog import DTYPES, OPS, known_names
 from runners.errors import BadInput, CollsweepError
 from runners.fitting import LinearFit, fit_gamma, fit_linear, fit_piecewise
 from runners.machine import cpu_model, hostname, physical_cores
+from runners.units import format_bytes
 
 WORKER = "runners.calibrate_worker"
 SOURCE = "pingpong"
@@ -267,15 +268,6 @@ def run_calibration(
     row = calibration_row(parse_worker_output(result.stdout), extra=extra | {"wall_s": wall_s})
     progress(f"calibrated in {wall_s:.1f} s: {row['calibration_id']}")
     return row
-
-
-def format_bytes(nbytes: float) -> str:
-    """8 B, 64 KiB, 4 MiB (powers of two shown exactly, others with one decimal)."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            value = nbytes / scale
-            return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
-    return f"{nbytes:g} B"
 
 
 def _gbps(seconds_per_byte: float) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from dashboard import badges, charts, queries, synthetic
 from runners import store
+from runners.units import format_bytes, format_seconds
 
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 CAL = synthetic.calibration_id("synth-node")
@@ -41,11 +42,29 @@ def _traces(fig, role: str, **match) -> list:
 
 @pytest.mark.parametrize(
     ("nbytes", "text"),
-    [(8, "8 B"), (1023, "1.02e+03 B"), (1024, "1 KiB"), (65536, "64 KiB"), (2097152, "2 MiB")],
+    [
+        (8, "8 B"),
+        (1000, "1000 B"),
+        (1023, "1023 B"),
+        (1024, "1 KiB"),
+        (1536, "1.5 KiB"),
+        (4700, "4.59 KiB"),
+        (65536, "64 KiB"),
+        (2097152, "2 MiB"),
+        (2**40, "1 TiB"),
+    ],
 )
 def test_format_bytes(nbytes: int, text: str) -> None:
-    """Binary units with up to three significant digits."""
-    assert charts.format_bytes(nbytes) == text
+    """Binary units, whole numbers exact, others three significant digits, never an exponent."""
+    assert format_bytes(nbytes) == text
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(2.337e-6, "2.34 us"), (8.5e-7, "850 ns"), (1.5e-3, "1.5 ms"), (12.0, "12 s"), (0, "0 s")],
+)
+def test_format_seconds(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text
 
 
 def test_colours_are_stable_and_forced_variants_lighter() -> None:
@@ -203,7 +222,7 @@ def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo: Path) -> 
     (measured,) = _traces(fig, "best", kind="measured")
     (predicted,) = _traces(fig, "best", kind="predicted")
     sizes = sorted(data.measured_best["bytes"].unique())
-    assert list(measured.x) == [charts.format_bytes(s) for s in sizes]
+    assert list(measured.x) == [format_bytes(s) for s in sizes]
     assert list(measured.y) == ["p=2", "p=3", "p=4", "p=8"]
     best = data.measured_best.set_index(["ranks", "bytes"])["algorithm"]
     pick = data.predicted_best.set_index(["ranks", "bytes"])["algorithm"]

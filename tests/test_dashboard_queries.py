@@ -668,6 +668,8 @@ def _imported_names(path: Path) -> set[str]:
 MPI_FREE_RUNNERS = {
     "runners.store",
     "runners.storefile",
+    "runners.units",
+    "runners.errors",
     "runners.models",
     "runners.crossovers",
     "runners.catalog",

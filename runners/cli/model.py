@@ -104,7 +104,7 @@ def prediction_report(args: argparse.Namespace) -> dict:
 
 
 def _prediction_text(r: dict) -> str:
-    from runners.calibrate import format_bytes
+    from runners.units import format_bytes
 
     source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
     return "\n".join(
@@ -157,7 +157,7 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
 
 def _crossovers_table(frame) -> str:
     """The crossovers for reading: sizes in B/KiB/MiB, no detail column."""
-    from runners.calibrate import format_bytes
+    from runners.units import format_bytes
 
     shown = frame.drop(columns=["detail"]).copy()
     for column in ("bytes", "low_bytes", "high_bytes"):
