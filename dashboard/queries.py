@@ -539,61 +539,32 @@ ORDER BY p.ranks, p.bytes, p.algorithm
 
 @dataclass(frozen=True)
 class CrossoverData:
-    """Best algorithm per (ranks, bytes), measured and predicted; agreement; crossovers."""
+    """Best algorithm per (ranks, bytes), measured and predicted; the stored agreement rows of
+    the run and of each (ranks) group of the chosen dtype and op; crossovers."""
 
     measured_best: pd.DataFrame
     predicted_best: pd.DataFrame
     agreement: pd.DataFrame
     crossovers: pd.DataFrame
-    stored_agreement: pd.DataFrame
     summary: pd.DataFrame
 
 
-def _first_per_cell(frame: pd.DataFrame, order: list[str]) -> pd.DataFrame:
-    """The first row of each (ranks, bytes) cell in ``order``."""
-    cell = ["ranks", "bytes"]
-    return frame.sort_values(order).groupby(cell).head(1).set_index(cell)
-
-
-def agreement_table(paired: pd.DataFrame) -> pd.DataFrame:
-    """How often the model's pick is the measured best, per ranks and over all.
-
-    ``paired`` has ranks, bytes, algorithm, median_s and predicted_s, one row per modelled
-    point; cells where fewer than two algorithms compete are left out. The best has the
-    smallest median; the pick the smallest prediction, ties going to collsweep's own
-    implementation (no ':' in the name) then by name, as runners.analysis picks. A hit is a
-    pick as fast as the best; slowdown = pick's median / best's median - 1.
-    """
-    sizes = paired.groupby(["ranks", "bytes"])["algorithm"].transform("size")
-    cells = paired[sizes >= 2].assign(library=lambda f: f["algorithm"].str.contains(":"))
-    best = _first_per_cell(cells, ["median_s", "algorithm"])["median_s"]
-    pick = _first_per_cell(cells, ["predicted_s", "library", "algorithm"])["median_s"]
-    pick = pick.reindex(best.index)
-    frame = pd.DataFrame({"hit": (pick == best).astype(float), "slowdown": pick / best - 1})
-    frame = frame.reset_index()
-    groups = [(str(r), g) for r, g in frame.groupby("ranks")] + [("all", frame)]
-    rows = [
-        {
-            "ranks": label,
-            "cells": len(group),
-            "pick_share": group["hit"].mean() if len(group) else float("nan"),
-            "mean_slowdown": group["slowdown"].mean() if len(group) else float("nan"),
-        }
-        for label, group in groups
-    ]
-    return pd.DataFrame(rows, columns=["ranks", "cells", "pick_share", "mean_slowdown"])
+_AGREEMENT_SQL = """
+SELECT scope, ranks, dtype, op, points, model_pick_share, mean_slowdown, same_model_share
+FROM agreement
+WHERE run_id = $run AND calibration_id = $cal
+  AND (scope = 'run' OR (dtype = $dtype AND op = $op))
+ORDER BY scope = 'run' DESC, ranks
+"""
 
 
 def _stored_agreement(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
-    """The analysis's own agreement rows for the run, when the store has that table."""
-    if not cat.has("agreement", "run_id"):
+    """The agreement rows runners.analysis stored for the run and calibration (the one home
+    of that rule): the whole run first, then each group of the scope's dtype and op. Empty
+    when the run has not been analysed with that calibration."""
+    if not cat.has("agreement", "calibration_id") or scope.calibration_id is None:
         return pd.DataFrame()
-    cal = (
-        " AND ($cal IS NULL OR calibration_id = $cal)"
-        if cat.has("agreement", "calibration_id")
-        else ""
-    )
-    return _df(con, f"SELECT * FROM agreement WHERE run_id = $run{cal}", scope.params())
+    return _df(con, _AGREEMENT_SQL, scope.params())
 
 
 def crossover_data(path: StorePath, scope: Scope, modelled_only: bool = True) -> CrossoverData:
@@ -610,9 +581,8 @@ def crossover_data(path: StorePath, scope: Scope, modelled_only: bool = True) ->
         return CrossoverData(
             measured_best=measured,
             predicted_best=_df(con, _BEST_PREDICTED_SQL, scope.params()),
-            agreement=agreement_table(paired),
+            agreement=_stored_agreement(con, cat, scope),
             crossovers=_crossovers(con, cat, scope),
-            stored_agreement=_stored_agreement(con, cat, scope),
             summary=_summary(con, cat, scope),
         )
 

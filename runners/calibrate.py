@@ -38,23 +38,6 @@ WORKER = "runners.calibrate_worker"
 SOURCE = "pingpong"
 DEFAULT_BUDGET_S = 20.0
 STARTUP_ALLOWANCE_S = 60.0
-COLUMNS = (
-    "calibration_id",
-    "created_at",
-    "host",
-    "mpi_library",
-    "ranks",
-    "alpha_s",
-    "beta_s_per_byte",
-    "r_squared",
-    "min_bytes",
-    "max_bytes",
-    "breakpoints",
-    "segments",
-    "gammas",
-    "source",
-    "details",
-)
 
 
 class CalibrationError(CollsweepError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -111,35 +111,6 @@ def best_algorithm(times: Mapping[str, float]) -> str:
     if not finite:
         raise ValueError("best_algorithm needs at least one finite time")
     return min(sorted(finite), key=finite.__getitem__)
-
-
-def agreement(
-    measured: Mapping[Hashable, Mapping[str, float]],
-    predicted: Mapping[Hashable, Mapping[str, float]],
-) -> tuple[float, float]:
-    """(share of keys where the model's pick is the measured best, mean slowdown).
-
-    For each key in both maps, only algorithms with both a measured and a predicted time
-    compete. The model's pick is the predicted fastest; its slowdown is its measured time over
-    the measured best minus 1 (0 when it is the best). (nan, nan) when no key compares.
-    """
-    hits, slowdowns = [], []
-    for key in measured.keys() & predicted.keys():
-        common = measured[key].keys() & predicted[key].keys()
-        meas = {a: measured[key][a] for a in common}
-        pred = {a: predicted[key][a] for a in common}
-        if not _has_finite(meas) or not _has_finite(pred):
-            continue
-        pick, best = best_algorithm(pred), best_algorithm(meas)
-        hits.append(meas[pick] == meas[best])
-        slowdowns.append(meas[pick] / meas[best] - 1.0)
-    if not hits:
-        return math.nan, math.nan
-    return float(np.mean(hits)), float(np.mean(slowdowns))
-
-
-def _has_finite(times: Mapping[str, float]) -> bool:
-    return any(math.isfinite(t) for t in times.values())
 
 
 def _log_grid(lo: float, hi: float) -> np.ndarray:

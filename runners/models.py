@@ -122,22 +122,6 @@ def predict(
     )
 
 
-def predict_all(
-    ranks: int,
-    nbytes: float,
-    alpha: float,
-    beta: float,
-    gamma: float,
-    itemsize: int = 1,
-    *,
-    smooth: bool = False,
-) -> dict[str, Prediction]:
-    """Predictions of every model in MODELS, by model name."""
-    return {
-        m: predict(m, ranks, nbytes, alpha, beta, gamma, itemsize, smooth=smooth) for m in MODELS
-    }
-
-
 def block_bytes(nbytes: float, itemsize: int, parts: int, smooth: bool = False) -> float:
     """Bytes in the largest of `parts` element-aligned blocks of `nbytes` bytes.
 

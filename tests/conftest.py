@@ -26,6 +26,16 @@ def run_cli(
     )
 
 
+@pytest.fixture(scope="session")
+def calibration_columns(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The columns of the store's calibrations table (what a calibration row must fill)."""
+    from runners import store
+
+    path = tmp_path_factory.mktemp("schema") / "s.duckdb"
+    store.ensure_current(path)
+    return set(store.query(path, "SELECT * FROM calibrations LIMIT 0").columns)
+
+
 @pytest.fixture
 def cli():
     """The run_cli helper as a fixture."""

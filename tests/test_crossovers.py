@@ -1,4 +1,4 @@
-"""Crossovers of predicted and measured curves, bootstrap intervals, model agreement."""
+"""Crossovers of predicted and measured curves, bootstrap intervals."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from runners.crossovers import (
-    agreement,
     best_algorithm,
     bootstrap_crossover,
     measured_crossovers,
@@ -161,29 +160,6 @@ def test_best_algorithm():
     assert best_algorithm({"b": 1.0, "a": 1.0}) == "a"
     with pytest.raises(ValueError):
         best_algorithm({})
-
-
-def test_agreement_by_hand():
-    measured = {
-        ("p8", 64): {"ring": 1.0, "recursive_doubling": 2.0},
-        ("p8", 1 << 20): {"ring": 3.0, "recursive_doubling": 2.0},
-        ("p4", 8): {"ring": 1.0},  # not predicted: ignored
-    }
-    predicted = {
-        ("p8", 64): {"ring": 0.5, "recursive_doubling": 0.7, "lower_bound": 0.1},
-        ("p8", 1 << 20): {"ring": 1.0, "recursive_doubling": 2.0},
-    }
-    # key 1: model picks ring (lower_bound is never measured), ring is best: slowdown 0
-    # key 2: model picks ring, measured best is rd: slowdown 3/2 - 1 = 0.5
-    share, slowdown = agreement(measured, predicted)
-    assert share == 0.5
-    assert slowdown == pytest.approx(0.25)
-
-
-def test_agreement_empty():
-    share, slowdown = agreement({}, {})
-    assert math.isnan(share)
-    assert math.isnan(slowdown)
 
 
 def test_bootstrap_interval_always_contains_its_point_even_for_bimodal_samples() -> None:

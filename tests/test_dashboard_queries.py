@@ -406,23 +406,23 @@ def test_best_choices_match_pandas_over_the_raw_tables(demo: Path) -> None:
     assert not any(":" in alg for alg in predicted.values())  # ties go to the own code
 
 
-def test_agreement_matches_the_analysis(demo: Path) -> None:
-    """The share of cells where the pick is the best, and the mean slowdown of the pick, equal
-    what runners.analysis stored in best_choices / agreement for the same calibration."""
+def test_agreement_is_read_from_the_analysis(demo: Path) -> None:
+    """The page's agreement rows are the analysis's stored rows for the run and calibration:
+    the whole run first, then the groups of the chosen dtype and op only."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
-    data = queries.crossover_data(demo, scope)
-    overall = data.agreement.set_index("ranks").loc["all"]
-    assert overall["cells"] == 4 * len(synthetic.SIZES)
-    if not queries.catalog(demo).has("agreement", "model_pick_share"):
-        pytest.skip("this schema has no agreement table")
-    stored = data.stored_agreement
-    assert set(stored["calibration_id"]) == {CAL}
+    shown = queries.crossover_data(demo, scope).agreement
+    stored = store.query(
+        demo,
+        "SELECT * FROM agreement WHERE run_id = ? AND calibration_id = ? "
+        "AND (scope = 'run' OR (dtype = 'float32' AND op = 'sum'))",
+        [RUN_A, CAL],
+    )
+    assert len(shown) == len(stored) > 1 and shown["scope"].iloc[0] == "run"
+    assert set(shown.loc[shown["scope"] != "run", "dtype"]) == {"float32"}
     run_row = stored[stored["scope"] == "run"].iloc[0]
-    assert overall["pick_share"] == pytest.approx(run_row["model_pick_share"])
-    assert overall["mean_slowdown"] == pytest.approx(run_row["mean_slowdown"])
-    per_ranks = data.agreement.set_index("ranks")
-    for row in stored[stored["scope"] != "run"].itertuples():
-        assert per_ranks.loc[str(row.ranks), "pick_share"] == pytest.approx(row.model_pick_share)
+    assert shown["model_pick_share"].iloc[0] == pytest.approx(run_row["model_pick_share"])
+    none = queries.crossover_data(demo, queries.Scope(RUN_A, dtype="float32", op="sum")).agreement
+    assert none.empty
 
 
 def test_letting_every_algorithm_compete_includes_mpi(demo: Path) -> None:
@@ -457,13 +457,6 @@ def test_crossovers_carry_their_uncertainty(demo: Path) -> None:
     assert (known["bytes"] <= known["high_bytes"]).all()
     np.testing.assert_allclose(known["high_over_low"], known["high_bytes"] / known["low_bytes"])
     assert set(table["kind"]) == {"measured", "predicted"}
-
-
-def test_agreement_table_without_pairs_is_nan() -> None:
-    """No paired points: one 'all' row with nan figures."""
-    empty = pd.DataFrame(columns=["ranks", "bytes", "algorithm", "median_s", "predicted_s"])
-    table = queries.agreement_table(empty)
-    assert table["ranks"].tolist() == ["all"] and math.isnan(table["pick_share"].iloc[0])
 
 
 def test_predicted_crossovers_follow_the_chosen_calibration(demo: Path) -> None:

@@ -24,21 +24,26 @@ def _percent(value: float) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.0%}"
 
 
-def _agreement(data: queries.CrossoverData) -> None:
-    """Headline agreement figures, then the per-ranks table (and the analysis's own rows)."""
-    overall = data.agreement[data.agreement["ranks"] == "all"]
-    share = float(overall["pick_share"].iloc[0]) if not overall.empty else math.nan
-    slowdown = float(overall["mean_slowdown"].iloc[0]) if not overall.empty else math.nan
-    cells = int(overall["cells"].iloc[0]) if not overall.empty else 0
+def _agreement(data: queries.CrossoverData, run_id: str) -> None:
+    """Headline figures of the whole run, then each group of this dtype and op, as stored by
+    the analysis (never recomputed here)."""
+    if data.agreement.empty:
+        st.info(
+            "No agreement stored for this run and calibration yet: run "
+            f"`collsweep analyze {run_id}` to compute it."
+        )
+        return
+    whole = data.agreement[data.agreement["scope"] == "run"]
+    row = whole.iloc[0] if not whole.empty else None
     a, b, c = st.columns(3)
-    a.metric("Model picks the measured best", _percent(share))
+    share = math.nan if row is None else float(row["model_pick_share"])
+    slowdown = math.nan if row is None else float(row["mean_slowdown"])
+    a.metric("Model picks the measured best (whole run)", _percent(share))
     b.metric("Mean slow-down of the model's pick", _percent(slowdown))
-    c.metric("(ranks, bytes) cells compared", cells)
-    if data.stored_agreement.empty:
-        ui.table(data.agreement, key="agreement_table")
-    else:
-        st.caption("Per (ranks, dtype, op), as recorded by the analysis:")
-        ui.table(data.stored_agreement, key="stored_agreement")
+    c.metric("Points compared", 0 if row is None else int(row["points"]))
+    st.caption("Per group of this datatype and op, as recorded by the analysis:")
+    groups = data.agreement[data.agreement["scope"] != "run"]
+    ui.table(groups.drop(columns=["scope"]), key="agreement_table")
 
 
 def main(path: Path, overview: queries.Overview) -> None:
@@ -62,7 +67,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     ui.show_badges(data.summary)
     ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
     st.subheader("Agreement")
-    _agreement(data)
+    _agreement(data, run_id)
     st.subheader("Crossovers and their uncertainty")
     st.caption("algorithm_a is faster below `bytes`, algorithm_b above; low/high bound it.")
     ui.table(data.crossovers, key="crossover_table")
