@@ -2,11 +2,12 @@
 
     .venv/bin/python benchmarks/dashboard_data.py [--samples 1000000] [--store PATH] [--keep]
 
-Builds a synthetic store (dashboard.synthetic, written through runners.store.add_points in
-batches) with two runs, then times, per page, the data functions the page calls plus its
-figures, and a whole page script run under Streamlit's AppTest. Times are medians of
---repeat runs, printed with their ratio to a baseline measured in the same process: a plain
-``SELECT count(*) FROM samples`` through store.query (which includes opening the store).
+Builds a synthetic store (tests/synthetic.py, a test fixture, written through
+runners.store.add_points in batches) with two runs, then times, per page, the data functions
+the page calls plus its figures, and a whole page script run under Streamlit's AppTest. Times
+are medians of --repeat runs, printed with their ratio to a baseline measured in the same
+process: a plain ``SELECT count(*) FROM samples`` through store.query (which includes opening
+the store).
 Also prints the store's size on disk per million samples. Not a timed test: it reports.
 """
 
@@ -24,8 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
 
-from dashboard import badges, charts, queries, synthetic  # noqa: E402
+import synthetic  # noqa: E402
+
+from dashboard import badges, charts, queries  # noqa: E402
 from runners import store  # noqa: E402
 
 APP = ROOT / "dashboard" / "app.py"

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import synthetic
 
-from dashboard import badges, charts, queries, synthetic
+from dashboard import badges, charts, queries
 from runners import store
 from runners.units import format_bytes, format_seconds
 

@@ -13,8 +13,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+import synthetic
 
-from dashboard import queries, synthetic
+from dashboard import queries
 from runners import store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -671,17 +672,13 @@ MPI_FREE_RUNNERS = {
 
 
 def test_dashboard_code_never_imports_mpi() -> None:
-    """No dashboard file imports mpi4py or an MPI runners module; the app skips synthetic,
-    which alone may use the (MPI-free) analysis to fill a synthetic store."""
+    """No dashboard file imports mpi4py or an MPI runners module, and no test fixture (the
+    synthetic store lives in tests/)."""
     files = sorted((ROOT / "dashboard").rglob("*.py"))
-    assert len(files) >= 14
+    assert len(files) >= 14 and not (ROOT / "dashboard" / "synthetic.py").exists()
     for path in files:
         imported = _imported_names(path)
         assert not any(m.split(".")[0] == "mpi4py" for m in imported), path
         runners = {m for m in imported if m.startswith("runners.") and m.count(".") == 1}
-        allowed = MPI_FREE_RUNNERS | (
-            {"runners.analysis"} if path.name == "synthetic.py" else set()
-        )
-        assert runners <= allowed, (path, runners - allowed)
-        if path.name != "synthetic.py":
-            assert "dashboard.synthetic" not in imported, path
+        assert runners <= MPI_FREE_RUNNERS, (path, runners - MPI_FREE_RUNNERS)
+        assert "synthetic" not in imported, path

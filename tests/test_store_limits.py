@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import synthetic
 from conftest import run_cli
 
-from dashboard import synthetic
 from runners import capacity, launch, store, storefile
 from runners.spec import SpecError, parse_spec
 

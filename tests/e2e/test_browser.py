@@ -21,9 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import synthetic
 from chromium_cdp import CHROMIUM, Browser, Page
-
-from dashboard import synthetic
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())

@@ -1,4 +1,4 @@
-"""Synthetic results stores for the dashboard's tests, benchmark and offline demos.
+"""Synthetic results stores: a fixture of the tests and of the dashboard-data benchmark.
 
 The measurement side (runs, points, raw samples and a ping-pong calibration) is made up here
 and written through runners.store's public write functions; the model side (predictions,
@@ -7,7 +7,7 @@ real analysis, runners.analysis.analyze_run, exactly as after a sweep. Timings c
 alpha-beta-gamma models with a systematic, size-dependent error and log-normal noise; points
 with more ranks than `physical_cores` are oversubscribed (slower and noisier).
 
-The dashboard app never imports this module: it only reads stores.
+The dashboard never imports this module (it lives under tests/): it only reads stores.
 """
 
 from __future__ import annotations
