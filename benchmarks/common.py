@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runners import launch
+from runners import launch, launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "benchmarks" / "build"
@@ -58,7 +58,7 @@ class JobFailed(RuntimeError):
 def worker_knobs(ranks: int, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """collsweep's default knobs for `ranks`, plus the repository on PYTHONPATH for workers."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    return {**launch.default_knobs(ranks), "PYTHONPATH": path, **(extra or {})}
+    return {**launcher.default_knobs(ranks), "PYTHONPATH": path, **(extra or {})}
 
 
 def json_lines(text: str) -> list[dict]:

@@ -18,7 +18,7 @@ from benchmarks.common import (
     us,
 )
 from runners.catalog import library_knobs
-from runners.launch import is_oversubscribed
+from runners.launcher import is_oversubscribed
 from runners.machine import physical_cores
 from runners.units import format_bytes
 

@@ -18,16 +18,14 @@ crossovers, so plain 'mpi' does not (its lower bound would win every prediction)
 that share a model (ring and mpi:ring) tie in prediction; the tie goes to collsweep's own
 implementation, which runs the modelled schedule exactly.
 
-The sweep calls `prepare_run` before launching (calibrating first when the store has no
-ping-pong calibration for this host, MPI library and the sweep's dtypes x ops) and
-`after_sweep` when it ends.
+`collsweep sweep` calls `after_sweep` when a run ends; the calibration a sweep needs before it
+starts is runners.calibrate's (it launches ranks, which this module never does).
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,12 +38,6 @@ import numpy as np
 import pandas as pd
 
 from runners import assumptions, store
-from runners.calibrate import (
-    SOURCE,
-    CalibrationError,
-    run_calibration,
-    size_range,
-)
 from runners.catalog import DTYPES
 from runners.crossovers import (
     best_algorithm,
@@ -53,14 +45,12 @@ from runners.crossovers import (
     predicted_crossover,
 )
 from runners.errors import BadInput
-from runners.fitting import CollectiveFit, fit_collectives, weighted_r_squared
-from runners.machine import hostname, physical_cores
+from runners.fitting import PINGPONG_SOURCE, CollectiveFit, fit_collectives, weighted_r_squared
+from runners.machine import physical_cores
 from runners.models import Prediction, model_for, predict
-from runners.spec import SpecError, SweepSpec, parse_spec
+from runners.spec import SpecError, parse_spec
 from runners.units import format_bytes
 
-AUTO_CALIBRATION_BUDGET_S = 2.0
-PINGPONG_MAX_BYTES = 4 * 2**20
 FITTED_PREFIX = "fitted:"
 N_BOOT = 200
 
@@ -601,25 +591,6 @@ def assumption_rows(
 # --- calibrations of a run -----------------------------------------------------------------------
 
 
-def mpi_library_version(timeout: float = 30.0) -> str | None:
-    """MPI_Get_library_version of the library mpi4py loads, asked in a subprocess (no MPI_Init)."""
-    code = (
-        "import mpi4py; mpi4py.rc.initialize = False\n"
-        "from mpi4py import MPI; print(MPI.Get_library_version())"
-    )
-    try:
-        result = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() or None
-
-
 def measured_calibration(path: Path, run: Mapping[str, Any], progress: Progress) -> dict | None:
     """The run's ping-pong calibration; for a run without one, the newest for its host and
     library, which is then recorded in runs.calibration_id."""
@@ -629,44 +600,11 @@ def measured_calibration(path: Path, run: Mapping[str, Any], progress: Progress)
             progress(f"calibration {run['calibration_id']} of run {run['run_id']} is not stored")
         return cal
     cal = store.latest_calibration(
-        path, run.get("host"), mpi_library=run.get("mpi_library"), source=SOURCE
+        path, run.get("host"), mpi_library=run.get("mpi_library"), source=PINGPONG_SOURCE
     )
     if cal is not None:
         store.update_run(path, run["run_id"], {"calibration_id": cal["calibration_id"]})
     return cal
-
-
-def sweep_calibration(path: Path, spec: SweepSpec, progress: Progress = _stderr) -> str | None:
-    """The id of a ping-pong calibration for this host and MPI library that has a gamma for
-    every dtype/op of the sweep, measuring (briefly) and storing one if the store has none.
-    None if that calibration fails: the run then has only its fitted calibration.
-    """
-    keys = {f"{d}/{o}" for d in spec.dtypes for o in spec.ops}
-    library = mpi_library_version()
-    cal = store.latest_calibration(path, hostname(), mpi_library=library, source=SOURCE)
-    if cal is not None and keys <= set(cal.get("gammas") or {}):
-        progress(f"predictions use calibration {cal['calibration_id']}")
-        return cal["calibration_id"]
-    sizes = size_range(min(8, min(spec.sizes)), max(PINGPONG_MAX_BYTES, max(spec.sizes)))
-    try:
-        cal = run_calibration(
-            2, sizes, spec.dtypes, spec.ops, AUTO_CALIBRATION_BUDGET_S, progress=progress
-        )
-    except CalibrationError as exc:
-        progress(f"calibration failed, so only the fit to the run's own timings is used: {exc}")
-        return None
-    store.add_calibration(path, cal)
-    return cal["calibration_id"]
-
-
-def prepare_run(path: Path, run_id: str, spec: SweepSpec, progress: Progress = _stderr) -> None:
-    """Sweep hook before launching: give the run a calibration (runs.calibration_id)."""
-    run = store.get_run(path, run_id)
-    if run is None or run.get("calibration_id"):
-        return
-    calibration_id = sweep_calibration(path, spec, progress)
-    if calibration_id:
-        store.update_run(path, run_id, {"calibration_id": calibration_id})
 
 
 # --- the whole analysis ---------------------------------------------------------------------------

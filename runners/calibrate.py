@@ -22,20 +22,22 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
-from runners import launch
+from runners import launch, launcher, store
 from runners.catalog import DTYPES, OPS, known_names
 from runners.errors import BadInput, CollsweepError
-from runners.fitting import LinearFit, fit_gamma, fit_linear, fit_piecewise
+from runners.fitting import PINGPONG_SOURCE, LinearFit, fit_gamma, fit_linear, fit_piecewise
 from runners.machine import cpu_model, hostname, physical_cores
+from runners.spec import SweepSpec
 from runners.units import format_bytes
 
 WORKER = "runners.calibrate_worker"
-SOURCE = "pingpong"
 DEFAULT_BUDGET_S = 20.0
 STARTUP_ALLOWANCE_S = 60.0
 
@@ -196,7 +198,7 @@ def calibration_row(
         "breakpoints": piecewise.breakpoints,
         "segments": [_segment(s) for s in piecewise.segments],
         "gammas": gammas,
-        "source": SOURCE,
+        "source": PINGPONG_SOURCE,
         "details": details,
     }
 
@@ -235,7 +237,7 @@ def run_calibration(
     if not budget_s > 0:
         raise CalibrationRequestError(f"the budget must be > 0 s, got {budget_s}")
     timeout = timeout_s if timeout_s is not None else STARTUP_ALLOWANCE_S + 3 * budget_s
-    knobs = launch.default_knobs(ranks)
+    knobs = launcher.default_knobs(ranks)
     args = worker_args(sizes, reduce_sizes, dtypes, ops, budget_s)
     progress(
         f"calibrating on {ranks} ranks: ping-pong over {len(set(sizes))} sizes "
@@ -291,3 +293,65 @@ def describe(cal: dict) -> str:
     for key, gamma in sorted((cal.get("gammas") or {}).items()):
         lines.append(f"  {key:<22} {gamma:.3e} s/B ({_gbps(gamma)})")
     return "\n".join(lines)
+
+
+# --- the calibration a sweep needs ------------------------------------------------------------
+
+AUTO_CALIBRATION_BUDGET_S = 2.0
+PINGPONG_MAX_BYTES = 4 * 2**20
+
+
+def mpi_library_version(timeout: float = 30.0) -> str | None:
+    """MPI_Get_library_version of the library mpi4py loads, asked in a subprocess (no MPI_Init)."""
+    code = (
+        "import mpi4py; mpi4py.rc.initialize = False\n"
+        "from mpi4py import MPI; print(MPI.Get_library_version())"
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None
+
+
+def sweep_calibration(
+    path: Path, spec: SweepSpec, progress: Callable[[str], None] = _stderr
+) -> str | None:
+    """The id of a ping-pong calibration for this host and MPI library that has a gamma for
+    every dtype/op of the sweep, measuring (briefly) and storing one if the store has none.
+    None if that calibration fails: the run then has only its fitted calibration.
+    """
+    keys = {f"{d}/{o}" for d in spec.dtypes for o in spec.ops}
+    library = mpi_library_version()
+    cal = store.latest_calibration(path, hostname(), mpi_library=library, source=PINGPONG_SOURCE)
+    if cal is not None and keys <= set(cal.get("gammas") or {}):
+        progress(f"predictions use calibration {cal['calibration_id']}")
+        return cal["calibration_id"]
+    sizes = size_range(min(8, min(spec.sizes)), max(PINGPONG_MAX_BYTES, max(spec.sizes)))
+    try:
+        cal = run_calibration(
+            2, sizes, spec.dtypes, spec.ops, AUTO_CALIBRATION_BUDGET_S, progress=progress
+        )
+    except CalibrationError as exc:
+        progress(f"calibration failed, so only the fit to the run's own timings is used: {exc}")
+        return None
+    store.add_calibration(path, cal)
+    return cal["calibration_id"]
+
+
+def prepare_run(
+    path: Path, run_id: str, spec: SweepSpec, progress: Callable[[str], None] = _stderr
+) -> None:
+    """Sweep hook before launching: give the run a calibration (runs.calibration_id)."""
+    run = store.get_run(path, run_id)
+    if run is None or run.get("calibration_id"):
+        return
+    calibration_id = sweep_calibration(path, spec, progress)
+    if calibration_id:
+        store.update_run(path, run_id, {"calibration_id": calibration_id})

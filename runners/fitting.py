@@ -21,6 +21,8 @@ import numpy as np
 
 from runners.models import model_for, predict
 
+PINGPONG_SOURCE = "pingpong"  # calibrations.source of a measured ping-pong calibration
+
 MIN_SEGMENT_SIZES = 3
 MIN_IMPROVEMENT = 0.30
 _PERFECT_RMS = 1e-9  # relative rms error below which a fit cannot be improved on

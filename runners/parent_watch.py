@@ -14,7 +14,8 @@ import socket
 import threading
 import time
 
-PARENT_ENV = "COLLSWEEP_PARENT_PID"  # "<host>:<pid>", set by runners.launch
+from runners.launcher import PARENT_ENV
+
 CHECK_SECONDS = 1.0
 EXIT_STATUS = 75
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from runners.catalog import ALGORITHMS, DTYPES, library_knobs
-from runners.launch import default_knobs, is_oversubscribed
+from runners.launcher import default_knobs, is_oversubscribed
 from runners.spec import SweepSpec
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from runners.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
 from runners.errors import BadInput
-from runners.launch import DEFAULT_LAUNCHER, launcher_syntax_problem
+from runners.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runners import __version__, analysis, run_writer, store
+from runners import __version__, calibrate, run_writer, store
 from runners.journal import RunLock, journal_dir
 from runners.machine import cpu_model, hostname, physical_cores
 from runners.plan import all_point_ids, plan_groups, skipped_points
@@ -180,8 +180,6 @@ def _sweep_locked(
         planned, statuses | writer.statuses, interrupted, error, runner.failures
     )
     stored = _finish(writer, status, reason, say)
-    if stored and status != "interrupted":
-        analysis.after_sweep(path, run_id, say)
     to_measure = {pid for group in groups for pid in group.points(run_id)}
     measured = sum(pid in to_measure for pid in writer.statuses)
     return SweepOutcome(run_id, status, reason, measured, total, stored)
@@ -213,7 +211,7 @@ def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> d
 def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None]) -> None:
     """Give the run a calibration; a busy or failing store only costs the predictions."""
     try:
-        analysis.prepare_run(path, run_id, spec, say)
+        calibrate.prepare_run(path, run_id, spec, say)
     except store.StoreError as exc:
         say(f"no calibration for this run ({exc}); predictions use the fit to its own timings")
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from runners import launch
+from runners import launch, launcher
 from runners.catalog import BASE_ALGORITHMS, DTYPES, OPS
 from runners.inputs import default_counts
 
@@ -48,7 +48,7 @@ def _job_failure(ranks: int, result: launch.JobResult) -> dict:
 def verify_ranks(plan: VerifyPlan, ranks: int) -> list[dict]:
     """Launch `ranks` ranks once and return one row per checked combination."""
     job = launch.Job(
-        ranks, "runners.verify_worker", _worker_args(plan), launch.default_knobs(ranks)
+        ranks, "runners.verify_worker", _worker_args(plan), launcher.default_knobs(ranks)
     )
     result = launch.run(job, plan.timeout_s)
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]

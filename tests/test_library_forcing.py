@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from runners import launch, store
+from runners import launch, launcher, store
 from runners.catalog import library_knobs
 
 pytestmark = pytest.mark.mpi
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.mpi
 def reduction_calls(forced: str, ranks: int = 4, count: int = 1024) -> dict[int, list[int]]:
     """Per rank, the element counts MPI_Allreduce passed to a counting user op."""
     knobs = {
-        **launch.default_knobs(ranks),
+        **launcher.default_knobs(ranks),
         **library_knobs(f"mpi:{forced}"),
         "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
     }

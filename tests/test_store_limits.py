@@ -10,7 +10,7 @@ import pytest
 import synthetic
 from conftest import run_cli
 
-from runners import capacity, launch, store, storefile
+from runners import capacity, launch, launcher, store, storefile
 from runners.spec import SpecError, parse_spec
 
 
@@ -147,7 +147,7 @@ def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo: Path, reliabil
     ],
 )
 def test_launcher_syntax(template: str, shell: bool, words: str | None) -> None:
-    problem = launch.launcher_syntax_problem(template, shell)
+    problem = launcher.launcher_syntax_problem(template, shell)
     assert (problem is None) == (words is None)
     if words:
         assert words in problem
@@ -157,9 +157,9 @@ def test_launcher_syntax(template: str, shell: bool, words: str | None) -> None:
 def test_launcher_program_must_exist() -> None:
     assert launch.launcher_problem("mpiexec -n {ranks}") is None
     assert "not found" in launch.launcher_problem("no-such-launcher -n {ranks}")
-    assert launch.runs_here("mpiexec -n {ranks}")
-    assert not launch.runs_here("mpiexec -f hosts -n {ranks}")
-    assert not launch.runs_here("srun -n {ranks}")
+    assert launcher.runs_here("mpiexec -n {ranks}")
+    assert not launcher.runs_here("mpiexec -f hosts -n {ranks}")
+    assert not launcher.runs_here("srun -n {ranks}")
 
 
 def test_shell_launcher_runs_through_sh() -> None:

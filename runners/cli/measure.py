@@ -145,7 +145,7 @@ RESUME_SETTINGS = ("launcher", "launcher_shell", "point_timeout_s")
 def _resumed_spec(args: argparse.Namespace, path: Path):
     """The stored run's spec with its executable settings from this command line or the spec
     file given, never from the store unless --trust-stored-launcher says so."""
-    from runners.launch import DEFAULT_LAUNCHER
+    from runners.launcher import DEFAULT_LAUNCHER
     from runners.spec import load_spec, parse_spec
     from runners.sweep import resume_spec
 
@@ -173,7 +173,7 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
 
 def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
-    from runners import capacity, launch
+    from runners import capacity, launch, launcher
     from runners.spec import load_spec
 
     if args.resume:
@@ -184,7 +184,7 @@ def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     if problem is None:
-        here = max(spec.ranks) if launch.runs_here(spec.launcher) else 1
+        here = max(spec.ranks) if launcher.runs_here(spec.launcher) else 1
         problem = capacity.payload_problem(spec.sizes, here)
     if problem:
         raise UsageError(problem)
@@ -193,6 +193,7 @@ def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
+    from runners import analysis
     from runners.sweep import Interrupted, run_sweep
 
     path = store_path(args)
@@ -211,6 +212,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except Interrupted as exc:  # before the run was created: nothing to mark
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
         return 130
+    if outcome.stored and outcome.status != "interrupted":
+        analysis.after_sweep(path, outcome.run_id)
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     print(
         f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "

@@ -38,13 +38,13 @@ def _check_prediction_input(args: argparse.Namespace) -> None:
 def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str]:
     """(alpha, beta, gamma or None, calibration id) from the store's calibration."""
     from runners import analysis, store
-    from runners.calibrate import SOURCE
+    from runners.fitting import PINGPONG_SOURCE
 
     path = store_path(args)
     if args.calibration:
         cal = store.get_calibration(path, args.calibration)
     else:
-        cal = store.latest_calibration(path, source=SOURCE)
+        cal = store.latest_calibration(path, source=PINGPONG_SOURCE)
     if cal is None:
         which = f"calibration {args.calibration!r}" if args.calibration else "calibration"
         raise UsageError(

@@ -145,12 +145,22 @@ def add_migrate(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    """Serve the Streamlit dashboard on 127.0.0.1 for one store."""
-    from dashboard.serve import serve
+    """Serve the Streamlit dashboard on 127.0.0.1 for one store (python -m dashboard.serve)."""
+    import signal
+    import subprocess
 
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be 1..65535, got {args.port}")
-    return serve(store_path(args), port=args.port, open_browser=args.open)
+    command = [sys.executable, "-m", "dashboard.serve", "--store", str(store_path(args))]
+    command += ["--port", str(args.port), *(["--open"] if args.open else [])]
+    server = subprocess.Popen(command)
+    signal.signal(signal.SIGTERM, lambda *_: server.terminate())  # serve stops Streamlit too
+    try:
+        return server.wait()
+    except KeyboardInterrupt:
+        server.send_signal(signal.SIGINT)  # a terminal's Ctrl-C reached it already; no harm
+        server.wait()
+        return 130
 
 
 def add_dashboard(sub: argparse._SubParsersAction) -> None:
