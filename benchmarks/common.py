@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runners import launch, launcher
+from runners.domain import launcher
+from runners.jobs import launch
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "benchmarks" / "build"

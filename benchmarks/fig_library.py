@@ -17,10 +17,10 @@ from benchmarks.common import (
     table,
     us,
 )
-from runners.catalog import library_knobs
-from runners.launcher import is_oversubscribed
-from runners.machine import physical_cores
-from runners.units import format_bytes
+from runners.domain.catalog import library_knobs
+from runners.domain.launcher import is_oversubscribed
+from runners.domain.machine import physical_cores
+from runners.domain.units import format_bytes
 
 SIZES = (8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB, 4 * MIB, 16 * MIB)
 RANKS = (2, 4)
@@ -147,7 +147,7 @@ def notes(budget_s: float) -> list[str]:
         "2 log2 p, ring 2(p-1); per-round overhead = (t_ours - t_mpich) / rounds",
         "both run with MPIR_CVAR_DEVICE_COLLECTIVES=none (needed to force MPICH); ours uses "
         "only point-to-point calls, so the knob changes only the Barrier before each iteration",
-        f"timing: runners.harness.measure, {budget_s} s per size for the pair (at most "
+        f"timing: runners.ranks.harness.measure, {budget_s} s per size for the pair (at most "
         f"{MAX_ITERATIONS} iterations each), Barrier before every iteration, max over ranks; "
         "CI = the wider of the two medians' 95% CI half-widths",
         "ratio = ours / MPICH's median (what the targets use); paired = median of the ratios of "

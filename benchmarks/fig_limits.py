@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from benchmarks.common import MIB, Check, Figure, log, run_python_job, table, us
 from benchmarks.worker_jobs import Timing, time_points
-from runners.catalog import BASE_ALGORITHMS
-from runners.units import format_bytes
+from runners.domain.catalog import BASE_ALGORITHMS
+from runners.domain.units import format_bytes
 
 LIMIT_BYTES = 64 * MIB
 BUSBW_BYTES = 16 * MIB

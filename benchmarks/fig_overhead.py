@@ -14,7 +14,7 @@ from benchmarks.common import (
     table,
     us,
 )
-from runners.units import format_bytes
+from runners.domain.units import format_bytes
 
 SIZES = (8, 64 * KIB, 4 * MIB)
 # Iterations per round and side by size: short rounds, many of them, so that load from

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchmarks.common import KIB, ROOT, Check, Figure, JobFailed, log, run_command, table
 from runners import store
-from runners.spec import SweepSpec, load_spec
+from runners.domain.spec import SweepSpec, load_spec
 
 PRESET = ROOT / "data" / "quick.toml"
 OSU_SMALL_MAX = 8 * KIB

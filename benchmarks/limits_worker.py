@@ -1,7 +1,7 @@
 """Runs inside every rank for figure 5: memory copy and local reduction throughput.
 
 Usage: python -m benchmarks.limits_worker BYTES BUDGET_S
-Every rank works at once (as the ranks of an allreduce do), timed by runners.harness.measure:
+Every rank works at once (as the ranks of an allreduce do), timed by runners.ranks.harness.measure:
 numpy.copyto between two BYTES buffers, then op.Reduce_local(inbuf, inoutbuf) with MPI_SUM
 per datatype, as the algorithms combine blocks (on smaller buffers where one call would
 take over a tenth of BUDGET_S). Rank 0 prints one JSON line per measurement with the median
@@ -18,11 +18,11 @@ from time import perf_counter
 import numpy as np
 from mpi4py import MPI
 
-from runners.catalog import DTYPES
-from runners.harness import measure
-from runners.inputs import fill_input
-from runners.mpi_ops import mpi_op
-from runners.stats import StopRule, summarize
+from runners.domain.catalog import DTYPES
+from runners.domain.inputs import fill_input
+from runners.domain.stats import StopRule, summarize
+from runners.ranks.harness import measure
+from runners.ranks.mpi_ops import mpi_op
 
 
 def copy_call(nbytes: int) -> Callable[[], None]:

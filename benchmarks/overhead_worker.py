@@ -4,8 +4,8 @@ Usage: python -m benchmarks.overhead_worker LIBRARY WARMUP REPS BYTES:ITERATIONS
 For each size, on one pair of written float32 buffers (MPI_SUM): REPS rounds, each timing
 ITERATIONS iterations with the C loop of LIBRARY (benchmarks/allreduce_timer.c, called
 through ctypes) and ITERATIONS with the harness, the order alternating per round. The
-harness side is exactly what a sweep times for algorithm `mpi`: runners.algorithms.create
-('mpi') bound to the buffers, timed by runners.harness.measure with a rule that stops after
+harness side is exactly what a sweep times for algorithm `mpi`: runners.ranks.algorithms.create
+('mpi') bound to the buffers, timed by runners.ranks.harness.measure with a rule that stops after
 ITERATIONS (one batch, as the C loop). Same process, same buffers, same MPI: only the timing
 code differs. Rank 0 prints one JSON line per size with each round's two medians.
 """
@@ -20,11 +20,11 @@ import numpy as np
 from mpi4py import MPI
 
 from benchmarks.ctimer import loop
-from runners.algorithms import create
-from runners.harness import measure
-from runners.inputs import fill_input
-from runners.mpi_ops import mpi_op
-from runners.stats import StopRule
+from runners.domain.inputs import fill_input
+from runners.domain.stats import StopRule
+from runners.ranks.algorithms import create
+from runners.ranks.harness import measure
+from runners.ranks.mpi_ops import mpi_op
 
 
 def time_size(comm: MPI.Comm, time_c, nbytes: int, iterations: int, plan: tuple[int, int]) -> dict:

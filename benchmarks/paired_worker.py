@@ -1,9 +1,9 @@
 """Runs inside every rank for figure 2: two algorithms timed in alternating iterations.
 
 Usage: python -m benchmarks.paired_worker ALG_A ALG_B BUDGET_S MAX_ITERATIONS BYTES [BYTES ...]
-For each size both algorithms get their own buffers (runners.sweep_worker.Buffers, float32,
+For each size both algorithms get their own buffers (runners.ranks.sweep_worker.Buffers, float32,
 SUM) and are run and checked once as a sweep does (a forced MPICH algorithm that falls back
-is reported, not timed). Then runners.harness.measure times them with the two calls in
+is reported, not timed). Then runners.ranks.harness.measure times them with the two calls in
 rotation, so iteration i runs A when i is even and B when odd: the same Barrier-synchronised,
 max-over-ranks iterations as a sweep, with any load from other processes shared evenly.
 Results are checked again afterwards. Rank 0 prints one JSON line per size.
@@ -17,11 +17,11 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from runners.algorithms import create
-from runners.harness import measure
-from runners.mpi_ops import mpi_op
-from runners.stats import StopRule, summarize
-from runners.sweep_worker import Buffers, check_results, first_call
+from runners.domain.stats import StopRule, summarize
+from runners.ranks.algorithms import create
+from runners.ranks.harness import measure
+from runners.ranks.mpi_ops import mpi_op
+from runners.ranks.sweep_worker import Buffers, check_results, first_call
 
 DTYPE, OP, WARMUP, MIN_ITERATIONS = "float32", "sum", 10, 40
 

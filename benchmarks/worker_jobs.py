@@ -1,4 +1,4 @@
-"""Points timed by collsweep's own sweep worker (runners.sweep_worker) in a job we plan.
+"""Points timed by collsweep's own sweep worker (runners.ranks.sweep_worker) in a job we plan.
 
 A sweep puts each forced MPICH algorithm in its own job, apart from the hand-written ones.
 The figures instead put the algorithms they compare into one job, so they alternate over
@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from benchmarks.common import run_python_job
-from runners.catalog import library_knobs
-from runners.plan import Cell, Group
+from runners.domain.catalog import library_knobs
+from runners.domain.plan import Cell, Group
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,9 @@ def time_points(
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(payload, handle)
     try:
-        lines = run_python_job(ranks, "runners.sweep_worker", [handle.name], knobs, timeout=900)
+        lines = run_python_job(
+            ranks, "runners.ranks.sweep_worker", [handle.name], knobs, timeout=900
+        )
     finally:
         os.unlink(handle.name)
     return [line for line in lines if line.get("type") == "point"]

@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from runners.units import format_bytes
+from runners.domain.units import format_bytes
 
 METRICS = {
     "time": "Time per call (µs)",

@@ -25,7 +25,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from runners import store, storefile
+from runners import store
+from runners.store import storefile
 
 StorePath = Path | str
 Connection = duckdb.DuckDBPyConnection
@@ -228,10 +229,11 @@ def _checks_cte(cat: Catalog) -> str:
     """CTEs `pts` (the run's points), `checks` and `scoped`.
 
     `checks`: the recorded assumptions plus, for a run whose analysis recorded none of them,
-    checks derived from the points themselves under the analysis's names (runners.assumptions):
-    not_oversubscribed (ranks <= physical cores) and power_of_two (p a power of two, or a ring
-    schedule, which works for any p). `scoped`: the checks that apply to individual points,
-    i.e. without the run-level summary row of a check that also has per-point rows.
+    checks derived from the points themselves under the analysis's names
+    (runners.domain.assumptions): not_oversubscribed (ranks <= physical cores) and
+    power_of_two (p a power of two, or a ring schedule, which works for any p). `scoped`: the
+    checks that apply to individual points, i.e. without the run-level summary row of a check
+    that also has per-point rows.
     Parameters: $run and $cal (the calibration, which filters a calibration_id column).
     """
     cal_filter = (

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from runners import store
-from runners.catalog import DTYPES
-from runners.fitting import fit_linear, fit_piecewise
-from runners.models import model_for, predict
+from runners.domain.catalog import DTYPES
+from runners.domain.fitting import fit_linear, fit_piecewise
+from runners.domain.models import model_for, predict
 
 ALGORITHMS = (
     "recursive_doubling",
@@ -289,7 +289,7 @@ def _batches(spec: RunSpec, batch_samples: int) -> Iterator[tuple[list[dict], li
 
 
 def pingpong_calibration(host: str) -> dict[str, Any]:
-    """A ping-pong calibration with a protocol switch, fitted by runners.fitting."""
+    """A ping-pong calibration with a protocol switch, fitted by runners.domain.fitting."""
     sizes = list(PINGPONG_SIZES)
     rng = np.random.default_rng(7)
     times = [

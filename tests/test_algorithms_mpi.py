@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runners.catalog import BASE_ALGORITHMS, OPS
-from runners.verify import VerifyPlan, failed, verify_ranks
+from runners.domain.catalog import BASE_ALGORITHMS, OPS
+from runners.jobs.verify import VerifyPlan, failed, verify_ranks
 
 pytestmark = pytest.mark.mpi
 

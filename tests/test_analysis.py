@@ -12,10 +12,10 @@ import pytest
 from conftest import run_cli
 
 from runners import analysis, store
-from runners.assumptions import NAMES, POINT_CHECKS
-from runners.catalog import DTYPES
-from runners.machine import hostname, physical_cores
-from runners.models import model_for, predict
+from runners.domain.assumptions import NAMES, POINT_CHECKS
+from runners.domain.catalog import DTYPES
+from runners.domain.machine import hostname, physical_cores
+from runners.domain.models import model_for, predict
 
 pytestmark = pytest.mark.mpi
 

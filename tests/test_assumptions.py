@@ -1,4 +1,5 @@
-"""Assumption checks computed from a run's facts (runners.assumptions), stored in a real store."""
+"""Assumption checks computed from a run's facts (runners.domain.assumptions), stored in a
+real store."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runners import assumptions as A
 from runners import store
-from runners.catalog import DTYPES
-from runners.machine import physical_cores
+from runners.domain import assumptions as A
+from runners.domain.catalog import DTYPES
+from runners.domain.machine import physical_cores
 
 
 def point(algorithm: str = "ring", ranks: int = 4, nbytes: int = 4096, **kw) -> A.PointFacts:

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from runners.calibrate import (
+from runners.jobs.calibrate import (
     CalibrationError,
     calibration_row,
     describe,

@@ -12,8 +12,8 @@ import pytest
 from conftest import run_cli
 
 from runners import cli, store
-from runners.catalog import DTYPES
-from runners.models import predict
+from runners.domain.catalog import DTYPES
+from runners.domain.models import predict
 
 pytestmark = pytest.mark.mpi
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from runners.crossovers import (
+from runners.domain.crossovers import (
     best_algorithm,
     bootstrap_crossover,
     measured_crossovers,

@@ -11,7 +11,7 @@ import synthetic
 
 from dashboard import badges, charts, queries
 from runners import store
-from runners.units import format_bytes, format_seconds
+from runners.domain.units import format_bytes, format_seconds
 
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 CAL = synthetic.calibration_id("synth-node")

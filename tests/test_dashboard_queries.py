@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 import shutil
@@ -642,43 +641,3 @@ def test_one_shared_connection_per_page(demo: Path, monkeypatch: pytest.MonkeyPa
     assert len(opened) == 1
     queries.overview(demo)
     assert len(opened) == 2
-
-
-# --- no MPI ------------------------------------------------------------------------------------
-
-
-def _imported_names(path: Path) -> set[str]:
-    """Every module a file imports, and module.name for each `from module import name`."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return names
-
-
-MPI_FREE_RUNNERS = {
-    "runners.store",
-    "runners.storefile",
-    "runners.units",
-    "runners.errors",
-    "runners.models",
-    "runners.crossovers",
-    "runners.catalog",
-    "runners.fitting",
-}
-
-
-def test_dashboard_code_never_imports_mpi() -> None:
-    """No dashboard file imports mpi4py or an MPI runners module, and no test fixture (the
-    synthetic store lives in tests/)."""
-    files = sorted((ROOT / "dashboard").rglob("*.py"))
-    assert len(files) >= 14 and not (ROOT / "dashboard" / "synthetic.py").exists()
-    for path in files:
-        imported = _imported_names(path)
-        assert not any(m.split(".")[0] == "mpi4py" for m in imported), path
-        runners = {m for m in imported if m.startswith("runners.") and m.count(".") == 1}
-        assert runners <= MPI_FREE_RUNNERS, (path, runners - MPI_FREE_RUNNERS)
-        assert "synthetic" not in imported, path

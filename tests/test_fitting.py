@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.fitting import (
+from runners.domain.fitting import (
     CollectiveFit,
     fit_collectives,
     fit_gamma,
@@ -13,7 +13,7 @@ from runners.fitting import (
     fit_piecewise,
     weighted_r_squared,
 )
-from runners.models import predict
+from runners.domain.models import predict
 
 SIZES = np.repeat(2.0 ** np.arange(0, 25), 5)  # 1 B .. 16 MiB, 5 repetitions each
 

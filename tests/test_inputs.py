@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.catalog import DTYPES, OPS
-from runners.inputs import default_counts, expected_result, make_input, mismatches
+from runners.domain.catalog import DTYPES, OPS
+from runners.domain.inputs import default_counts, expected_result, make_input, mismatches
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runners import run_writer, store
-from runners.journal import (
+from runners import store
+from runners.jobs import run_writer
+from runners.jobs.sweep import final_status
+from runners.store.journal import (
     Journal,
     RunBusy,
     RunLock,
@@ -19,7 +21,6 @@ from runners.journal import (
     point_record,
     run_record,
 )
-from runners.sweep import final_status
 
 RUN = "r20260101-000000-abcd"
 
@@ -69,7 +70,8 @@ def test_run_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path: Path
         [
             sys.executable,
             "-c",
-            "import sys, time\nfrom pathlib import Path\nfrom runners.journal import RunLock\n"
+            "import sys, time\nfrom pathlib import Path\n"
+            "from runners.store.journal import RunLock\n"
             f"lock = RunLock(Path({str(path)!r}), {RUN!r}); lock.acquire()\n"
             "print('locked', flush=True); time.sleep(60)",
         ],

@@ -7,7 +7,8 @@ import time
 import pytest
 from conftest import ROOT
 
-from runners import launch, launcher
+from runners.domain import launcher
+from runners.jobs import launch
 
 PROGRAMS = {"PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
 

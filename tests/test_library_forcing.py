@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from runners import launch, launcher, store
-from runners.catalog import library_knobs
+from runners import store
+from runners.domain import launcher
+from runners.domain.catalog import library_knobs
+from runners.jobs import launch
 
 pytestmark = pytest.mark.mpi
 

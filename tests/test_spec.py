@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from runners.plan import plan_groups, skipped_points
-from runners.spec import SpecError, expand_sizes, load_spec, parse_spec
+from runners.domain.plan import plan_groups, skipped_points
+from runners.domain.spec import SpecError, expand_sizes, load_spec, parse_spec
 
 BASE = "sizes = [8, 64]\nranks = [2]\n"
 

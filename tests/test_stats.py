@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from runners.stats import StopRule, bandwidths, median_ci, relative_halfwidth, summarize
+from runners.domain.stats import StopRule, bandwidths, median_ci, relative_halfwidth, summarize
 
 
 def test_summary_of_known_samples() -> None:

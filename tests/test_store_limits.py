@@ -10,8 +10,11 @@ import pytest
 import synthetic
 from conftest import run_cli
 
-from runners import capacity, launch, launcher, store, storefile
-from runners.spec import SpecError, parse_spec
+from runners import store
+from runners.domain import capacity, launcher
+from runners.domain.spec import SpecError, parse_spec
+from runners.jobs import launch
+from runners.store import storefile
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +167,7 @@ def test_launcher_program_must_exist() -> None:
 
 def test_shell_launcher_runs_through_sh() -> None:
     job = launch.Job(
-        2, "runners.verify_worker", launcher="mpiexec -n {ranks} 2>&1", launcher_shell=True
+        2, "runners.ranks.verify_worker", launcher="mpiexec -n {ranks} 2>&1", launcher_shell=True
     )
     command = launch.command(job)
     assert command[:3] == ["sh", "-c", 'mpiexec -n 2 2>&1 "$@"']
@@ -234,11 +237,11 @@ def test_read_only_file_systems_give_one_line_errors(
 def test_every_user_facing_error_is_one_type_with_its_exit_status() -> None:
     """Bad input exits 2 wherever it is found; failures while running exit 1."""
     from runners.analysis import AnalysisError
-    from runners.calibrate import CalibrationError, CalibrationRequestError
     from runners.cli.common import UsageError
-    from runners.errors import CollsweepError
-    from runners.journal import RunBusy
-    from runners.spec import SpecError
+    from runners.domain.errors import CollsweepError
+    from runners.domain.spec import SpecError
+    from runners.jobs.calibrate import CalibrationError, CalibrationRequestError
+    from runners.store.journal import RunBusy
 
     twos = (UsageError, SpecError, store.StoreError, store.QueryError, RunBusy, AnalysisError)
     ones = (store.StoreBusy, store.QueryLimit, CalibrationError)

@@ -7,7 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import queries, ui
-from runners import store, storefile
+from runners import store
+from runners.store import storefile
 
 OWN = "(your own query)"
 ASKED = "_sql_asked"  # set once the user asks for a query to run in this session

@@ -11,7 +11,7 @@ from runners.cli.common import UsageError
 from runners.cli.measure import add_calibrate, add_sweep, add_verify
 from runners.cli.model import add_model_reading, add_predict
 from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
-from runners.errors import CollsweepError
+from runners.domain.errors import CollsweepError
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_verify,

@@ -8,7 +8,6 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from runners.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
 from runners.cli.common import (
     UsageError,
     add_store_option,
@@ -17,11 +16,12 @@ from runners.cli.common import (
     name_list,
     store_path,
 )
+from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check every algorithm x dtype x op x count exactly on real ranks."""
-    from runners.verify import VerifyPlan, failed, summary_table, verify
+    from runners.jobs.verify import VerifyPlan, failed, summary_table, verify
 
     plan = VerifyPlan(
         ranks=tuple(int_list(args.ranks)),
@@ -145,9 +145,9 @@ RESUME_SETTINGS = ("launcher", "launcher_shell", "point_timeout_s")
 def _resumed_spec(args: argparse.Namespace, path: Path):
     """The stored run's spec with its executable settings from this command line or the spec
     file given, never from the store unless --trust-stored-launcher says so."""
-    from runners.launcher import DEFAULT_LAUNCHER
-    from runners.spec import load_spec, parse_spec
-    from runners.sweep import resume_spec
+    from runners.domain.launcher import DEFAULT_LAUNCHER
+    from runners.domain.spec import load_spec, parse_spec
+    from runners.jobs.sweep import resume_spec
 
     stored = resume_spec(path, args.resume)
     overrides = spec_overrides(args)
@@ -173,8 +173,9 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
 
 def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
-    from runners import capacity, launch, launcher
-    from runners.spec import load_spec
+    from runners.domain import capacity, launcher
+    from runners.domain.spec import load_spec
+    from runners.jobs import launch
 
     if args.resume:
         spec = _resumed_spec(args, path)
@@ -194,7 +195,7 @@ def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
     from runners import analysis
-    from runners.sweep import Interrupted, run_sweep
+    from runners.jobs.sweep import Interrupted, run_sweep
 
     path = store_path(args)
     notes: list[str] = []
@@ -266,7 +267,8 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
 
 def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str], list[str]]:
     """The ping-pong sizes, dtypes and ops asked for; UsageError for anything unusable."""
-    from runners import calibrate, capacity
+    from runners.domain import capacity
+    from runners.jobs import calibrate
 
     dtypes = name_list(args.dtypes, DTYPES, "dtype")
     ops = name_list(args.ops, OPS, "op")
@@ -289,7 +291,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """Measure alpha, beta and gamma on real ranks and store the calibration."""
     import json
 
-    from runners import calibrate, store
+    from runners import store
+    from runners.jobs import calibrate
 
     sizes, dtypes, ops = _calibration_request(args)
     path = store_path(args)

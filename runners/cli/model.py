@@ -5,21 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from runners.catalog import DTYPES, OPS, known_names
 from runners.cli.common import (
     UsageError,
     add_store_option,
     render,
     store_path,
 )
+from runners.domain.catalog import DTYPES, OPS, known_names
 
 
 def _check_prediction_input(args: argparse.Namespace) -> None:
     """UsageError for an algorithm, size or parameter the models cannot take."""
     import math
 
-    from runners.catalog import ALGORITHMS
-    from runners.models import MODELS
+    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.models import MODELS
 
     if args.algorithm not in ALGORITHMS and args.algorithm not in MODELS:
         known = known_names(dict.fromkeys([*ALGORITHMS, *MODELS]))
@@ -38,7 +38,7 @@ def _check_prediction_input(args: argparse.Namespace) -> None:
 def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str]:
     """(alpha, beta, gamma or None, calibration id) from the store's calibration."""
     from runners import analysis, store
-    from runners.fitting import PINGPONG_SOURCE
+    from runners.domain.fitting import PINGPONG_SOURCE
 
     path = store_path(args)
     if args.calibration:
@@ -75,7 +75,7 @@ def _prediction_parameters(args: argparse.Namespace) -> tuple[float, float, floa
 def prediction_report(args: argparse.Namespace) -> dict:
     """The predicted time and its three terms for the command line's point, as a dict."""
     from runners.analysis import model_of
-    from runners.models import predict
+    from runners.domain.models import predict
 
     _check_prediction_input(args)
     alpha, beta, gamma, cal_id = _prediction_parameters(args)
@@ -104,7 +104,7 @@ def prediction_report(args: argparse.Namespace) -> dict:
 
 
 def _prediction_text(r: dict) -> str:
-    from runners.units import format_bytes
+    from runners.domain.units import format_bytes
 
     source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
     return "\n".join(
@@ -157,7 +157,7 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
 
 def _crossovers_table(frame) -> str:
     """The crossovers for reading: sizes in B/KiB/MiB, no detail column."""
-    from runners.units import format_bytes
+    from runners.domain.units import format_bytes
 
     shown = frame.drop(columns=["detail"]).copy()
     for column in ("bytes", "low_bytes", "high_bytes"):

@@ -16,7 +16,7 @@ from runners.cli.common import (
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List the runs in the store."""
-    from runners.reports import runs_table
+    from runners.store.reports import runs_table
 
     print(render(runs_table(store_path(args)), args.format))
     return 0
@@ -43,7 +43,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a run's tables to CSV or Parquet files."""
-    from runners.reports import export_run
+    from runners.store.reports import export_run
 
     try:
         written = export_run(store_path(args), args.run, Path(args.output), args.format)
@@ -101,7 +101,7 @@ def add_reading(sub: argparse._SubParsersAction) -> None:
 
 def cmd_salvage(args: argparse.Namespace) -> int:
     """Copy the readable rows of a damaged store into a new store."""
-    from runners.salvage import salvage
+    from runners.store.salvage import salvage
 
     results = salvage(store_path(args), Path(args.new))
     for item in results:

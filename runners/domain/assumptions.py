@@ -1,0 +1,329 @@
+"""Checks of the alpha-beta-gamma model's assumptions, from a run's facts (pure: no MPI, no store).
+
+Every check returns an `assumptions` row (a dict): a stable `name`, a `state` (holds,
+violated or unknown), a `detail` sentence with the evidence, and `point_id` (None for a
+run-level check) and `calibration_id` (None unless the check is about a calibration).
+
+Point-level checks (one row per measured point, and one run-level summary row each):
+- power_of_two: p is a power of two, or the algorithm does not care (ring);
+- commutative_op: the reduction op is commutative;
+- not_oversubscribed: ranks <= physical cores;
+- equal_partitions: the count splits into equal datatype-aligned blocks (rabenseifner:
+  pof2 blocks, ring: p blocks; algorithms that send whole buffers hold trivially);
+- library_choice_known: the algorithm that ran is the one modelled ('mpi' autotuned: no).
+
+Run-level checks: single_node (from the launcher template), calibration_fit (R^2 of each
+calibration >= 0.95) and no_protocol_switch (no ping-pong breakpoint inside the swept sizes).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runners.domain.catalog import DTYPES, OPS
+from runners.domain.models import LIBRARY, model_for
+from runners.domain.units import format_bytes
+
+HOLDS, VIOLATED, UNKNOWN = "holds", "violated", "unknown"
+R2_THRESHOLD = 0.95
+POINT_CHECKS = (
+    "power_of_two",
+    "commutative_op",
+    "not_oversubscribed",
+    "equal_partitions",
+    "library_choice_known",
+)
+RUN_CHECKS = ("single_node", "quiet_machine", "calibration_fit", "no_protocol_switch")
+NAMES = POINT_CHECKS + RUN_CHECKS
+
+# Models whose schedule is built on a power-of-two group, and how they cope with other p.
+_FOLD = (
+    "{alg} folds the extra ranks into a power-of-two core first (2 more messages, n more bytes "
+    "sent and reduced, counted by the model) while the folded ranks idle"
+)
+_POF2_COPING = {
+    "recursive_doubling": _FOLD,
+    "rabenseifner": _FOLD,
+    "binomial_tree": "{alg} runs an unbalanced tree: ceil(log2 p) rounds on the critical path "
+    "while some ranks idle",
+    "lower_bound": "the library's power-of-two algorithms fold the extra ranks first, which "
+    "the lower bound does not count",
+}
+_LAUNCHERS_ONE_HOST = ("mpiexec", "mpirun", "mpiexec.hydra")
+_HOST_FLAGS = {"-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile"}
+_HOST_FLAGS |= {"-hosts", "--hosts", "-host", "--host", "-H"}
+_HOST_ENV = ("HYDRA_HOST_FILE", "HYDRA_HOSTS")
+
+
+@dataclass(frozen=True)
+class PointFacts:
+    """What the point-level checks need to know about one measured point."""
+
+    point_id: str
+    algorithm: str
+    ranks: int
+    nbytes: int
+    dtype: str
+    op: str
+
+
+def check(
+    name: str,
+    state: str,
+    detail: str,
+    point_id: str | None = None,
+    calibration_id: str | None = None,
+) -> dict[str, Any]:
+    """One assumptions row (run_id is filled in by the store)."""
+    if name not in NAMES or state not in (HOLDS, VIOLATED, UNKNOWN):
+        raise ValueError(f"unknown assumption {name!r} or state {state!r}")
+    return {
+        "point_id": point_id,
+        "name": name,
+        "state": state,
+        "detail": detail,
+        "calibration_id": calibration_id,
+    }
+
+
+def modelled_as(algorithm: str) -> str:
+    """The model a point is predicted with: model_for's, else the lower bound ('mpi')."""
+    return model_for(algorithm) or "lower_bound"
+
+
+def power_of_two(point: PointFacts) -> dict[str, Any]:
+    """Holds when p is a power of two or the algorithm's schedule works for any p (ring)."""
+    p, model = point.ranks, modelled_as(point.algorithm)
+    if p & (p - 1) == 0:
+        return check("power_of_two", HOLDS, f"p = {p} is a power of two", point.point_id)
+    if model == "ring":
+        detail = f"p = {p} is not a power of two, but the ring takes 2(p-1) steps for any p"
+        return check("power_of_two", HOLDS, detail, point.point_id)
+    coping = _POF2_COPING[model].format(alg=point.algorithm)
+    detail = f"p = {p} is not a power of two: {coping}"
+    return check("power_of_two", VIOLATED, detail, point.point_id)
+
+
+def commutative_op(point: PointFacts) -> dict[str, Any]:
+    """Holds for commutative ops; a noncommutative op must keep rank order."""
+    if OPS[point.op].commutative:
+        return check("commutative_op", HOLDS, f"{point.op} is commutative", point.point_id)
+    detail = (
+        f"{point.op} is not commutative: operands must stay in rank order, so partial results "
+        "are copied back into place (memory traffic the model does not count) and MPICH "
+        "avoids its reduce-scatter algorithms"
+    )
+    return check("commutative_op", VIOLATED, detail, point.point_id)
+
+
+def not_oversubscribed(point: PointFacts, cores: int) -> dict[str, Any]:
+    """Holds when every rank has a physical core of its own."""
+    if point.ranks <= cores:
+        detail = f"{point.ranks} ranks on {cores} physical cores"
+        return check("not_oversubscribed", HOLDS, detail, point.point_id)
+    detail = (
+        f"{point.ranks} ranks share {cores} physical cores: ranks wait for CPU time, "
+        "which no alpha, beta or gamma describes"
+    )
+    return check("not_oversubscribed", VIOLATED, detail, point.point_id)
+
+
+def partition_blocks(model: str, ranks: int) -> int | None:
+    """Blocks the model cuts the buffer into (pof2 or p), 1 for whole buffers, None: unknown."""
+    if model == "rabenseifner":
+        return 1 << (ranks.bit_length() - 1)
+    if model == "ring":
+        return ranks
+    return None if model == "lower_bound" else 1
+
+
+def equal_partitions(point: PointFacts) -> dict[str, Any]:
+    """Holds when the count splits into the algorithm's blocks evenly (whole elements)."""
+    model = modelled_as(point.algorithm)
+    blocks = partition_blocks(model, point.ranks)
+    if blocks is None:
+        detail = "the library's own algorithm, and so how it splits the buffer, is unknown"
+        return check("equal_partitions", UNKNOWN, detail, point.point_id)
+    if blocks == 1:
+        detail = f"{point.algorithm} sends whole buffers: nothing to partition"
+        return check("equal_partitions", HOLDS, detail, point.point_id)
+    count = point.nbytes // DTYPES[point.dtype].itemsize
+    if count % blocks == 0:
+        detail = f"{count} elements split into {blocks} blocks of {count // blocks} {point.dtype}"
+        return check("equal_partitions", HOLDS, detail, point.point_id)
+    largest = -(-count // blocks)
+    detail = (
+        f"{count} elements do not split into {blocks} equal {point.dtype} blocks: the largest "
+        f"block ({largest} of them) sets every step, and the prediction uses it"
+    )
+    return check("equal_partitions", VIOLATED, detail, point.point_id)
+
+
+def library_choice_known(point: PointFacts) -> dict[str, Any]:
+    """Holds unless the library's autotuned MPI_Allreduce chose the algorithm itself."""
+    algorithm = point.algorithm
+    if algorithm == LIBRARY:
+        detail = (
+            "the library's autotuned MPI_Allreduce picks its algorithm itself: the model "
+            "cannot know which ran, so the prediction is the lower_bound model"
+        )
+        return check("library_choice_known", VIOLATED, detail, point.point_id)
+    if ":" not in algorithm:
+        detail = f"collsweep's own {algorithm} runs exactly the modelled schedule"
+        return check("library_choice_known", HOLDS, detail, point.point_id)
+    forced = algorithm.partition(":")[2]
+    detail = (
+        f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced} forced it (the sweep skips points where "
+        f"MPICH fell back to another algorithm); modelled as {modelled_as(algorithm)}"
+    )
+    if forced == "tree":
+        detail += ", approximately: MPICH's tree may be k-ary and pipelined"
+    return check("library_choice_known", HOLDS, detail, point.point_id)
+
+
+def point_checks(point: PointFacts, cores: int) -> list[dict[str, Any]]:
+    """Every point-level check of one point."""
+    return [
+        power_of_two(point),
+        commutative_op(point),
+        not_oversubscribed(point, cores),
+        equal_partitions(point),
+        library_choice_known(point),
+    ]
+
+
+def summarize(name: str, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run-level row of a point-level check: violated if any point is, else unknown if any."""
+    mine = [r for r in rows if r["name"] == name]
+    states = Counter(r["state"] for r in mine)
+    state = next((s for s in (VIOLATED, UNKNOWN) if states[s]), HOLDS)
+    if not mine:
+        return check(name, UNKNOWN, "no measured points to check")
+    counts = ", ".join(f"{states[s]} {s}" for s in (HOLDS, VIOLATED, UNKNOWN) if states[s])
+    detail = f"{len(mine)} points: {counts}"
+    if state != HOLDS:
+        detail += "; e.g. " + next(r["detail"] for r in mine if r["state"] == state)
+    return check(name, state, detail)
+
+
+def single_node(launcher: str | None, environment: Mapping[str, str]) -> dict[str, Any]:
+    """Holds when the launcher starts every rank on this host (plain mpiexec, no host list)."""
+    if not launcher:
+        return check("single_node", UNKNOWN, "the run's launcher is not recorded")
+    words = shlex.split(launcher.replace("{ranks}", "1"))
+    host_flags = sorted(_HOST_FLAGS.intersection(words))
+    host_env = [k for k in _HOST_ENV if k in environment]
+    if words and os.path.basename(words[0]) in _LAUNCHERS_ONE_HOST and not host_flags + host_env:
+        detail = (
+            f"'{launcher}' starts every rank on this host: messages are shared-memory copies "
+            "that compete with the reductions for memory bandwidth, which the additive model "
+            "ignores"
+        )
+        return check("single_node", HOLDS, detail)
+    because = ", ".join(host_flags + host_env) or "its launcher"
+    detail = (
+        f"'{launcher}' may place ranks on several nodes ({because}): the ping-pong measured "
+        "this host's shared memory, not the network between nodes"
+    )
+    return check("single_node", UNKNOWN, detail)
+
+
+def fit_r_squared(cal: Mapping[str, Any]) -> float | None:
+    """The R^2 of the fit predictions use: the piecewise one when it has breakpoints."""
+    details = cal.get("details") or {}
+    if cal.get("breakpoints") and details.get("piecewise_r_squared") is not None:
+        return float(details["piecewise_r_squared"])
+    return None if cal.get("r_squared") is None else float(cal["r_squared"])
+
+
+def calibration_fit(cal: Mapping[str, Any]) -> dict[str, Any]:
+    """Holds when the calibration's fit explains its timings with R^2 >= 0.95."""
+    r2, cal_id = fit_r_squared(cal), cal["calibration_id"]
+    source = cal.get("source") or "unknown source"
+    what = f"calibration {cal_id}" + ("" if source == cal_id else f" ({source})")
+    if r2 is None:
+        return check("calibration_fit", UNKNOWN, f"{what} records no R^2", None, cal_id)
+    segments = len(cal.get("segments") or []) or 1
+    fit = f"{segments} segments" if segments > 1 else "one segment"
+    if r2 >= R2_THRESHOLD:
+        detail = f"{what} fits its timings with R^2 {r2:.3f} >= {R2_THRESHOLD} ({fit})"
+        return check("calibration_fit", HOLDS, detail, None, cal_id)
+    detail = (
+        f"{what} fits its timings with R^2 {r2:.3f} < {R2_THRESHOLD} ({fit}): alpha, beta "
+        "and gamma do not describe them well, so neither do the predictions"
+    )
+    return check("calibration_fit", VIOLATED, detail, None, cal_id)
+
+
+def no_protocol_switch(cal: Mapping[str, Any], min_bytes: int, max_bytes: int) -> dict[str, Any]:
+    """Holds when no ping-pong breakpoint lies inside the swept sizes (min, max]."""
+    cal_id = cal["calibration_id"]
+    swept = f"{format_bytes(min_bytes)} .. {format_bytes(max_bytes)}"
+    inside = [b for b in cal.get("breakpoints") or [] if min_bytes < b <= max_bytes]
+    if inside:
+        at = ", ".join(format_bytes(b) for b in inside)
+        detail = (
+            f"the ping-pong switches protocol at {at}, inside the swept {swept}: no single "
+            "alpha/beta describes the range, so predictions use the segment covering each size"
+        )
+        return check("no_protocol_switch", VIOLATED, detail, None, cal_id)
+    low, high = cal.get("min_bytes"), cal.get("max_bytes")
+    if low is None or high is None:
+        detail = "the calibration does not record which sizes its ping-pong measured"
+        return check("no_protocol_switch", UNKNOWN, detail, None, cal_id)
+    if low > min_bytes or high < max_bytes:
+        measured = f"{format_bytes(low)} .. {format_bytes(high)}"
+        detail = f"the ping-pong measured {measured}, not all of the swept {swept}"
+        return check("no_protocol_switch", UNKNOWN, detail, None, cal_id)
+    detail = f"no protocol switch in the ping-pong between {swept}"
+    return check("no_protocol_switch", HOLDS, detail, None, cal_id)
+
+
+QUIET_LOAD = 1.0  # one core's worth of other runnable work
+
+
+def quiet_machine(load_average: Sequence[float] | None, cores: int) -> dict[str, Any]:
+    """Holds when the machine was nearly idle before the sweep started.
+
+    Other runnable processes take the ranks' cores away for whole scheduler slices, which
+    shows up as millisecond stalls that no alpha, beta or gamma describes.
+    """
+    if not load_average:
+        return check("quiet_machine", UNKNOWN, "the load average before the sweep is not recorded")
+    one_minute = float(load_average[0])
+    detail = f"1-minute load average {one_minute:.2f} on {cores} cores before the sweep"
+    if one_minute >= QUIET_LOAD:
+        detail += ": other processes were running, and their CPU time stalls the ranks"
+        return check("quiet_machine", VIOLATED, detail)
+    return check("quiet_machine", HOLDS, detail)
+
+
+def run_checks(
+    points: Iterable[PointFacts],
+    cores: int,
+    launcher: str | None,
+    environment: Mapping[str, str],
+    calibrations: Iterable[Mapping[str, Any]],
+    load_average: Sequence[float] | None = None,
+) -> list[dict[str, Any]]:
+    """Every check of a run: point-level rows, their run-level summaries, run-level rows.
+
+    no_protocol_switch is checked for ping-pong calibrations only: a fit to the collectives'
+    own timings has a single segment and so cannot show a switch.
+    """
+    points = list(points)
+    rows = [row for point in points for row in point_checks(point, cores)]
+    rows += [summarize(name, rows) for name in POINT_CHECKS]
+    rows.append(single_node(launcher, environment))
+    rows.append(quiet_machine(load_average, cores))
+    sizes = [p.nbytes for p in points]
+    for cal in calibrations:
+        rows.append(calibration_fit(cal))
+        if sizes and not str(cal.get("source") or "").startswith("fitted:"):
+            rows.append(no_protocol_switch(cal, min(sizes), max(sizes)))
+    return rows

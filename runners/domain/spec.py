@@ -1,0 +1,210 @@
+"""Sweep specs: a TOML file of flat keys, each overridable on the command line (no MPI)."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
+from runners.domain.errors import BadInput
+from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
+
+CACHE_MODES = ("hot", "cold")
+THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
+
+
+class SpecError(BadInput, ValueError):
+    """A sweep spec that cannot run; the message lists every problem found."""
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """Everything that defines a sweep: the grid, the timing policy and how ranks start."""
+
+    sizes: tuple[int, ...]
+    ranks: tuple[int, ...]
+    dtypes: tuple[str, ...] = ("float32",)
+    ops: tuple[str, ...] = ("sum",)
+    algorithms: tuple[str, ...] = tuple(BASE_ALGORITHMS)
+    warmup: int = 5
+    min_iterations: int = 10
+    max_iterations: int = 1000
+    target_rel_ci: float = 0.05
+    budget_s: float = 0.5
+    passes: int = 2
+    cache_mode: str = "hot"
+    launcher: str = DEFAULT_LAUNCHER
+    launcher_shell: bool = False
+    thread_level: str = "single"
+    point_timeout_s: float = 120.0
+
+    def to_toml(self) -> str:
+        """The spec as TOML text that `parse_spec` reads back to an equal spec."""
+        return "".join(f"{key} = {_toml_value(value)}\n" for key, value in asdict(self).items())
+
+
+FIELD_NAMES = tuple(f.name for f in fields(SweepSpec))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def expand_sizes(raw: Any) -> tuple[int, ...]:
+    """A list of byte sizes, or {min, max, factor} expanded geometrically (max included)."""
+    if isinstance(raw, dict):
+        unknown = set(raw) - {"min", "max", "factor"}
+        if unknown or not {"min", "max"} <= set(raw):
+            raise SpecError("sizes as a table needs min, max and optionally factor (default 2)")
+        lo, hi, factor = raw["min"], raw["max"], raw.get("factor", 2)
+        if not all(isinstance(v, int) for v in (lo, hi, factor)) or lo < 1 or factor < 2:
+            raise SpecError("sizes: min >= 1 and factor >= 2 must be integers")
+        if hi < lo:
+            raise SpecError(f"sizes: max ({hi}) is below min ({lo})")
+        out = []
+        while lo <= hi:
+            out.append(lo)
+            lo *= factor
+        return tuple(out)
+    if isinstance(raw, list) and raw and all(isinstance(v, int) for v in raw):
+        return tuple(raw)
+    raise SpecError(f"sizes must be a non-empty list of integers or a min/max table, got {raw!r}")
+
+
+def _as_tuple(raw: Any, key: str, kind: type) -> tuple:
+    items = raw if isinstance(raw, list) else [raw]
+    if not items or not all(isinstance(v, kind) and not isinstance(v, bool) for v in items):
+        raise SpecError(f"{key} must be a non-empty list of {kind.__name__} values, got {raw!r}")
+    return tuple(items)
+
+
+def _check_names(values: tuple[str, ...], table: dict, what: str) -> list[str]:
+    unknown = [v for v in values if v not in table]
+    return [f"unknown {what} {', '.join(unknown)}; known: {known_names(table)}"] if unknown else []
+
+
+def _number(raw: dict, key: str, kind: type) -> Any:
+    value = raw[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SpecError(
+            f"{key} must be {'an integer' if kind is int else 'a number'}, got {value!r}"
+        )
+    return value
+
+
+def _problems(spec: SweepSpec) -> list[str]:
+    problems = _check_names(spec.algorithms, ALGORITHMS, "algorithm")
+    problems += _check_names(spec.dtypes, DTYPES, "dtype")
+    problems += _check_names(spec.ops, OPS, "op")
+    if min(spec.ranks) < 1:
+        problems.append(f"ranks must all be >= 1, got {list(spec.ranks)}")
+    if min(spec.sizes) < 1:
+        problems.append(f"sizes must all be >= 1 byte, got {list(spec.sizes)}")
+    for dtype in spec.dtypes:
+        if dtype in DTYPES:
+            bad = [s for s in spec.sizes if s % DTYPES[dtype].itemsize]
+            if bad:
+                problems.append(
+                    f"sizes {bad} are not a multiple of {dtype}'s {DTYPES[dtype].itemsize} bytes"
+                )
+    for key in ("warmup", "budget_s", "point_timeout_s"):
+        if getattr(spec, key) < 0 or math.isnan(getattr(spec, key)):
+            problems.append(f"{key} must be >= 0, got {getattr(spec, key)}")
+    if spec.min_iterations < 1 or spec.max_iterations < spec.min_iterations:
+        problems.append("need 1 <= min_iterations <= max_iterations")
+    if spec.passes < 1:
+        problems.append(f"passes must be >= 1, got {spec.passes}")
+    if not 0 < spec.target_rel_ci < 1:
+        problems.append(f"target_rel_ci must be between 0 and 1, got {spec.target_rel_ci}")
+    if spec.cache_mode not in CACHE_MODES:
+        problems.append(f"cache_mode must be one of {', '.join(CACHE_MODES)}")
+    if spec.thread_level not in THREAD_LEVELS:
+        problems.append(f"thread_level must be one of {', '.join(THREAD_LEVELS)}")
+    launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
+    if launcher:
+        problems.append(launcher)
+    return problems
+
+
+_INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes")
+_FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
+_STR_KEYS = ("cache_mode", "launcher", "thread_level")
+
+
+def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
+    """Drop repeated entries of the list keys (first kept), noting each key that had some."""
+    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms"):
+        if key not in values:
+            continue
+        unique = tuple(dict.fromkeys(values[key]))
+        if len(unique) < len(values[key]) and notes is not None:
+            repeated = [v for v in unique if values[key].count(v) > 1]
+            notes.append(f"{key}: measured once each, listed more than once: {repeated}")
+        values[key] = unique
+
+
+def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> SweepSpec:
+    """Build and validate a spec from TOML-like values; raises SpecError listing problems.
+
+    Repeated list entries are dropped, each key with repeats described in ``notes``.
+    """
+    unknown = sorted(set(raw) - set(FIELD_NAMES))
+    if unknown:
+        raise SpecError(f"unknown spec keys {', '.join(unknown)}; known: {', '.join(FIELD_NAMES)}")
+    missing = [key for key in ("sizes", "ranks") if key not in raw]
+    if missing:
+        raise SpecError(f"spec is missing {', '.join(missing)}")
+    values: dict[str, Any] = {"sizes": expand_sizes(raw["sizes"])}
+    values["ranks"] = _as_tuple(raw["ranks"], "ranks", int)
+    for key in ("dtypes", "ops", "algorithms"):
+        if key in raw:
+            values[key] = _as_tuple(raw[key], key, str)
+    for keys, kind in ((_INT_KEYS, int), (_FLOAT_KEYS, float), (_STR_KEYS, str)):
+        for key in keys:
+            if key in raw:
+                values[key] = _number(raw, key, kind) if kind is not str else str(raw[key])
+    if "launcher_shell" in raw:
+        if not isinstance(raw["launcher_shell"], bool):
+            raise SpecError(f"launcher_shell must be true or false, got {raw['launcher_shell']!r}")
+        values["launcher_shell"] = raw["launcher_shell"]
+    _without_repeats(values, notes)
+    spec = SweepSpec(**values)
+    problems = _problems(spec)
+    if problems:
+        raise SpecError("; ".join(problems))
+    return spec
+
+
+def parse_spec(
+    text: str, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
+) -> SweepSpec:
+    """Parse TOML text, apply command-line overrides, validate (see spec_from_mapping)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"malformed TOML: {exc}") from None
+    return spec_from_mapping({**raw, **(overrides or {})}, notes)
+
+
+def load_spec(
+    path: Path, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
+) -> SweepSpec:
+    """Read a spec file (see parse_spec)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec {path} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
+    return parse_spec(text, overrides, notes)

@@ -1,0 +1,359 @@
+"""`collsweep calibrate`: measure alpha, beta and gamma on this machine (no MPI here).
+
+The ranks (runners.ranks.calibrate_worker) time a ping-pong between ranks 0 and 1 and the local
+reductions; this module launches them, fits the alpha-beta-gamma parameters with
+runners.domain.fitting and returns one row of the store's `calibrations` table.
+
+What the row's numbers mean:
+- `alpha_s`, `beta_s_per_byte` and `r_squared` come from one linear fit of the one-way
+  ping-pong medians over the whole size range (fit_linear, relative least squares), so all
+  three describe the same fit, as docs/schema.md says;
+- `breakpoints` and `segments` come from fit_piecewise (up to 3 segments, split where the
+  library switches protocol); each segment carries its own r_squared, and the piecewise
+  fit's overall r_squared is in `details["piecewise_r_squared"]`;
+- `gammas["<dtype>/<op>"]` is fit_gamma's slope of the local reduction time over the
+  reduction sizes, in seconds per byte (should noise make that slope 0, the largest size's
+  time per byte instead; `details["reductions"][key]["gamma_from"]` says which);
+- `details` keeps the per-size medians behind every fit, so a dashboard can plot them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runners import store
+from runners.domain import launcher
+from runners.domain.catalog import DTYPES, OPS, known_names
+from runners.domain.errors import BadInput, CollsweepError
+from runners.domain.fitting import PINGPONG_SOURCE, LinearFit, fit_gamma, fit_linear, fit_piecewise
+from runners.domain.machine import cpu_model, hostname, physical_cores
+from runners.domain.spec import SweepSpec
+from runners.domain.units import format_bytes
+from runners.jobs import launch
+
+WORKER = "runners.ranks.calibrate_worker"
+DEFAULT_BUDGET_S = 20.0
+STARTUP_ALLOWANCE_S = 60.0
+
+
+class CalibrationError(CollsweepError):
+    """A calibration could not be made, worded for the person running collsweep."""
+
+
+class CalibrationRequestError(CalibrationError, BadInput):
+    """A calibration asked for with values the ranks cannot carry out (exit 2)."""
+
+
+def size_range(min_bytes: int, max_bytes: int, factor: int = 2) -> list[int]:
+    """min_bytes, min_bytes * factor, ... up to max_bytes (included when reached exactly)."""
+    if min_bytes < 1 or max_bytes < min_bytes or factor < 2:
+        raise ValueError(
+            f"need 1 <= min <= max and factor >= 2, got {min_bytes, max_bytes, factor}"
+        )
+    sizes = [min_bytes]
+    while sizes[-1] * factor <= max_bytes:
+        sizes.append(sizes[-1] * factor)
+    return sizes
+
+
+DEFAULT_SIZES: tuple[int, ...] = tuple(size_range(8, 4 * 2**20, 2))
+DEFAULT_REDUCE_SIZES: tuple[int, ...] = tuple(size_range(64 * 2**10, 16 * 2**20, 4))
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def new_calibration_id(now: datetime | None = None) -> str:
+    """A short unique id that sorts by creation time, e.g. c20261201-192000-ab12."""
+    stamp = now or datetime.now(UTC)
+    return stamp.strftime("c%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def check_request(
+    ranks: int,
+    sizes: Sequence[int],
+    reduce_sizes: Sequence[int],
+    dtypes: Sequence[str],
+    ops: Sequence[str],
+) -> None:
+    """Raise CalibrationError for a request the ranks cannot carry out."""
+    if ranks < 2:
+        raise CalibrationRequestError(f"a ping-pong needs at least 2 ranks, got {ranks}")
+    if len(set(sizes)) < 2 or min(sizes) < 0:
+        raise CalibrationRequestError("need at least 2 distinct message sizes >= 0 bytes to fit")
+    for name, table, given in (("dtype", DTYPES, dtypes), ("op", OPS, ops)):
+        if not given:
+            raise CalibrationRequestError(f"no {name} given")
+        unknown = [g for g in given if g not in table]
+        if unknown:
+            known = known_names(table)
+            raise CalibrationRequestError(f"unknown {name} {unknown[0]!r}; known: {known}")
+    smallest = max(DTYPES[d].itemsize for d in dtypes)
+    if not reduce_sizes or min(reduce_sizes) < smallest:
+        raise CalibrationRequestError(f"reduction sizes must be >= {smallest} bytes")
+
+
+def worker_args(
+    sizes: Sequence[int],
+    reduce_sizes: Sequence[int],
+    dtypes: Sequence[str],
+    ops: Sequence[str],
+    budget_s: float,
+) -> list[str]:
+    """The worker's command line; `budget_s` is shared out evenly over every measured size."""
+    points = len(set(sizes)) + len(set(reduce_sizes)) * len(dtypes) * len(ops)
+    return [
+        *("--sizes", ",".join(str(n) for n in sorted(set(sizes)))),
+        *("--reduce-sizes", ",".join(str(n) for n in sorted(set(reduce_sizes)))),
+        *("--dtypes", ",".join(dtypes)),
+        *("--ops", ",".join(ops)),
+        *("--budget-s", f"{budget_s / points:.6g}"),
+    ]
+
+
+def parse_worker_output(stdout: str) -> dict:
+    """The worker's `calibration` JSON line; CalibrationError if there is none."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith("{"):
+            event = json.loads(line)
+            if event.get("type") == "calibration":
+                return event
+    raise CalibrationError("the calibration job printed no results")
+
+
+def _segment(fit: LinearFit) -> dict:
+    return {
+        "min_bytes": int(fit.min_bytes),
+        "max_bytes": int(fit.max_bytes),
+        "alpha_s": fit.alpha,
+        "beta_s_per_byte": fit.beta,
+        "r_squared": fit.r_squared,
+    }
+
+
+def gamma_of(nbytes: Sequence[int], seconds: Sequence[float]) -> tuple[float, str]:
+    """fit_gamma's slope, or the largest size's seconds per byte when the slope is not > 0."""
+    gamma = fit_gamma(nbytes, seconds)
+    if gamma > 0:
+        return gamma, "fit_gamma slope"
+    largest = max(range(len(nbytes)), key=lambda i: nbytes[i])
+    return seconds[largest] / nbytes[largest], "largest size (the fitted slope was not > 0)"
+
+
+def fit_gammas(reductions: Iterable[dict]) -> tuple[dict[str, float], dict[str, dict]]:
+    """gamma per "<dtype>/<op>" in s/B, and per key the medians it came from and how."""
+    medians: dict[str, dict] = {}
+    for row in sorted(reductions, key=lambda r: r["bytes"]):
+        entry = medians.setdefault(f"{row['dtype']}/{row['op']}", {"bytes": [], "median_s": []})
+        entry["bytes"].append(row["bytes"])
+        entry["median_s"].append(row["median_s"])
+    gammas = {}
+    for key, entry in medians.items():
+        gammas[key], entry["gamma_from"] = gamma_of(entry["bytes"], entry["median_s"])
+    return gammas, medians
+
+
+def calibration_row(
+    worker: dict, created_at: datetime | None = None, extra: dict | None = None
+) -> dict:
+    """Fit the worker's timings and return the `calibrations` row (see the module docstring)."""
+    pingpong = sorted(worker["pingpong"], key=lambda p: p["bytes"])
+    sizes = [p["bytes"] for p in pingpong]
+    one_way = [p["one_way_median_s"] for p in pingpong]
+    overall, piecewise = fit_linear(sizes, one_way), fit_piecewise(sizes, one_way)
+    gammas, reductions = fit_gammas(worker["reductions"])
+    stamp = created_at or datetime.now(UTC)
+    details = {
+        "pingpong": {
+            "bytes": sizes,
+            "one_way_median_s": one_way,
+            "iterations": [p["iterations"] for p in pingpong],
+            "ci_rel_halfwidth": [p["ci_rel_halfwidth"] for p in pingpong],
+        },
+        "reductions": reductions,
+        "piecewise_r_squared": piecewise.r_squared,
+        "fit": "relative least squares (runners.domain.fitting); alpha/beta/r_squared: whole range",
+        **{k: worker[k] for k in ("mpi_version", "mpi4py_version", "numpy_version") if k in worker},
+        "settings": worker.get("settings", {}),
+        **(extra or {}),
+    }
+    return {
+        "calibration_id": new_calibration_id(stamp),
+        "created_at": stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp,
+        "host": hostname(),
+        "mpi_library": worker["mpi_library"],
+        "ranks": int(worker["ranks"]),
+        "alpha_s": overall.alpha,
+        "beta_s_per_byte": overall.beta,
+        "r_squared": overall.r_squared,
+        "min_bytes": int(min(sizes)),
+        "max_bytes": int(max(sizes)),
+        "breakpoints": piecewise.breakpoints,
+        "segments": [_segment(s) for s in piecewise.segments],
+        "gammas": gammas,
+        "source": PINGPONG_SOURCE,
+        "details": details,
+    }
+
+
+def _job_failure(result: launch.JobResult, timeout_s: float) -> CalibrationError:
+    tail = " | ".join(result.stderr.strip().splitlines()[-3:]) or "no error output"
+    if result.timed_out:
+        return CalibrationError(
+            f"the calibration job did not finish within {timeout_s:g} s and was stopped "
+            f"(a smaller budget or size range, or a larger timeout, may help): {tail}"
+        )
+    return CalibrationError(f"the calibration job failed (exit {result.returncode}): {tail}")
+
+
+def run_calibration(
+    ranks: int = 2,
+    sizes: Sequence[int] | None = None,
+    dtypes: Sequence[str] = ("float32",),
+    ops: Sequence[str] = ("sum",),
+    budget_s: float = DEFAULT_BUDGET_S,
+    timeout_s: float | None = None,
+    reduce_sizes: Sequence[int] | None = None,
+    progress: Callable[[str], None] = _stderr,
+) -> dict:
+    """Measure on `ranks` real MPI ranks and return a `calibrations` row (store-ready dict).
+
+    `sizes` are the ping-pong message sizes in bytes (default 8 B .. 4 MiB by factor 2),
+    `reduce_sizes` the local reduction buffer sizes (default 64 KiB .. 16 MiB by factor 4).
+    `budget_s` is the most time spent timing, shared out evenly over every measured size
+    (each size usually stops earlier, at a 2% confidence interval of its median).
+    `timeout_s` (default 60 s + 3 x budget) kills a stuck job. Raises CalibrationError.
+    """
+    sizes = list(DEFAULT_SIZES if sizes is None else sizes)
+    reduce_sizes = list(DEFAULT_REDUCE_SIZES if reduce_sizes is None else reduce_sizes)
+    check_request(ranks, sizes, reduce_sizes, dtypes, ops)
+    if not budget_s > 0:
+        raise CalibrationRequestError(f"the budget must be > 0 s, got {budget_s}")
+    timeout = timeout_s if timeout_s is not None else STARTUP_ALLOWANCE_S + 3 * budget_s
+    knobs = launcher.default_knobs(ranks)
+    args = worker_args(sizes, reduce_sizes, dtypes, ops, budget_s)
+    progress(
+        f"calibrating on {ranks} ranks: ping-pong over {len(set(sizes))} sizes "
+        f"({format_bytes(min(sizes))} .. {format_bytes(max(sizes))}), local reductions of "
+        f"{', '.join(f'{d}/{o}' for d in dtypes for o in ops)}; budget {budget_s:g} s"
+    )
+    started = time.monotonic()
+    result = launch.run(launch.Job(ranks, WORKER, args, knobs), timeout)
+    if result.timed_out or result.returncode != 0:
+        raise _job_failure(result, timeout)
+    wall_s = time.monotonic() - started
+    extra = {"knobs": knobs, "cpu_model": cpu_model(), "physical_cores": physical_cores()}
+    row = calibration_row(parse_worker_output(result.stdout), extra=extra | {"wall_s": wall_s})
+    progress(f"calibrated in {wall_s:.1f} s: {row['calibration_id']}")
+    return row
+
+
+def _gbps(seconds_per_byte: float) -> str:
+    if not seconds_per_byte > 0 or not math.isfinite(seconds_per_byte):
+        return "n/a"
+    return f"{1e-9 / seconds_per_byte:.2f} GB/s"
+
+
+def _line(alpha_s: float, beta: float, r_squared: float) -> str:
+    return f"alpha {alpha_s * 1e6:.3f} us, beta {beta:.3e} s/B ({_gbps(beta)}), R^2 {r_squared:.4f}"
+
+
+def _header(cal: dict) -> str:
+    created = cal.get("created_at")
+    when = f", {created:%Y-%m-%d %H:%M:%S} UTC" if isinstance(created, datetime) else ""
+    return (
+        f"calibration {cal['calibration_id']} ({cal.get('source')}) on {cal.get('host')}, "
+        f"{cal.get('ranks')} ranks{when}"
+    )
+
+
+def describe(cal: dict) -> str:
+    """A human-readable multi-line summary of a calibrations row (as built or as stored)."""
+    library = (cal.get("mpi_library") or "unknown MPI library").splitlines()[0]
+    span = f"{format_bytes(cal['min_bytes'])} .. {format_bytes(cal['max_bytes'])}"
+    breakpoints = ", ".join(format_bytes(b) for b in cal.get("breakpoints") or []) or "none"
+    lines = [
+        _header(cal),
+        f"MPI: {' '.join(library.split())}",
+        f"whole range {span}: " + _line(cal["alpha_s"], cal["beta_s_per_byte"], cal["r_squared"]),
+        f"piecewise fit, breakpoints: {breakpoints}",
+    ]
+    for seg in cal.get("segments") or []:
+        seg_span = f"{format_bytes(seg['min_bytes'])} .. {format_bytes(seg['max_bytes'])}"
+        fit = _line(seg["alpha_s"], seg["beta_s_per_byte"], seg["r_squared"])
+        lines.append(f"  {seg_span:>20}: {fit}")
+    lines.append("gamma (local reduction time per byte):")
+    for key, gamma in sorted((cal.get("gammas") or {}).items()):
+        lines.append(f"  {key:<22} {gamma:.3e} s/B ({_gbps(gamma)})")
+    return "\n".join(lines)
+
+
+# --- the calibration a sweep needs ------------------------------------------------------------
+
+AUTO_CALIBRATION_BUDGET_S = 2.0
+PINGPONG_MAX_BYTES = 4 * 2**20
+
+
+def mpi_library_version(timeout: float = 30.0) -> str | None:
+    """MPI_Get_library_version of the library mpi4py loads, asked in a subprocess (no MPI_Init)."""
+    code = (
+        "import mpi4py; mpi4py.rc.initialize = False\n"
+        "from mpi4py import MPI; print(MPI.Get_library_version())"
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None
+
+
+def sweep_calibration(
+    path: Path, spec: SweepSpec, progress: Callable[[str], None] = _stderr
+) -> str | None:
+    """The id of a ping-pong calibration for this host and MPI library that has a gamma for
+    every dtype/op of the sweep, measuring (briefly) and storing one if the store has none.
+    None if that calibration fails: the run then has only its fitted calibration.
+    """
+    keys = {f"{d}/{o}" for d in spec.dtypes for o in spec.ops}
+    library = mpi_library_version()
+    cal = store.latest_calibration(path, hostname(), mpi_library=library, source=PINGPONG_SOURCE)
+    if cal is not None and keys <= set(cal.get("gammas") or {}):
+        progress(f"predictions use calibration {cal['calibration_id']}")
+        return cal["calibration_id"]
+    sizes = size_range(min(8, min(spec.sizes)), max(PINGPONG_MAX_BYTES, max(spec.sizes)))
+    try:
+        cal = run_calibration(
+            2, sizes, spec.dtypes, spec.ops, AUTO_CALIBRATION_BUDGET_S, progress=progress
+        )
+    except CalibrationError as exc:
+        progress(f"calibration failed, so only the fit to the run's own timings is used: {exc}")
+        return None
+    store.add_calibration(path, cal)
+    return cal["calibration_id"]
+
+
+def prepare_run(
+    path: Path, run_id: str, spec: SweepSpec, progress: Callable[[str], None] = _stderr
+) -> None:
+    """Sweep hook before launching: give the run a calibration (runs.calibration_id)."""
+    run = store.get_run(path, run_id)
+    if run is None or run.get("calibration_id"):
+        return
+    calibration_id = sweep_calibration(path, spec, progress)
+    if calibration_id:
+        store.update_run(path, run_id, {"calibration_id": calibration_id})

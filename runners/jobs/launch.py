@@ -1,0 +1,175 @@
+"""Starting MPI jobs: the launcher command, the environment knobs, timeouts and clean kills.
+
+No MPI is imported here: the parent process only starts and watches the ranks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
+
+
+@dataclass(frozen=True)
+class Job:
+    """One MPI job: how many ranks, which Python module they run, and their environment."""
+
+    ranks: int
+    module: str
+    args: Sequence[str] = ()
+    knobs: Mapping[str, str] = field(default_factory=dict)
+    launcher: str = DEFAULT_LAUNCHER
+    launcher_shell: bool = False
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a finished (or killed) job left behind."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def _mpiexec() -> str:
+    beside_python = Path(sys.executable).with_name("mpiexec")
+    if beside_python.exists():
+        return str(beside_python)
+    return shutil.which("mpiexec") or "mpiexec"
+
+
+def launcher_problem(template: str, shell: bool = False) -> str | None:
+    """Why the launcher cannot start jobs here (syntax, or its program not found), or None."""
+    problem = launcher_syntax_problem(template, shell)
+    if problem or shell:
+        return problem
+    program = shlex.split(template.format(ranks=2))[0]
+    resolved = _mpiexec() if program == "mpiexec" else program
+    if shutil.which(resolved) is None:
+        return f"launcher program {program!r} not found (is it installed and on PATH?)"
+    return None
+
+
+def command(job: Job) -> list[str]:
+    """The full command line: the launcher template, then Python under mpi4py's abort guard.
+
+    `python -m mpi4py` calls MPI_Abort when any rank raises, so one failing rank ends the
+    whole job instead of leaving the others blocked. A shell launcher runs with sh -c, the
+    rank program passed as its arguments.
+    """
+    program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
+    text = job.launcher.format(ranks=job.ranks)
+    if job.launcher_shell:
+        return ["sh", "-c", f'{text} "$@"', "sh", *program]
+    launcher = shlex.split(text)
+    if launcher and launcher[0] == "mpiexec":
+        launcher[0] = _mpiexec()
+    return [*launcher, *program]
+
+
+def job_env(job: Job) -> dict[str, str]:
+    """The job's environment: ours, its knobs, the venv's bin first (a shell launcher's
+    `mpiexec` is the wheel's), and our pid, so ranks can leave when this process is gone."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    parent = f"{socket.gethostname()}:{os.getpid()}"
+    return {**os.environ, **job.knobs, "PATH": path, PARENT_ENV: parent}
+
+
+def run(job: Job, timeout: float) -> JobResult:
+    """Run `job` to completion, killing every rank if it outlives `timeout` seconds."""
+    proc = subprocess.Popen(
+        command(job),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=job_env(job),
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return JobResult(proc.returncode, out, err, timed_out=False)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        return JobResult(proc.returncode, out, err, timed_out=True)
+    except BaseException:
+        kill_group(proc)
+        proc.communicate()
+        raise
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill a job's whole process group (the launcher and every rank it started)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class JobHung(Exception):
+    """A streaming job printed nothing for longer than its watchdog allows."""
+
+
+class RunningJob:
+    """A job started in the background whose stdout is read line by line as it runs."""
+
+    def __init__(self, job: Job) -> None:
+        self.proc = subprocess.Popen(
+            command(job),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=job_env(job),
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=200)
+        threading.Thread(target=self._pump_stdout, daemon=True).start()
+        self._stderr_thread = threading.Thread(target=self._pump_stderr, daemon=True)
+        self._stderr_thread.start()
+
+    def _pump_stdout(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self._stderr.append(line.rstrip("\n"))
+
+    def next_line(self, idle_timeout: float) -> str | None:
+        """The next stdout line, None at EOF; JobHung after `idle_timeout` s of silence."""
+        try:
+            return self._lines.get(timeout=idle_timeout)
+        except queue.Empty:
+            raise JobHung(f"no progress for {idle_timeout:g} s") from None
+
+    def wait(self, timeout: float = 30) -> int:
+        """The exit status, killing the job if it does not end within `timeout`."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return self.proc.wait()
+
+    def kill(self) -> None:
+        """Kill every process of the job and reap the launcher."""
+        kill_group(self.proc)
+        self.proc.wait()
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        """The last lines the job wrote to stderr, joined for a reason column."""
+        self._stderr_thread.join(timeout=2)
+        return " | ".join(list(self._stderr)[-lines:])

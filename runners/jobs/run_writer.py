@@ -1,0 +1,134 @@
+"""A sweep's writes to the store: journalled first, applied in short batches when the store is free.
+
+A reader or another writer may hold the store for a while. The sweep does not wait for it: every
+finished point goes into the run's journal (runners.store.journal, fsynced) and stays queued until a
+short attempt to write finds the store free; at the end the sweep waits for the store, saying who
+holds it. A sweep that dies leaves its journal, which the next sweep on the store replays
+(`recover_abandoned`). No MPI here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runners import store
+from runners.store.journal import (
+    Journal,
+    RunBusy,
+    RunLock,
+    abandoned_runs,
+    batch,
+    point_record,
+    run_record,
+)
+
+FLUSH_SECONDS = 1.0  # how often queued points are written while the sweep runs
+PROBE_TIMEOUT_S = 0.3  # how long one write waits for the store's lock during the sweep
+NOTICE_SECONDS = 10.0  # how often a busy store is reported
+
+Say = Callable[[str], None]
+
+
+class RunWriter:
+    """Queues one run's writes, journals each at once, and writes them to the store in batches."""
+
+    def __init__(self, path: Path, run_id: str, say: Say) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.say = say
+        self.journal = Journal(path, run_id)
+        self.pending: list[dict[str, Any]] = []
+        self.statuses: dict[str, str] = {}  # point_id -> status, for points written by this sweep
+        self.last_flush = time.monotonic()
+        self.last_notice = 0.0
+
+    def add_point(self, point: dict[str, Any], samples: list[dict[str, Any]]) -> None:
+        """Journal one finished point; write the queue if the last write was a while ago."""
+        self._queue(point_record(point, samples))
+        self.statuses[point["point_id"]] = point["status"]
+        if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
+
+    def update_run(self, fields: dict[str, Any]) -> None:
+        """Journal columns to set on the run's row (written with the next batch)."""
+        self._queue(run_record(self.run_id, fields))
+
+    def _queue(self, record: dict[str, Any]) -> None:
+        self.journal.append(record)
+        self.pending.append(record)
+
+    @property
+    def waiting(self) -> int:
+        """Points journalled but not yet in the store."""
+        return sum(record["kind"] == "point" for record in self.pending)
+
+    def flush(self, timeout: float = PROBE_TIMEOUT_S) -> bool:
+        """Write everything queued in one transaction; False if the store stayed busy."""
+        self.last_flush = time.monotonic()
+        if not self.pending:
+            return True
+        points, samples, runs = batch(self.pending)
+        try:
+            store.write_batch(self.path, points, samples, runs, timeout=timeout)
+        except store.StoreBusy as exc:
+            self._notice(exc.holder)
+            return False
+        self.pending = []
+        self.journal.remove()
+        return True
+
+    def flush_until_stored(self) -> None:
+        """Write everything queued, waiting for the store as long as it takes (a signal ends
+        the wait; the journal keeps what is not stored)."""
+        while not self.flush(timeout=1.0):
+            pass
+
+    def _notice(self, holder: str) -> None:
+        """Say, now and then, that the store is busy, who holds it and where the points wait."""
+        now = time.monotonic()
+        if now - self.last_notice < NOTICE_SECONDS:
+            return
+        self.last_notice = now
+        self.say(
+            f"the store is busy ({holder} holds it): {self.waiting} finished points wait, safe, "
+            f"in {self.journal.path}; retrying"
+        )
+
+
+def replay(path: Path, run_id: str, previous: str, say: Say) -> None:
+    """Store what an ended sweep journalled for ``run_id`` and mark the run if still running."""
+    journal = Journal(path, run_id)
+    points, samples, runs = batch(journal.records())
+    run = store.get_run(path, run_id)
+    if run is None:  # the sweep died before its run was stored: nothing to attach points to
+        points, samples = [], []
+    fields = runs.get(run_id, {})
+    if run is not None and fields.get("status", run["status"]) == "running":
+        who = f" ({previous})" if previous else ""
+        fields |= {
+            "status": "interrupted",
+            "status_reason": f"its sweep{who} ended without finishing; resume it with "
+            f"`collsweep sweep --resume {run_id}`",
+        }
+    updates = {run_id: fields} if run is not None and fields else {}
+    store.write_batch(path, points, samples, updates)
+    journal.remove()
+    if points or updates:
+        say(f"recovered run {run_id} from its journal: {len(points)} points stored")
+
+
+def recover_abandoned(path: Path, say: Say) -> None:
+    """Replay the journal of every run whose sweep died, and mark such runs interrupted."""
+    for run_id in abandoned_runs(path):
+        lock = RunLock(path, run_id)
+        try:
+            lock.acquire()
+        except RunBusy:
+            continue  # another process took it over meanwhile
+        try:
+            replay(path, run_id, lock.previous, say)
+        finally:
+            lock.release()

@@ -1,0 +1,270 @@
+"""`collsweep sweep`: one run from start to its true final status.
+
+No MPI here. The run is created (or resumed) under its lock, its groups are measured by
+runners.jobs.sweep_jobs, every write goes through the run's journal (runners.jobs.run_writer),
+and the run ends `complete` only when every planned point is stored ok or skipped; otherwise
+`failed` or `interrupted` with the reason, whatever ended it: a stop signal (SIGINT, SIGTERM,
+SIGHUP, SIGQUIT; a second one leaves at once), crashed or hung ranks, or an unexpected error.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runners import __version__, store
+from runners.domain.machine import cpu_model, hostname, physical_cores
+from runners.domain.plan import all_point_ids, plan_groups, skipped_points
+from runners.domain.spec import SweepSpec, parse_spec
+from runners.jobs import calibrate, run_writer
+from runners.jobs.run_writer import RunWriter
+from runners.jobs.sweep_jobs import GroupRunner, Progress
+from runners.store.journal import RunLock, journal_dir
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+class Interrupted(Exception):
+    """The sweep received SIGINT, SIGTERM, SIGHUP or SIGQUIT."""
+
+
+class ForceQuit(Interrupted):
+    """A second stop signal: leave at once, whatever is still unstored stays in the journal."""
+
+
+@dataclass
+class SweepOutcome:
+    """How a sweep ended."""
+
+    run_id: str
+    status: str
+    reason: str
+    measured: int
+    total: int
+    stored: bool = True  # False: left on a second signal with writes still in the journal
+
+
+def new_run_id() -> str:
+    """A short unique id that sorts by start time."""
+    return datetime.now(UTC).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def code_version() -> str:
+    """The git commit of this checkout (+dirty), or the package version outside git."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return f"collsweep {__version__}"
+    suffix = "+dirty" if dirty.stdout.strip() else ""
+    return f"collsweep {__version__} git {commit.stdout.strip()}{suffix}"
+
+
+def run_row(spec: SweepSpec, run_id: str, command_line: str) -> dict:
+    """The runs row as far as the parent knows it (the ranks add the library's facts)."""
+    return {
+        "run_id": run_id,
+        "status": "running",
+        "status_reason": "",
+        "started_at": datetime.now(UTC).replace(tzinfo=None),
+        "spec_toml": spec.to_toml(),
+        "command_line": command_line,
+        "host": hostname(),
+        "cpu_model": cpu_model(),
+        "physical_cores": physical_cores(),
+        "code_version": code_version(),
+        "environment": {},
+        "python_version": sys.version.split()[0],
+    }
+
+
+@contextmanager
+def signals_as_exceptions() -> Iterator[None]:
+    """Turn the stop signals into Interrupted (the first) and ForceQuit (any later one)."""
+    received = 0
+
+    def handler(signum: int, _frame: object) -> None:
+        nonlocal received
+        received += 1
+        name = signal.Signals(signum).name
+        raise (Interrupted if received == 1 else ForceQuit)(name)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_sweep(
+    spec: SweepSpec,
+    path: Path,
+    command_line: str = "",
+    run_id: str | None = None,
+    *,
+    retry_failed: bool = True,
+    progress_out: Callable[[str], None] = _stderr,
+) -> SweepOutcome:
+    """Run (or, given an existing run_id, resume) a sweep, storing points as they finish.
+
+    Resuming measures again every point not stored ok or skipped (failed and timed-out ones
+    too, unless ``retry_failed`` is False). RunBusy when another live sweep holds the run.
+    """
+    with signals_as_exceptions():
+        _check_writable(path)
+        run_writer.recover_abandoned(path, progress_out)
+        run_id = run_id or new_run_id()
+        with RunLock(path, run_id) as lock:
+            if lock.previous:
+                progress_out(f"taking run {run_id} over from {lock.previous}, which is gone")
+            return _sweep_locked(spec, path, command_line, run_id, retry_failed, progress_out)
+
+
+def _sweep_locked(
+    spec: SweepSpec,
+    path: Path,
+    command_line: str,
+    run_id: str,
+    retry_failed: bool,
+    say: Callable[[str], None],
+) -> SweepOutcome:
+    """run_sweep's body, with the run's lock held."""
+    statuses = _start_run(spec, path, command_line, run_id)
+    kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
+    writer = RunWriter(path, run_id, say)
+    groups = plan_groups(spec, run_id, kept)
+    total = sum(len(g.points(run_id)) for g in groups)
+    progress = Progress(total, out=say)
+    runner = GroupRunner(spec, run_id, writer, progress, load_before=os.getloadavg())
+    interrupted, error = "", ""
+    try:
+        for row in skipped_points(spec, run_id, kept):
+            writer.add_point(row, [])
+        _prepare(path, run_id, spec, say)
+        progress.started = time.monotonic()  # the ETA counts from the first point
+        for group in groups:
+            runner.run(group)
+    except Interrupted as exc:
+        interrupted = f"received {exc}"
+    except Exception as exc:  # the run must be marked whatever went wrong
+        error = f"{type(exc).__name__}: {exc}"
+    planned = all_point_ids(spec, run_id)
+    status, reason = final_status(
+        planned, statuses | writer.statuses, interrupted, error, runner.failures
+    )
+    stored = _finish(writer, status, reason, say)
+    to_measure = {pid for group in groups for pid in group.points(run_id)}
+    measured = sum(pid in to_measure for pid in writer.statuses)
+    return SweepOutcome(run_id, status, reason, measured, total, stored)
+
+
+KEPT = ("ok", "skipped")
+
+
+def _check_writable(path: Path) -> None:
+    """Create or migrate the store and its journal folder; StoreError if either cannot be
+    written (read-only file system, damaged or foreign file), before any rank starts."""
+    store.ensure_current(path)
+    try:
+        journal_dir(path).mkdir(exist_ok=True)
+    except OSError as exc:
+        raise store.StoreError(f"cannot write beside the store {path}: {exc.strerror}") from None
+
+
+def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> dict[str, str]:
+    """Create the run, or mark a resumed one running; the stored points' statuses."""
+    if store.get_run(path, run_id) is None:
+        store.create_run(path, run_row(spec, run_id, command_line))
+        return {}
+    store.update_run(path, run_id, {"status": "running", "status_reason": ""})
+    frame = store.query(path, "SELECT point_id, status FROM points WHERE run_id = ?", [run_id])
+    return dict(zip(frame.point_id, frame.status, strict=True))
+
+
+def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None]) -> None:
+    """Give the run a calibration; a busy or failing store only costs the predictions."""
+    try:
+        calibrate.prepare_run(path, run_id, spec, say)
+    except store.StoreError as exc:
+        say(f"no calibration for this run ({exc}); predictions use the fit to its own timings")
+
+
+def final_status(
+    planned: set[str],
+    statuses: dict[str, str],
+    interrupted: str,
+    error: str,
+    failures: list[str],
+) -> tuple[str, str]:
+    """The run's true status: complete only when every planned point is stored ok or skipped."""
+    missing = sorted(pid for pid in planned if statuses.get(pid) not in KEPT)
+    if not missing:
+        return "complete", ""
+    if interrupted:
+        return "interrupted", interrupted
+    if error:
+        return "failed", f"unexpected error: {error}"[:2000]
+    if failures:
+        return "failed", "; ".join(failures)[:2000]
+    bad = sum(statuses.get(pid) in ("failed", "timeout") for pid in missing)
+    return "failed", (
+        f"{len(missing)} of {len(planned)} points are not stored ok or skipped "
+        f"({bad} failed or timed out, kept from before; {len(missing) - bad} never measured)"
+    )
+
+
+def _finish(writer: RunWriter, status: str, reason: str, say: Callable[[str], None]) -> bool:
+    """Store the run's final status with every queued point; True once all is in the store.
+
+    Waits for a busy store. A stop signal during the wait is reported and the wait goes on;
+    a second one leaves at once, with the rest safe in the journal for the next sweep.
+    """
+    writer.update_run({"status": status, "status_reason": reason, "finished_at": datetime.now(UTC)})
+    while True:
+        try:
+            writer.flush_until_stored()
+            return True
+        except ForceQuit:
+            say(
+                f"left with {writer.waiting} points and the run's status unstored, safe in "
+                f"{writer.journal.path}: the next `collsweep sweep` on this store stores them"
+            )
+            return False
+        except Interrupted:
+            say("still waiting for the store to take the last points; signal again to leave now")
+
+
+def resume_spec(path: Path, run_id: str) -> SweepSpec:
+    """The spec a stored run was started with."""
+    run = store.get_run(path, run_id)
+    if run is None:
+        raise store.StoreError(f"no run {run_id!r} in {path}")
+    return parse_spec(run["spec_toml"])

@@ -1,0 +1,217 @@
+"""Runs inside every rank of a calibration job: ping-pong and local reduction timings.
+
+Ranks 0 and 1 time a ping-pong over the message sizes (one-way time = round trip / 2), then
+time `op.Reduce_local(inbuf, inoutbuf)` for each dtype x op, both at once as the algorithms
+reduce (an iteration's time is the slower rank's). Timing follows runners.ranks.harness: warm-up
+(fewer calls when one call is slow), MPI_Barrier before every iteration, samples kept until
+the median's confidence interval meets the target or the per-size budget is spent. Ranks >= 2
+take no part and wait without spinning.
+
+Rank 0 prints one JSON line (`"type": "calibration"`) with the per-size medians and the MPI
+library's facts; runners.jobs.calibrate fits the models to it. No fitting happens here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from time import perf_counter
+
+import mpi4py
+import numpy as np
+from mpi4py import MPI
+
+from runners.domain.catalog import DTYPES
+from runners.domain.inputs import fill_input
+from runners.domain.stats import StopRule, summarize
+from runners.ranks import parent_watch
+from runners.ranks.harness import SYNC_CADENCE, measure
+from runners.ranks.mpi_ops import mpi_op
+
+PINGPONG_TAG = 17
+# Small messages repeat the round trip inside one sample so the barrier's skew is amortised.
+ROUND_TRIP_BYTES = 2**16
+MAX_ROUND_TRIPS = 16
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The calibration settings given by runners.jobs.calibrate on the command line."""
+    parser = argparse.ArgumentParser(prog="runners.ranks.calibrate_worker")
+    parser.add_argument("--sizes", required=True, help="ping-pong message sizes, bytes")
+    parser.add_argument("--reduce-sizes", required=True, help="reduction buffer sizes, bytes")
+    parser.add_argument("--dtypes", required=True)
+    parser.add_argument("--ops", required=True)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--min-iterations", type=int, default=20)
+    parser.add_argument("--max-iterations", type=int, default=10_000)
+    parser.add_argument("--target-rel-ci", type=float, default=0.02)
+    parser.add_argument("--budget-s", type=float, default=0.5, help="timing budget per size")
+    return parser.parse_args(argv)
+
+
+def int_list(text: str) -> list[int]:
+    """Comma-separated integers."""
+    return [int(item) for item in text.split(",") if item]
+
+
+def round_trips_per_sample(nbytes: int) -> int:
+    """Round trips timed together as one sample: more for small messages, 1 from 64 KiB."""
+    return max(1, min(MAX_ROUND_TRIPS, ROUND_TRIP_BYTES // max(nbytes, 1)))
+
+
+def pingpong_call(pair: MPI.Comm, nbytes: int, round_trips: int) -> Callable[[], None]:
+    """One sample's round trips between ranks 0 and 1 of `pair`, on written buffers."""
+    send = np.full(nbytes, pair.Get_rank() + 1, dtype=np.uint8)
+    recv = np.full(nbytes, 255, dtype=np.uint8)
+    out, into = [send, nbytes, MPI.BYTE], [recv, nbytes, MPI.BYTE]
+    peer = 1 - pair.Get_rank()
+    first, second = (pair.Send, pair.Recv) if pair.Get_rank() == 0 else (pair.Recv, pair.Send)
+    first_buf, second_buf = (out, into) if pair.Get_rank() == 0 else (into, out)
+
+    def call() -> None:
+        for _ in range(round_trips):
+            first(first_buf, peer, PINGPONG_TAG)
+            second(second_buf, peer, PINGPONG_TAG)
+
+    return call
+
+
+def warmup_calls(pair: MPI.Comm, call: Callable[[], None], wanted: int, budget_s: float) -> int:
+    """Make a first, untimed call; return how many more warm-up calls to make.
+
+    Up to `wanted` calls in all, but no more than a fifth of the budget's worth, so slow
+    reductions (float16, Python ops at 16 MiB) do not spend seconds warming up. Both ranks
+    take the slower rank's first call, so they agree on the count (a ping-pong must).
+    """
+    pair.Barrier()
+    start = perf_counter()
+    call()
+    first = pair.allreduce(perf_counter() - start, op=MPI.MAX)
+    affordable = int(0.2 * budget_s / first) if first > 0 else wanted
+    return max(0, min(wanted - 1, affordable))
+
+
+def time_pingpong(pair: MPI.Comm, nbytes: int, rule: StopRule, warmup: int) -> dict:
+    """The median one-way time of `nbytes`-byte messages and how it was measured."""
+    trips = round_trips_per_sample(nbytes)
+    call = pingpong_call(pair, nbytes, trips)
+    samples = measure(pair, [call], rule, warmup_calls(pair, call, warmup, rule.budget_s))
+    summary = summarize(samples / (2 * trips))
+    return {
+        "bytes": nbytes,
+        "one_way_median_s": summary.median_s,
+        "one_way_min_s": summary.min_s,
+        "iterations": summary.iterations,
+        "round_trips_per_sample": trips,
+        "ci_rel_halfwidth": summary.ci_rel_halfwidth,
+    }
+
+
+def reduction_call(pair: MPI.Comm, dtype: str, op: str, nbytes: int) -> Callable[[], None]:
+    """inoutbuf = inbuf o inoutbuf on written inputs, as the algorithms combine blocks."""
+    count = nbytes // DTYPES[dtype].itemsize
+    inbuf = np.empty(count, dtype=DTYPES[dtype])
+    inoutbuf = np.empty_like(inbuf)
+    fill_input(inbuf, 1 - pair.Get_rank(), op)
+    fill_input(inoutbuf, pair.Get_rank(), op)
+    reduce_local = mpi_op(op).Reduce_local
+
+    def call() -> None:
+        reduce_local(inbuf, inoutbuf)
+
+    return call
+
+
+def time_reduction(
+    pair: MPI.Comm, dtype: str, op: str, nbytes: int, rule: StopRule, warmup: int
+) -> dict:
+    """The median time of one local reduction of `nbytes` bytes (the slower rank's)."""
+    count = nbytes // DTYPES[dtype].itemsize
+    call = reduction_call(pair, dtype, op, nbytes)
+    samples = measure(pair, [call], rule, warmup_calls(pair, call, warmup, rule.budget_s))
+    summary = summarize(samples)
+    return {
+        "dtype": dtype,
+        "op": op,
+        "bytes": count * DTYPES[dtype].itemsize,
+        "median_s": summary.median_s,
+        "min_s": summary.min_s,
+        "iterations": summary.iterations,
+        "ci_rel_halfwidth": summary.ci_rel_halfwidth,
+    }
+
+
+def stop_rule(args: argparse.Namespace) -> StopRule:
+    """The stopping rule of every measured size."""
+    return StopRule(
+        min_iterations=args.min_iterations,
+        max_iterations=args.max_iterations,
+        target_rel_ci=args.target_rel_ci,
+        budget_s=args.budget_s,
+    )
+
+
+def measure_pair(pair: MPI.Comm, args: argparse.Namespace) -> dict:
+    """Every ping-pong and reduction timing, taken by ranks 0 and 1 together."""
+    rule = stop_rule(args)
+    pingpong = [time_pingpong(pair, n, rule, args.warmup) for n in int_list(args.sizes)]
+    reductions = [
+        time_reduction(pair, dtype, op, n, rule, args.warmup)
+        for dtype in args.dtypes.split(",")
+        for op in args.ops.split(",")
+        for n in int_list(args.reduce_sizes)
+    ]
+    return {"pingpong": pingpong, "reductions": reductions}
+
+
+def provenance(comm: MPI.Comm, args: argparse.Namespace) -> dict:
+    """The MPI library, versions and timing settings of this job."""
+    return {
+        "mpi_library": MPI.Get_library_version().strip(),
+        "mpi_version": "MPI {}.{}".format(*MPI.Get_version()),
+        "mpi4py_version": mpi4py.__version__,
+        "numpy_version": np.__version__,
+        "ranks": comm.Get_size(),
+        "processor_names": comm.gather(MPI.Get_processor_name(), root=0),
+        "settings": {
+            "warmup": args.warmup,
+            "min_iterations": args.min_iterations,
+            "max_iterations": args.max_iterations,
+            "target_rel_ci": args.target_rel_ci,
+            "budget_s_per_size": args.budget_s,
+            "sync_cadence": SYNC_CADENCE,
+        },
+    }
+
+
+def wait_quietly(comm: MPI.Comm) -> None:
+    """A barrier that sleeps instead of spinning, so idle ranks leave the cores alone."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(0.005)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure on ranks 0 and 1, then print the results as one JSON line from rank 0."""
+    args = parse_args(argv)
+    world = MPI.COMM_WORLD
+    if world.Get_size() < 2:
+        raise SystemExit("calibration needs at least 2 ranks for a ping-pong")
+    info = provenance(world, args)
+    pair = world.Split(0 if world.Get_rank() < 2 else MPI.UNDEFINED, world.Get_rank())
+    started = time.perf_counter()
+    results = measure_pair(pair, args) if pair != MPI.COMM_NULL else {}
+    if pair != MPI.COMM_NULL:
+        pair.Free()
+    wait_quietly(world)
+    if world.Get_rank() == 0:
+        line = {"type": "calibration", **info, **results}
+        line["measure_s"] = time.perf_counter() - started
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    parent_watch.start()
+    main()

@@ -1,0 +1,45 @@
+"""Rank side: leave when the collsweep process that launched this job is gone.
+
+The launcher runs in a session of its own (so a terminal's Ctrl-C reaches only the parent,
+which then kills the job cleanly). If the parent itself is killed outright (SIGKILL, the OOM
+killer), nobody kills the ranks; a hung rank would spin for ever. So every rank started on the
+parent's host checks, once a second on a daemon thread, that the parent still lives, and exits
+when it does not. Ranks on other hosts cannot see the parent's pid and rely on their launcher.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+from runners.domain.launcher import PARENT_ENV
+
+CHECK_SECONDS = 1.0
+EXIT_STATUS = 75
+
+
+def _parent_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch(pid: int) -> None:
+    while _parent_alive(pid):
+        time.sleep(CHECK_SECONDS)
+    os._exit(EXIT_STATUS)  # no clean-up to wait for: the results have nowhere to go
+
+
+def start() -> bool:
+    """Start watching the parent named in the environment; False when there is none to watch."""
+    host, _, pid = os.environ.get(PARENT_ENV, "").rpartition(":")
+    if not pid.isdigit() or host != socket.gethostname():
+        return False
+    threading.Thread(target=_watch, args=(int(pid),), daemon=True, name="parent-watch").start()
+    return True

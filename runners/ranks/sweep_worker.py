@@ -1,0 +1,268 @@
+"""Runs inside every rank of a sweep job: times and verifies each point of a job file.
+
+Rank 0 streams one JSON line per event on stdout: `hello` (provenance, once), `cell` (a
+heartbeat as each (bytes, dtype, op) starts) and `point` (a finished point with its raw
+samples). The parent (runners.jobs.sweep) stores them as they arrive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mpi4py
+import numpy as np
+from mpi4py import MPI
+
+from runners.domain.catalog import ALGORITHMS, DTYPES
+from runners.domain.inputs import expected_result, fill_input, mismatches
+from runners.domain.stats import StopRule, bandwidths, summarize
+from runners.ranks import parent_watch
+from runners.ranks.algorithms import Allreduce, create
+from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure
+from runners.ranks.mpi_ops import mpi_op
+
+THREAD_LEVEL_NAMES = {
+    MPI.THREAD_SINGLE: "single",
+    MPI.THREAD_FUNNELED: "funneled",
+    MPI.THREAD_SERIALIZED: "serialized",
+    MPI.THREAD_MULTIPLE: "multiple",
+}
+MAX_COLD_BYTES = 256 * 2**20
+FALLBACK_MARKERS = ("cannot be applied", "not usable")
+
+
+def emit(comm: MPI.Comm, kind: str, **fields: object) -> None:
+    """Print one JSON event line from rank 0."""
+    if comm.Get_rank() == 0:
+        print(json.dumps({"type": kind, **fields}), flush=True)
+
+
+def memory_setting() -> str:
+    """Transparent-huge-page mode of the kernel and whether numpy asks for huge pages."""
+    try:
+        thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
+    except OSError:
+        thp = "unknown"
+    madvise = np._core.multiarray._get_madvise_hugepage()
+    return f"THP enabled: {thp}; numpy madvise(MADV_HUGEPAGE): {madvise}"
+
+
+def short_library_version(full: str) -> str:
+    """'MPICH Version:      5.0.2\n...' -> 'MPICH 5.0.2' (the first line, squeezed)."""
+    first = full.strip().splitlines()[0] if full.strip() else "unknown"
+    return " ".join(first.replace("Version:", " ").split())
+
+
+def hello(comm: MPI.Comm) -> dict:
+    """Provenance of this job: library, versions, thread level, memory setting."""
+    return {
+        "mpi_library": MPI.Get_library_version().strip(),
+        "mpi_version": short_library_version(MPI.Get_library_version()),
+        "mpi4py_version": mpi4py.__version__,
+        "numpy_version": np.__version__,
+        "python_version": platform.python_version(),
+        "thread_level": THREAD_LEVEL_NAMES.get(MPI.Query_thread(), "unknown"),
+        "memory_setting": memory_setting(),
+        "ranks": comm.Get_size(),
+    }
+
+
+def last_level_cache_bytes() -> int:
+    """Size of the largest CPU cache, from sysfs (32 MiB when unknown)."""
+    sizes = []
+    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = entry.read_text().strip()
+        scale = {"K": 2**10, "M": 2**20}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KM")) * scale)
+    return max(sizes, default=32 * 2**20)
+
+
+@dataclass
+class Buffers:
+    """The send/receive buffer pairs of a cell: one pair, or a rotation for cold caches."""
+
+    pairs: list[tuple[np.ndarray, np.ndarray]]
+    expected: np.ndarray
+    sent: np.ndarray  # this rank's input, kept to check the send buffers stay untouched
+
+    @classmethod
+    def make(cls, comm: MPI.Comm, count: int, dtype: str, op: str, cold: bool) -> Buffers:
+        """Allocate and write every buffer (no zero pages), and the expected result."""
+        nbytes = max(count * DTYPES[dtype].itemsize, 1)
+        copies = 1
+        if cold:
+            copies = min(math.ceil(2 * last_level_cache_bytes() / (2 * nbytes)), 64)
+            copies = max(1, min(copies, MAX_COLD_BYTES // (2 * nbytes)))
+        sent = np.empty(count, dtype=DTYPES[dtype])
+        fill_input(sent, comm.Get_rank(), op)
+        pairs = [(sent.copy(), np.empty_like(sent)) for _ in range(copies)]
+        return cls(pairs, expected_result(comm.Get_size(), count, dtype, op), sent)
+
+    def clear_results(self) -> None:
+        """Overwrite every receive buffer, so a stale right answer cannot pass a check."""
+        for _, recv in self.pairs:
+            recv.fill(0)
+
+
+@dataclass
+class PointState:
+    """What one algorithm has gathered in a cell so far."""
+
+    algorithm: str
+    status: str = "ok"
+    reason: str = ""
+    samples: list[float] = field(default_factory=list)
+    passes: list[int] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+
+
+def check_results(comm: MPI.Comm, buffers: Buffers) -> str:
+    """Compare every rank's results (and untouched inputs) exactly; '' when all correct."""
+    wrong = sum(mismatches(recv, buffers.expected) for _, recv in buffers.pairs)
+    wrong += sum(mismatches(send, buffers.sent) for send, _ in buffers.pairs)
+    per_rank = comm.allgather(wrong)
+    if not any(per_rank):
+        return ""
+    bad = [rank for rank, n in enumerate(per_rank) if n]
+    return f"wrong result: {sum(per_rank)} elements differ on ranks {bad}"
+
+
+def first_call(comm: MPI.Comm, algorithm: str, impl: Allreduce, buffers: Buffers, op: str) -> str:
+    """Run and check the algorithm once; '' if fine, else why the point cannot be timed."""
+    buffers.clear_results()
+    send, recv = buffers.pairs[0]
+    try:
+        with captured_stderr() as notes:
+            impl.bind(comm, send, recv, mpi_op(op))()
+    except MPI.Exception as exc:
+        return f"library error: {exc.Get_error_string().strip()}"
+    fell_back = any(marker in notes[0] for marker in FALLBACK_MARKERS)
+    if comm.allreduce(int(fell_back), op=MPI.MAX):
+        return f"MPICH could not apply {ALGORITHMS[algorithm].forced} here and fell back"
+    return check_results(comm, buffers)
+
+
+def inject_fault(comm: MPI.Comm, algorithm: str) -> None:
+    """Test hook: COLLSWEEP_FAULT=crash:<alg>, hang:<alg> or garble:<alg> breaks rank 1 at
+    that algorithm (garble: rank 0 reports a malformed point, a bug in the parent's eyes)."""
+    fault = os.environ.get("COLLSWEEP_FAULT", "")
+    kind, _, target = fault.partition(":")
+    if target != algorithm:
+        return
+    if kind == "garble":
+        emit(comm, "point", algorithm=algorithm)
+    if comm.Get_rank() != min(1, comm.Get_size() - 1):
+        return
+    if kind == "crash":
+        raise RuntimeError(f"injected crash in {algorithm}")
+    if kind == "hang":
+        while True:
+            time.sleep(1)
+
+
+def time_pass(
+    comm: MPI.Comm, impl: Allreduce, buffers: Buffers, op: str, rule: StopRule, warmup: int
+) -> np.ndarray:
+    """One pass of one algorithm: bind over every buffer pair and measure."""
+    mpi = mpi_op(op)
+    calls = [impl.bind(comm, send, recv, mpi) for send, recv in buffers.pairs]
+    return measure(comm, calls, rule, warmup)
+
+
+def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce]) -> None:
+    """Time every algorithm of one cell, alternating their order over the passes."""
+    emit(comm, "cell", nbytes=cell["nbytes"], dtype=cell["dtype"], op=cell["op"])
+    count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
+    buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], job["cache_mode"] == "cold")
+    states = {a: PointState(a) for a in cell["algorithms"]}
+    for alg, state in states.items():
+        state.reason = first_call(comm, alg, impls[alg], buffers, cell["op"])
+        state.status = (
+            "failed" if state.reason.startswith("wrong") else ("skipped" if state.reason else "ok")
+        )
+    passes, rule = job["passes"], pass_rule(job)
+    for index in range(passes):
+        order = cell["algorithms"] if index % 2 == 0 else cell["algorithms"][::-1]
+        for alg in order:
+            state = states[alg]
+            if state.status != "ok":
+                continue
+            inject_fault(comm, alg)
+            buffers.clear_results()
+            samples = time_pass(comm, impls[alg], buffers, cell["op"], rule, job["warmup"])
+            state.reason = check_results(comm, buffers)
+            state.status = "failed" if state.reason else "ok"
+            state.samples += samples.tolist()
+            state.passes += [index] * samples.size
+    for state in states.values():
+        emit(comm, "point", **point_event(comm, cell, job, state))
+
+
+def pass_rule(job: dict) -> StopRule:
+    """The stopping rule of one pass: the spec's limits shared out over the passes."""
+    passes = job["passes"]
+    return StopRule(
+        min_iterations=max(1, math.ceil(job["min_iterations"] / passes)),
+        max_iterations=max(1, math.ceil(job["max_iterations"] / passes)),
+        target_rel_ci=job["target_rel_ci"],
+        budget_s=job["budget_s"] / passes,
+    )
+
+
+def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dict:
+    """The `point` event: identity, status, summary statistics and raw samples."""
+    event = {
+        "algorithm": state.algorithm,
+        "ranks": comm.Get_size(),
+        "bytes": cell["nbytes"],
+        "dtype": cell["dtype"],
+        "op": cell["op"],
+        "status": state.status,
+        "reason": state.reason,
+        "started_at": state.started_at,
+        "finished_at": time.time(),
+        "warmup": job["warmup"],
+        "sync_cadence": SYNC_CADENCE,
+        "cache_mode": job["cache_mode"],
+        "verified": state.status == "ok",
+    }
+    if state.status != "ok" or not state.samples:
+        return event | {"samples": [], "passes": []}
+    summary = summarize(np.asarray(state.samples))
+    algbw, busbw = bandwidths(cell["nbytes"], comm.Get_size(), summary.median_s)
+    return (
+        event
+        | summary.as_dict()
+        | {
+            "ci_target_met": summary.ci_rel_halfwidth <= job["target_rel_ci"],
+            "algbw_gbps": algbw,
+            "busbw_gbps": busbw,
+            "samples": state.samples,
+            "passes": state.passes,
+        }
+    )
+
+
+def main() -> None:
+    """Read the job file named on the command line and run its cells in order."""
+    job = json.loads(Path(sys.argv[1]).read_text())
+    comm = MPI.COMM_WORLD
+    emit(comm, "hello", **hello(comm))
+    names = {alg for cell in job["cells"] for alg in cell["algorithms"]}
+    impls = {name: create(name) for name in sorted(names)}
+    for cell in job["cells"]:
+        run_cell(comm, cell, job, impls)
+    comm.Barrier()
+    emit(comm, "done")
+
+
+if __name__ == "__main__":
+    parent_watch.start()
+    main()

@@ -1,0 +1,66 @@
+"""Runs inside every rank: checks algorithms x dtypes x ops x counts exactly.
+
+Rank 0 prints one JSON object per check on stdout. Launched by runners.jobs.verify.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+from mpi4py import MPI
+
+from runners.domain.inputs import default_counts, expected_result, make_input, mismatches
+from runners.ranks import parent_watch
+from runners.ranks.algorithms import UnsupportedError, create
+from runners.ranks.mpi_ops import mpi_op
+
+
+def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> dict:
+    """Run one allreduce and compare every rank's result with the serial reference."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    sendbuf = make_input(rank, count, dtype, op)
+    recvbuf = np.zeros_like(sendbuf)
+    status, detail, wrong = "ok", "", 0
+    try:
+        create(algorithm)(comm, sendbuf, recvbuf, mpi_op(op))
+        wrong = mismatches(recvbuf, expected_result(size, count, dtype, op))
+    except UnsupportedError as exc:
+        status, detail = "refused", str(exc)
+    counts = comm.gather(wrong, root=0)
+    if rank == 0 and status == "ok" and any(counts):
+        bad = [r for r, c in enumerate(counts) if c]
+        status, detail = "mismatch", f"{sum(counts)} wrong elements on ranks {bad}"
+    return {
+        "algorithm": algorithm,
+        "dtype": dtype,
+        "op": op,
+        "count": count,
+        "ranks": size,
+        "status": status,
+        "detail": detail,
+    }
+
+
+def main() -> None:
+    """Parse the matrix, check every combination, print results from rank 0."""
+    parser = argparse.ArgumentParser()
+    for name in ("algorithms", "dtypes", "ops"):
+        parser.add_argument(f"--{name}", required=True)
+    parser.add_argument("--counts", default="")
+    args = parser.parse_args()
+    comm = MPI.COMM_WORLD
+    counts = [int(c) for c in args.counts.split(",") if c] or default_counts(comm.Get_size())
+    for algorithm in args.algorithms.split(","):
+        for dtype in args.dtypes.split(","):
+            for op in args.ops.split(","):
+                for count in counts:
+                    row = check(comm, algorithm, dtype, op, count)
+                    if comm.Get_rank() == 0:
+                        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    parent_watch.start()
+    main()

@@ -1,0 +1,207 @@
+"""Beside the store, per run: a durable journal of the sweep's writes and a lock of the live sweep.
+
+Both live in ``<store>.journal/``. ``<run>.jsonl`` holds every write the sweep made (finished
+points with their samples, changes to the run's row), appended and fsynced before the store is
+tried, so a store that someone else holds delays the writes but never loses them; it is replayed
+into the store when the store is free again, and removed once everything is stored.
+``<run>.lock`` is held (flock) by the one sweep measuring the run and names its process and
+host; the kernel releases it when that process dies, however it dies, so a lock file nobody
+holds marks a run whose sweep is gone. No MPI here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runners.domain.errors import BadInput
+from runners.domain.machine import hostname
+
+
+class RunBusy(BadInput):
+    """Another live process is measuring the run (exit 2: nothing was started)."""
+
+
+def journal_dir(store_path: Path) -> Path:
+    """The folder beside the store that holds journals and run locks."""
+    return store_path.with_name(store_path.name + ".journal")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"cannot journal {type(value).__name__}")
+
+
+class Journal:
+    """The append-only journal of one run's writes."""
+
+    def __init__(self, store_path: Path, run_id: str) -> None:
+        self.path = journal_dir(store_path) / f"{run_id}.jsonl"
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Add one record and make it durable (fsync) before returning."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, default=_json_default) + "\n"
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record, oldest first (a line cut short by a crash is left out)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in text.split("\n"):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # the empty tail, or a line a crash cut short
+        return records
+
+    def exists(self) -> bool:
+        """True while the journal holds writes not yet known to be stored."""
+        return self.path.exists()
+
+    def remove(self) -> None:
+        """Delete the journal: everything in it is in the store."""
+        self.path.unlink(missing_ok=True)
+
+
+def point_record(point: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """A journal record of one finished point and its samples."""
+    return {"kind": "point", "point": point, "samples": samples}
+
+
+def run_record(run_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A journal record of columns set on the run's row."""
+    return {"kind": "run", "run_id": run_id, "fields": fields}
+
+
+def batch(records: list[dict[str, Any]]) -> tuple[list[dict], list[dict], dict[str, dict]]:
+    """Records folded into one store write: (points, samples, run updates); later wins."""
+    points: dict[str, dict] = {}
+    samples: dict[str, list[dict]] = {}
+    runs: dict[str, dict] = {}
+    for record in records:
+        if record.get("kind") == "point":
+            point_id = record["point"]["point_id"]
+            points[point_id] = record["point"]
+            samples[point_id] = record["samples"]
+        elif record.get("kind") == "run":
+            runs.setdefault(record["run_id"], {}).update(record["fields"])
+    return list(points.values()), [s for ss in samples.values() for s in ss], runs
+
+
+class RunLock:
+    """The lock a sweep holds on its run for as long as it measures it."""
+
+    def __init__(self, store_path: Path, run_id: str) -> None:
+        self.path = journal_dir(store_path) / f"{run_id}.lock"
+        self.run_id = run_id
+        self._fd: int | None = None
+        self.previous = ""  # who held a stale lock this one took over ('' if none)
+
+    def acquire(self) -> None:
+        """Take the lock, or raise RunBusy naming the live process that holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            if not _flock_exclusive(fd):
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise RunBusy(
+                    f"run {self.run_id} is being measured right now by {holder or 'a sweep'}; "
+                    "wait for it to end (or stop it) before resuming"
+                )
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)  # the file was removed by its last holder meanwhile: take the new one
+        self.previous = _read_holder(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, _holder_text().encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock up and remove its file."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()  # only when empty: no other run's journal or lock
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _flock_exclusive(fd: int, tries: int = 10) -> bool:
+    """Take an exclusive flock; a few short retries ride out a reader's brief shared probe."""
+    for attempt in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt < tries - 1:
+                time.sleep(0.02)
+    return False
+
+
+def _holder_text() -> str:
+    started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"pid {os.getpid()} on {hostname()} since {started}"
+
+
+def _read_holder(fd: int) -> str:
+    with contextlib.suppress(OSError):
+        return os.pread(fd, 200, 0).decode(errors="replace").strip()
+    return ""
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.fstat(fd).st_ino == os.stat(path).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def is_live(store_path: Path, run_id: str) -> bool:
+    """True while some process holds the run's lock (a sweep is measuring it now)."""
+    path = journal_dir(store_path) / f"{run_id}.lock"
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def abandoned_runs(store_path: Path) -> list[str]:
+    """Runs with a journal or lock file that no live process holds: their sweep died."""
+    folder = journal_dir(store_path)
+    if not folder.is_dir():
+        return []
+    runs = {p.stem for p in folder.iterdir() if p.suffix in (".jsonl", ".lock")}
+    return sorted(r for r in runs if not is_live(store_path, r))

@@ -1,0 +1,95 @@
+"""Read-side reports for the CLI: the runs listing and exporting a run's tables (no MPI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from runners import store
+from runners.store import journal
+
+RUNS_SQL = """
+SELECT r.run_id, r.status, strftime(r.started_at, '%Y-%m-%d %H:%M:%S') AS started,
+       r.host, r.mpi_version AS library,
+       string_agg(DISTINCT CAST(p.ranks AS VARCHAR), ',' ORDER BY CAST(p.ranks AS VARCHAR))
+           AS ranks,
+       string_agg(DISTINCT p.dtype, ',' ORDER BY p.dtype) AS dtypes,
+       count(p.point_id) FILTER (WHERE p.status = 'ok') AS ok,
+       count(p.point_id) FILTER (WHERE p.status IN ('failed', 'timeout')) AS failed,
+       count(p.point_id) FILTER (WHERE p.status = 'skipped') AS skipped,
+       coalesce(r.status_reason, '') AS reason
+FROM runs r LEFT JOIN points p USING (run_id)
+GROUP BY r.run_id, r.status, r.started_at, r.host, r.mpi_version, r.status_reason
+ORDER BY r.started_at DESC, r.run_id
+"""
+
+EXPORTED_TABLES = (
+    "runs",
+    "points",
+    "samples",
+    "predictions",
+    "assumptions",
+    "crossovers",
+    "best_choices",
+    "agreement",
+)
+
+
+def runs_table(path: Path) -> pd.DataFrame:
+    """One row per run: status, start, host, library, ranks, dtypes and point counts.
+
+    A run stored as running that no live sweep holds (its process was killed) is shown as
+    'abandoned', with what to do about it.
+    """
+    frame = store.query(path, RUNS_SQL)
+    for index in frame.index[frame.status == "running"]:
+        run_id = frame.at[index, "run_id"]
+        if not journal.is_live(Path(path), run_id):
+            frame.at[index, "status"] = "abandoned"
+            frame.at[index, "reason"] = (
+                f"stored as running, but no live sweep holds it: `collsweep sweep --resume "
+                f"{run_id}` stores what its journal kept and measures the rest"
+            )
+    return frame
+
+
+def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
+    """Every table's rows for one run (raises StoreError for an unknown run)."""
+    if store.get_run(path, run_id) is None:
+        raise store.StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    with store.open_readonly(path) as con:
+        return {
+            table: con.execute(f"SELECT * FROM {table} WHERE run_id = ?", [run_id]).df()
+            for table in EXPORTED_TABLES
+        }
+
+
+def export_run(path: Path, run_id: str, out_dir: Path, fmt: str) -> list[Path]:
+    """Write the run's tables as `<run>_<table>.<fmt>` files; returns the files written."""
+    if fmt not in ("csv", "parquet"):
+        raise ValueError(f"unknown export format {fmt!r}")
+    tables = run_tables(path, run_id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, frame in tables.items():
+        target = out_dir / f"{run_id}_{name}.{fmt}"
+        partial = target.with_name(target.name + ".partial")
+        _write(frame, partial, fmt)
+        partial.replace(target)  # never leave a half-written file under the final name
+        written.append(target)
+    return written
+
+
+def _write(frame: pd.DataFrame, target: Path, fmt: str) -> None:
+    if fmt == "csv":
+        frame.to_csv(target, index=False)
+        return
+    con = duckdb.connect()  # in-memory: DuckDB writes Parquet without extra dependencies
+    try:
+        con.register("frame", frame)
+        literal = str(target).replace("'", "''")
+        con.execute(f"COPY frame TO '{literal}' (FORMAT parquet)")
+    finally:
+        con.close()

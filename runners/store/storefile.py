@@ -1,0 +1,261 @@
+"""Opening the store's DuckDB file: lock waits that name the holder, damage checks, read limits.
+
+DuckDB lets one process at a time hold a database file open for writing, and while any process
+holds it, even read-only, a writer elsewhere cannot open it. Opening therefore retries with
+jittered sleeps for a bounded time and, when it gives up, raises StoreBusy saying which process
+holds the file. Read connections are bounded in memory (no spilling to disk) and in time, so a
+reader never holds the lock for long. No MPI here; runners.store builds on this.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from runners.domain.errors import BadInput
+
+LOCK_TIMEOUT_S = 30.0
+QUERY_TIMEOUT_S = 30.0
+MEMORY_ENV = "COLLSWEEP_READ_MEMORY_LIMIT"
+DEFAULT_READ_MEMORY = "1GiB"
+HEADER_BYTES = 3 * 4096  # DuckDB's main header and two database headers precede the blocks
+
+Connection = duckdb.DuckDBPyConnection
+
+_read_memory_limit = os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_READ_MEMORY
+
+
+class StoreError(BadInput):
+    """A problem with the results store itself (missing, damaged, foreign, read-only): exit 2."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the store's lock for the whole wait (exit 1: try again)."""
+
+    exit_status = 1
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class QueryError(StoreError):
+    """SQL given to a query cannot run (syntax, unknown table, refused file access): exit 2."""
+
+
+class QueryLimit(QueryError):
+    """A query ran past its time or memory limit (exit 1)."""
+
+    exit_status = 1
+
+
+def set_read_memory_limit(limit: str) -> None:
+    """Memory limit of this process's read connections (DuckDB syntax, e.g. '512MiB', '4GB')."""
+    global _read_memory_limit
+    try:
+        duckdb.connect(config={"memory_limit": limit}).close()
+    except duckdb.Error as exc:
+        raise StoreError(f"not a memory limit: {limit!r} ({exc})") from None
+    _read_memory_limit = limit
+
+
+def read_only_config() -> dict[str, Any]:
+    """Config of every read connection: no file access from SQL, bounded memory, no spilling."""
+    return {
+        "enable_external_access": False,
+        "memory_limit": _read_memory_limit,
+        "temp_directory": "",
+        "lock_configuration": True,
+    }
+
+
+# --- who holds the lock --------------------------------------------------------------------------
+
+
+def is_busy(exc: duckdb.Error) -> bool:
+    """True for errors that mean "someone else has the file right now": worth retrying."""
+    text = str(exc)
+    return (
+        "Could not set lock on file" in text
+        or "different configuration than existing connections" in text
+    )
+
+
+def lock_holder(exc: duckdb.Error | str) -> str:
+    """The process DuckDB names as holding the lock, with its command line when visible here."""
+    found = re.search(r"lock is held in (.*?) \(PID (\d+)\)", str(exc))
+    if not found:
+        return "another connection in this process" if "configuration" in str(exc) else "unknown"
+    program, pid = found.group(1), int(found.group(2))
+    return f"pid {pid} ({_command_line(pid) or Path(program).name})"
+
+
+def _command_line(pid: int) -> str:
+    """The command line of a local process, shortened, or '' when it cannot be read."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    words = [w.decode(errors="replace") for w in raw.split(b"\0") if w]
+    if len(words) > 2 and words[1:3] == ["-m", "runners.cli"]:
+        words = ["collsweep", *words[3:]]
+    elif words and Path(words[0]).name.startswith("python") and len(words) > 1:
+        words = words[1:]
+    if words and Path(words[0]).name == "collsweep":
+        words[0] = "collsweep"
+    text = " ".join(" ".join(words).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- opening ------------------------------------------------------------------------------------
+
+
+def _open_failure(path: Path, exc: duckdb.Error) -> StoreError:
+    """Turn DuckDB's error on opening ``path`` into a message for users."""
+    text = str(exc)
+    if "not a valid DuckDB database file" in text:
+        return StoreError(
+            f"{path} is not a collsweep results store: it is not a DuckDB database "
+            "(corrupt, truncated or some other kind of file). Move it aside, or point "
+            "COLLSWEEP_STORE / --store at another file."
+        )
+    if "Could not read enough bytes" in text or "Corrupt database" in text or "checksum" in text:
+        return damaged(path, text)
+    if "Read-only file system" in text or "Permission denied" in text:
+        return StoreError(f"cannot write the results store {path}: {_first_line(text)}")
+    return StoreError(f"cannot open the results store {path}: {_first_line(text)}")
+
+
+def damaged(path: Path, why: str) -> StoreError:
+    """The one error every command gives for a store that fails DuckDB's checks."""
+    return StoreError(
+        f"the results store {path} is damaged ({_first_line(why)}); nothing was written to it. "
+        f"Restore it from a backup, or copy what is readable into a new store with "
+        f"`collsweep salvage --store {path} NEW.duckdb`"
+    )
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _pause(attempt: int) -> None:
+    """Jittered sleep before retry ``attempt`` (0, 1, ...): 5-20 ms at first, up to 25-100 ms.
+
+    Short at first because other store operations hold the lock for tens of milliseconds; the
+    jitter keeps waiting processes from retrying in lock step.
+    """
+    high = min(0.1, 0.02 * 1.3**attempt)
+    time.sleep(random.uniform(high / 4, high))
+
+
+def connect(path: Path, *, read_only: bool, timeout: float = LOCK_TIMEOUT_S) -> Connection:
+    """Open ``path``, retrying while another process holds its lock (StoreBusy after
+    ``timeout`` s); a damaged file raises StoreError and is closed again untouched."""
+    deadline = time.monotonic() + timeout
+    config = read_only_config() if read_only else {}
+    attempt = 0
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
+            break
+        except duckdb.Error as exc:
+            if not is_busy(exc):
+                raise _open_failure(path, exc) from exc
+            if time.monotonic() >= deadline:
+                raise _busy_error(path, timeout, exc) from exc
+            _pause(attempt)
+            attempt += 1
+    try:
+        check_intact(con, path)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _busy_error(path: Path, timeout: float, exc: duckdb.Error) -> StoreBusy:
+    holder = lock_holder(exc)
+    return StoreBusy(
+        f"the results store {path} stayed busy for {timeout:.0f} s: {holder} is holding it",
+        holder,
+    )
+
+
+def check_intact(con: Connection, path: Path) -> None:
+    """Raise StoreError when a table's data lies in blocks past the end of the file (a copy cut
+    short, a full disk), before anything reads or writes the missing part. DuckDB opens such
+    a file and even counts its rows; only reading the lost blocks would fail."""
+    if path.with_name(path.name + ".wal").exists():
+        return  # blocks replayed from a write-ahead log are not in the file yet
+    try:
+        block_size = int(con.execute("PRAGMA database_size").fetchall()[0][2])
+        tables = [r[0] for r in con.execute(TABLES_SQL).fetchall()]
+        last = max((_last_block(con, t) for t in tables), default=-1)
+    except duckdb.Error as exc:
+        raise damaged(path, str(exc)) from exc
+    needed = HEADER_BYTES + (last + 1) * block_size
+    actual = path.stat().st_size
+    if actual < needed:
+        raise damaged(path, f"the file has {actual} bytes but its tables need {needed}")
+
+
+TABLES_SQL = "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+
+
+def _last_block(con: Connection, table: str) -> int:
+    """The highest block holding data of ``table`` (-1 when it holds none on disk)."""
+    quoted = table.replace("'", "''")
+    row = con.execute(f"SELECT max(block_id) FROM pragma_storage_info('{quoted}')").fetchall()
+    return -1 if row[0][0] is None else int(row[0][0])
+
+
+# --- bounded reads -------------------------------------------------------------------------------
+
+
+def bounded_query(
+    con: Connection,
+    sql: str,
+    params: Sequence[Any] | dict[str, Any] | None = None,
+    *,
+    timeout_s: float = QUERY_TIMEOUT_S,
+    max_rows: int | None = None,
+) -> pd.DataFrame:
+    """Run ``sql`` on ``con``, interrupted after ``timeout_s``; at most ``max_rows`` rows.
+
+    A result cut at ``max_rows`` has ``frame.attrs['truncated'] = True``. Failing SQL, the
+    time limit and the memory limit raise QueryError.
+    """
+    timer = threading.Timer(timeout_s, con.interrupt)
+    timer.start()
+    try:
+        con.execute(sql, params)
+        if con.description is None:
+            return pd.DataFrame()
+        if max_rows is None:
+            return con.df()
+        names = [d[0] for d in con.description]
+        rows = con.fetchmany(max_rows + 1)
+    except duckdb.InterruptException:
+        raise QueryLimit(f"the query was stopped after {timeout_s:g} s (its time limit)") from None
+    except duckdb.OutOfMemoryException as exc:
+        raise QueryLimit(
+            f"the query needs more than the read memory limit of {_read_memory_limit} "
+            f"({_first_line(str(exc))})"
+        ) from None
+    except duckdb.Error as exc:
+        raise QueryError(_first_line(str(exc))) from exc
+    finally:
+        timer.cancel()
+    frame = pd.DataFrame(rows[:max_rows], columns=names)
+    frame.attrs["truncated"] = len(rows) > max_rows
+    return frame
