@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from runners import store
+from runners.store import schema
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_DOC = REPO / "docs" / "schema.md"
@@ -153,8 +154,8 @@ def test_a_failed_migration_leaves_the_file_unchanged(path, monkeypatch):
         raise RuntimeError("boom")
 
     broken_version = store.SCHEMA_VERSION + 1
-    monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, (broken_version, broken)])
-    monkeypatch.setattr(store, "SCHEMA_VERSION", broken_version)
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (broken_version, broken)])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", broken_version)
     message = rf"could not upgrade .* from schema 1 to {broken_version}.*boom"
     with pytest.raises(store.StoreError, match=message):
         store.ensure_current(path)

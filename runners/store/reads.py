@@ -1,0 +1,144 @@
+"""Reading the store: read-only connections, bounded queries and the lookups of single rows.
+
+Readers never create or migrate a file; a missing, foreign, older- or newer-schema store raises
+StoreError. No MPI here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from runners.store import storefile
+from runners.store.schema import (
+    POINT_STATUSES,
+    SCHEMA_VERSION,
+    Connection,
+    _connect,
+    _missing,
+    _refuse_newer,
+    _stored_version,
+)
+from runners.store.storefile import LOCK_TIMEOUT_S, StoreError
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def _check_readable(con: Connection, path: Path) -> None:
+    """Refuse stores whose schema is not exactly this collsweep's (readers never migrate)."""
+    version = _stored_version(con, path)
+    _refuse_newer(path, version)
+    if version == 0:
+        raise StoreError(f"{path} is an empty DuckDB database, not yet a collsweep results store")
+    if version < SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} uses results schema {version}, older than this collsweep's schema "
+            f"{SCHEMA_VERSION}; upgrade the file once with `collsweep migrate` (or any "
+            "command that writes to the store), then try again."
+        )
+
+
+@contextlib.contextmanager
+def open_readonly(path: Path | str, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Connection]:
+    """A read-only connection to the store, with file access from SQL disabled.
+
+    SQL run on it cannot write, read other files or ATTACH. Keep it open briefly: while it is
+    open, writers in other processes wait. A missing, foreign, older- or newer-schema file
+    raises StoreError; the file is never created or migrated.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise _missing(path)
+    con = _connect(path, read_only=True, timeout=timeout)
+    try:
+        _check_readable(con, path)
+        yield con
+    finally:
+        con.close()
+
+
+def query(
+    path: Path | str,
+    sql: str,
+    params: Sequence[Any] | dict[str, Any] | None = None,
+    *,
+    timeout: float = LOCK_TIMEOUT_S,
+    time_limit: float = storefile.QUERY_TIMEOUT_S,
+    max_rows: int | None = None,
+) -> pd.DataFrame:
+    """Run read-only SQL against the store and return the result as a DataFrame.
+
+    ``timeout`` bounds the wait for the file's lock, ``time_limit`` the query itself, and
+    ``max_rows`` the rows fetched (a cut result has ``attrs['truncated']``); memory is bounded
+    by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
+    """
+    with open_readonly(path, timeout=timeout) as con:
+        return storefile.bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
+
+
+def _lookup(path: Path | str, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+    """Rows of a read-only lookup as dicts, JSON columns decoded; [] if the store is missing."""
+    if not Path(path).exists():
+        return []
+    with open_readonly(path) as con:
+        cursor = con.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        json_cols = {d[0] for d in cursor.description if str(d[1]).upper() == "JSON"}
+        rows = cursor.fetchall()
+    return [_decoded(dict(zip(names, row, strict=True)), json_cols) for row in rows]
+
+
+def _decoded(row: dict[str, Any], json_cols: set[str]) -> dict[str, Any]:
+    """The row with its JSON columns parsed into Python objects."""
+    return {k: json.loads(v) if k in json_cols and v is not None else v for k, v in row.items()}
+
+
+def get_run(path: Path | str, run_id: str) -> dict[str, Any] | None:
+    """The runs row for ``run_id`` as a dict (environment decoded), or None if absent."""
+    rows = _lookup(path, "SELECT * FROM runs WHERE run_id = ?", [run_id])
+    return rows[0] if rows else None
+
+
+def point_ids(path: Path | str, run_id: str, statuses: Iterable[str] | None = None) -> set[str]:
+    """Ids of the run's stored points (all final), optionally only those with given statuses."""
+    wanted = list(statuses) if statuses is not None else list(POINT_STATUSES)
+    rows = _lookup(
+        path,
+        "SELECT point_id FROM points WHERE run_id = ? AND list_contains(?, status)",
+        [run_id, wanted],
+    )
+    return {row["point_id"] for row in rows}
+
+
+def latest_calibration(
+    path: Path | str,
+    host: str | None = None,
+    *,
+    mpi_library: str | None = None,
+    source: str | None = None,
+) -> dict[str, Any] | None:
+    """The newest calibration as a dict with JSON decoded, or None.
+
+    Given, ``host`` and ``source`` must match exactly and ``mpi_library`` up to whitespace
+    (runs of spaces and newlines compare equal, leading and trailing ones are ignored).
+    """
+    library = " ".join(mpi_library.split()) if mpi_library is not None else None
+    rows = _lookup(
+        path,
+        "SELECT * FROM calibrations WHERE (? IS NULL OR host = ?) AND (? IS NULL OR source = ?) "
+        "AND (? IS NULL OR trim(regexp_replace(mpi_library, '\\s+', ' ', 'g')) = ?) "
+        "ORDER BY created_at DESC, calibration_id DESC LIMIT 1",
+        [host, host, source, source, library, library],
+    )
+    return rows[0] if rows else None
+
+
+def get_calibration(path: Path | str, calibration_id: str) -> dict[str, Any] | None:
+    """One calibrations row as a dict with JSON decoded, or None if absent."""
+    rows = _lookup(path, "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id])
+    return rows[0] if rows else None
