@@ -1,0 +1,43 @@
+"""The assumption checks of a run, from its points and calibrations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runners.analysis.points import Point
+from runners.domain import assumptions
+from runners.domain.machine import physical_cores
+from runners.domain.spec import SpecError, parse_spec
+
+# --- assumptions -------------------------------------------------------------------------------
+
+
+def _launcher(run: Mapping[str, Any]) -> str | None:
+    try:
+        return parse_spec(run.get("spec_toml") or "").launcher
+    except SpecError:
+        return None
+
+
+def assumption_rows(
+    run: Mapping[str, Any], points: Sequence[Point], calibrations: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every assumption check of the run (runners.domain.assumptions) from its recorded facts."""
+    environment = run.get("environment") or {}
+    if not isinstance(environment, dict):
+        environment = {}
+    inherited = environment.get("inherited", {})
+    facts = [
+        assumptions.PointFacts(p.point_id, p.algorithm, p.ranks, p.nbytes, p.dtype, p.op)
+        for p in points
+    ]
+    cores = int(run.get("physical_cores") or physical_cores())
+    return assumptions.run_checks(
+        facts,
+        cores,
+        _launcher(run),
+        inherited,
+        calibrations,
+        environment.get("load_average_before"),
+    )

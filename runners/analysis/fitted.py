@@ -1,0 +1,129 @@
+"""The calibration fitted to a run's own timings (alpha, beta and a gamma per dtype/op)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from runners.analysis.points import Point
+from runners.domain.fitting import (
+    CollectiveFit,
+    fit_collectives,
+    weighted_r_squared,
+)
+from runners.domain.models import Prediction, predict
+
+FITTED_PREFIX = "fitted:"
+
+
+# --- the calibration fitted to the run's own timings -----------------------------------------
+
+
+def fit_points(points: Sequence[Point]) -> tuple[list[Point], str, CollectiveFit] | None:
+    """fit_collectives over the modelled points with a core per rank, or over all modelled
+    points when those cannot separate alpha, beta and gamma; with the points used and which."""
+    usable = [p for p in points if p.modelled and p.ranks >= 2]
+    dedicated = [p for p in usable if not p.oversubscribed]
+    for chosen, which in ((dedicated, "points with a core per rank"), (usable, "all points")):
+        fit = fit_collectives(_fit_rows(chosen))
+        if fit is not None:
+            return chosen, which, fit
+    return None
+
+
+def _fit_rows(points: Iterable[Point]) -> list[tuple[str, int, int, int, float]]:
+    """The (algorithm, ranks, nbytes, itemsize, seconds) rows fit_collectives takes."""
+    return [(p.algorithm, p.ranks, p.nbytes, p.itemsize, p.median_s) for p in points]
+
+
+def _counts(p: Point) -> Prediction:
+    """The point's critical-path counts (messages, bytes sent, bytes reduced)."""
+    return predict(p.algorithm, p.ranks, p.nbytes, 1.0, 1.0, 1.0, p.itemsize)
+
+
+def key_gamma(points: Iterable[Point], alpha: float, beta: float) -> float | None:
+    """Gamma >= 0 for one dtype/op with alpha and beta held fixed (relative least squares)."""
+    num = den = 0.0
+    for p in points:
+        c = _counts(p)
+        reduced = c.bytes_reduced / p.median_s
+        num += reduced * (1.0 - (alpha * c.messages + beta * c.bytes_sent) / p.median_s)
+        den += reduced * reduced
+    return max(num / den, 0.0) if den > 0 else None
+
+
+def _fitted_r_squared(points: Sequence[Point], alpha: float, beta: float, gammas: dict) -> float:
+    """Relative R^2 of the fitted times (one gamma per dtype/op) against the medians."""
+    fitted = []
+    for p in points:
+        c = _counts(p)
+        gamma = gammas[f"{p.dtype}/{p.op}"]
+        fitted.append(alpha * c.messages + beta * c.bytes_sent + gamma * c.bytes_reduced)
+    return weighted_r_squared(np.array([p.median_s for p in points]), np.array(fitted))
+
+
+def fitted_calibration(run: Mapping[str, Any], points: Sequence[Point]) -> dict[str, Any] | None:
+    """A calibrations row fitted to the run's medians, or None when they cannot separate
+    alpha, beta and gamma. alpha and beta are fitting.fit_collectives' over every fitted point;
+    each dtype/op then gets its own gamma with alpha and beta held (one key: the same fit).
+    """
+    found = fit_points(points)
+    if found is None:
+        return None
+    chosen, which, fit = found
+    by_key: dict[str, list[Point]] = defaultdict(list)
+    for p in chosen:
+        by_key[f"{p.dtype}/{p.op}"].append(p)
+    gammas = {k: key_gamma(ps, fit.alpha, fit.beta) for k, ps in by_key.items()}
+    gammas = {k: fit.gamma if g is None else g for k, g in gammas.items()}
+    r2 = _fitted_r_squared(chosen, fit.alpha, fit.beta, gammas)
+    low, high = min(p.nbytes for p in chosen), max(p.nbytes for p in chosen)
+    run_id = run["run_id"]
+    return {
+        "calibration_id": FITTED_PREFIX + run_id,
+        "created_at": datetime.now(UTC).replace(tzinfo=None),
+        "host": run.get("host"),
+        "mpi_library": run.get("mpi_library"),
+        "alpha_s": fit.alpha,
+        "beta_s_per_byte": fit.beta,
+        "r_squared": r2,
+        "min_bytes": low,
+        "max_bytes": high,
+        "breakpoints": [],
+        "segments": [_segment(low, high, fit.alpha, fit.beta, r2)],
+        "gammas": gammas,
+        "source": FITTED_PREFIX + run_id,
+        "details": _fit_details(chosen, which, fit.gamma, fit.r_squared, by_key),
+    }
+
+
+def _segment(low: int, high: int, alpha: float, beta: float, r2: float) -> dict[str, Any]:
+    """One entry of a calibration's segments list."""
+    return {
+        "min_bytes": low,
+        "max_bytes": high,
+        "alpha_s": alpha,
+        "beta_s_per_byte": beta,
+        "r_squared": r2,
+    }
+
+
+def _fit_details(
+    chosen: Sequence[Point], which: str, gamma: float, r2: float, by_key: Mapping[str, list]
+) -> dict[str, Any]:
+    """The fitted calibration's details: which points it used and the joint fit's numbers."""
+    return {
+        "fit": "fitting.fit_collectives on the run's medians (relative least squares); "
+        "gamma per dtype/op refitted with alpha and beta held",
+        "points_used": which,
+        "points": len(chosen),
+        "ranks": sorted({p.ranks for p in chosen}),
+        "algorithms": sorted({p.algorithm for p in chosen}),
+        "points_per_key": {k: len(v) for k, v in by_key.items()},
+        "joint_gamma": gamma,
+        "joint_r_squared": r2,
+    }
