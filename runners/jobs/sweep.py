@@ -60,7 +60,7 @@ def new_run_id() -> str:
 
 def code_version() -> str:
     """The git commit of this checkout (+dirty), or the package version outside git."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"],

@@ -1,0 +1,1 @@
+"""The dashboard's data loaders, one module per page; dashboard.queries names them."""

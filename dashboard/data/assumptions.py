@@ -1,0 +1,128 @@
+"""Data of the Assumptions page and the badges above every chart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+
+# --- assumptions -------------------------------------------------------------------------------
+
+
+def _checks_cte(cat: Catalog) -> str:
+    """CTEs `pts` (the run's points), `checks` and `scoped`.
+
+    `checks`: the recorded assumptions plus, for a run whose analysis recorded none of them,
+    checks derived from the points themselves under the analysis's names
+    (runners.domain.assumptions): not_oversubscribed (ranks <= physical cores) and
+    power_of_two (p a power of two, or a ring schedule, which works for any p). `scoped`: the
+    checks that apply to individual points, i.e. without the run-level summary row of a check
+    that also has per-point rows.
+    Parameters: $run and $cal (the calibration, which filters a calibration_id column).
+    """
+    cal_filter = (
+        "AND (calibration_id IS NULL OR $cal IS NULL OR calibration_id = $cal)"
+        if cat.has("assumptions", "calibration_id")
+        else ""
+    )
+    return f"""
+    pts AS (
+        SELECT point_id, algorithm, ranks, bytes, dtype, op, status, oversubscribed
+        FROM points WHERE run_id = $run
+    ), recorded AS (
+        SELECT point_id, name, state, detail FROM assumptions
+        WHERE run_id = $run {cal_filter}
+    ), derived AS (
+        SELECT point_id, 'not_oversubscribed' AS name,
+               CASE WHEN oversubscribed THEN 'violated'
+                    WHEN oversubscribed IS NULL THEN 'unknown' ELSE 'holds' END AS state,
+               ranks || ' ranks on ' || coalesce(CAST(r.physical_cores AS VARCHAR), '?')
+                   || ' physical cores' AS detail
+        FROM pts, (SELECT physical_cores FROM runs WHERE run_id = $run) r
+        WHERE status = 'ok'
+        UNION ALL
+        SELECT point_id, 'power_of_two',
+               CASE WHEN (ranks & (ranks - 1)) = 0 OR algorithm IN ('ring', 'mpi:ring')
+                    THEN 'holds' ELSE 'violated' END,
+               'p = ' || ranks || CASE WHEN (ranks & (ranks - 1)) = 0 THEN ''
+                   WHEN algorithm IN ('ring', 'mpi:ring') THEN ': the ring works for any p'
+                   ELSE ': not a power of two (folded or unbalanced schedule)' END
+        FROM pts WHERE status = 'ok'
+    ), checks AS (
+        SELECT *, 'recorded' AS source FROM recorded
+        UNION ALL
+        SELECT *, 'derived' AS source FROM derived
+        WHERE name NOT IN (SELECT name FROM recorded)
+    ), scoped AS (
+        SELECT * FROM checks
+        WHERE point_id IS NOT NULL
+           OR name NOT IN (SELECT name FROM checks WHERE point_id IS NOT NULL)
+    )"""
+
+
+_SUMMARY_SQL = """
+SELECT c.name, c.state, count(*) AS checks, count(c.point_id) AS points,
+       any_value(c.detail ORDER BY c.point_id NULLS FIRST) AS detail,
+       any_value(c.source) AS source
+FROM scoped c LEFT JOIN pts p USING (point_id)
+WHERE c.point_id IS NULL OR (
+    ($ranks IS NULL OR p.ranks = $ranks) AND ($dtype IS NULL OR p.dtype = $dtype)
+    AND ($op IS NULL OR p.op = $op)
+    AND ($algorithms IS NULL OR list_contains($algorithms, p.algorithm)))
+GROUP BY ALL ORDER BY c.name, c.state
+"""
+
+
+def _summary(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
+    """Assumption checks within the scope, per (name, state), with counts and an example."""
+    return _df(con, f"WITH {_checks_cte(cat)} {_SUMMARY_SQL}", scope.params())
+
+
+def assumption_summary(path: StorePath, scope: Scope) -> pd.DataFrame:
+    """Per (name, state): how many checks and points in ``scope``, with one detail."""
+    with _open(path) as con:
+        return _summary(con, _catalog(con), scope)
+
+
+@dataclass(frozen=True)
+class AssumptionData:
+    """A run's checks one per row (with the point's grid) and their summary."""
+
+    checks: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def assumptions_data(path: StorePath, run_id: str, calibration_id: str | None = None):
+    """Every check of the run (recorded or derived) and the per-name summary."""
+    scope = Scope(run_id, calibration_id=calibration_id)
+    with _open(path) as con:
+        cat = _catalog(con)
+        checks = _df(
+            con,
+            f"WITH {_checks_cte(cat)} "
+            "SELECT c.name, c.state, c.source, p.algorithm, p.ranks, p.bytes, p.dtype, p.op, "
+            "c.detail, c.point_id FROM checks c LEFT JOIN pts p USING (point_id) "
+            "ORDER BY CASE c.state WHEN 'violated' THEN 0 WHEN 'unknown' THEN 1 ELSE 2 END, "
+            "c.name, p.ranks NULLS FIRST, p.bytes, p.algorithm",
+            scope.params(),
+        )
+        summary = _summary(con, cat, scope)
+    return AssumptionData(checks, summary)
+
+
+_OVERVIEW_SQL = """
+SELECT a.run_id, a.name,
+       count(*) FILTER (WHERE a.state = 'violated') AS violated,
+       count(*) FILTER (WHERE a.state = 'unknown') AS unknown,
+       count(*) FILTER (WHERE a.state = 'holds') AS holds
+FROM assumptions a LEFT JOIN runs r USING (run_id)
+GROUP BY ALL ORDER BY max(r.started_at) DESC NULLS LAST, a.run_id, a.name
+"""
+
+
+def assumption_overview(path: StorePath) -> pd.DataFrame:
+    """Every run's recorded checks: per (run, assumption), how many hold, broke, are unknown."""
+    with _open(path) as con:
+        return _df(con, _OVERVIEW_SQL)

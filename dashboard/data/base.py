@@ -1,0 +1,120 @@
+"""Plumbing of the dashboard's data loaders: the shared read connection, SQL to frames, what
+the store holds (catalog), and the Scope a view covers. No Streamlit and no MPI here."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from runners import store
+
+StorePath = Path | str
+Connection = duckdb.DuckDBPyConnection
+
+SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL"})
+USER_SQL_TIMEOUT_S = 10.0
+USER_SQL_MAX_ROWS = 10_000
+JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
+
+
+# --- plumbing ----------------------------------------------------------------------------------
+
+_SHARED: contextvars.ContextVar[tuple[str, Connection] | None] = contextvars.ContextVar(
+    "collsweep_shared_connection", default=None
+)
+
+
+@contextlib.contextmanager
+def reading(path: StorePath) -> Iterator[None]:
+    """Let every query on ``path`` inside the block share one read-only connection.
+
+    Opening the store costs tens of milliseconds, so a page opens it once per script run
+    (and closes it at the end of the run, a fraction of a second later) instead of once per
+    query. Outside such a block each function opens and closes its own connection.
+    """
+    with store.open_readonly(path) as con:
+        token = _SHARED.set((str(path), con))
+        try:
+            yield
+        finally:
+            _SHARED.reset(token)
+
+
+@contextlib.contextmanager
+def _open(path: StorePath) -> Iterator[Connection]:
+    """The shared connection for ``path`` when inside reading(path), else a new one."""
+    shared = _SHARED.get()
+    if shared is not None and shared[0] == str(path):
+        yield shared[1]
+        return
+    with store.open_readonly(path) as con:
+        yield con
+
+
+def _df(con: Connection, sql: str, values: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Run ``sql`` with the named ``$parameters`` it uses taken from ``values``."""
+    used = set(re.findall(r"\$(\w+)", sql))
+    params = {k: v for k, v in (values or {}).items() if k in used}
+    return con.execute(sql, params).df()
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The store's tables and their columns, to use later schema additions when present."""
+
+    columns: dict[str, frozenset[str]]
+
+    def has(self, table: str, column: str | None = None) -> bool:
+        """Whether ``table`` (and, if given, its ``column``) exists."""
+        cols = self.columns.get(table)
+        return cols is not None and (column is None or column in cols)
+
+
+def _catalog(con: Connection) -> Catalog:
+    """Read the catalog on an open connection."""
+    rows = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main'"
+    ).fetchall()
+    columns: dict[str, set[str]] = {}
+    for table, column in rows:
+        columns.setdefault(table, set()).add(column)
+    return Catalog({t: frozenset(c) for t, c in columns.items()})
+
+
+def catalog(path: StorePath) -> Catalog:
+    """The store's tables and columns."""
+    with _open(path) as con:
+        return _catalog(con)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which of a run's points a view covers; None means all."""
+
+    run_id: str
+    ranks: int | None = None
+    dtype: str | None = None
+    op: str | None = None
+    algorithms: tuple[str, ...] | None = None
+    calibration_id: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The scope as SQL parameters."""
+        algs = list(self.algorithms) if self.algorithms is not None else None
+        return {
+            "run": self.run_id,
+            "ranks": self.ranks,
+            "dtype": self.dtype,
+            "op": self.op,
+            "algorithms": algs,
+            "cal": self.calibration_id,
+        }

@@ -1,0 +1,92 @@
+"""Data of the Crossovers page: best choices, the stored agreement, crossovers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dashboard.data.assumptions import _summary
+from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+from dashboard.data.curves import _crossovers
+
+# --- crossovers and best choices ---------------------------------------------------------------
+
+
+_BEST_MEASURED_SQL = """
+SELECT ranks, bytes, algorithm, median_s FROM points
+WHERE run_id = $run AND dtype = $dtype AND op = $op AND status = 'ok' AND median_s > 0
+  AND ($algorithms IS NULL OR list_contains($algorithms, algorithm))
+QUALIFY row_number() OVER (PARTITION BY ranks, bytes ORDER BY median_s, algorithm) = 1
+ORDER BY ranks, bytes
+"""
+
+_BEST_PREDICTED_SQL = """
+SELECT p.ranks, p.bytes, p.algorithm, m.predicted_s
+FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
+WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND m.predicted_s > 0
+  AND p.algorithm <> 'mpi' AND m.model <> 'lower_bound'
+QUALIFY row_number() OVER (
+    PARTITION BY p.ranks, p.bytes ORDER BY m.predicted_s, contains(p.algorithm, ':'), p.algorithm
+) = 1
+ORDER BY p.ranks, p.bytes
+"""
+
+_PAIRED_SQL = """
+SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.predicted_s
+FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
+WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
+  AND p.median_s > 0 AND m.predicted_s > 0
+  AND p.algorithm <> 'mpi' AND m.model <> 'lower_bound'
+ORDER BY p.ranks, p.bytes, p.algorithm
+"""
+
+
+@dataclass(frozen=True)
+class CrossoverData:
+    """Best algorithm per (ranks, bytes), measured and predicted; the stored agreement rows of
+    the run and of each (ranks) group of the chosen dtype and op; crossovers."""
+
+    measured_best: pd.DataFrame
+    predicted_best: pd.DataFrame
+    agreement: pd.DataFrame
+    crossovers: pd.DataFrame
+    summary: pd.DataFrame
+
+
+_AGREEMENT_SQL = """
+SELECT scope, ranks, dtype, op, points, model_pick_share, mean_slowdown, same_model_share
+FROM agreement
+WHERE run_id = $run AND calibration_id = $cal
+  AND (scope = 'run' OR (dtype = $dtype AND op = $op))
+ORDER BY scope = 'run' DESC, ranks
+"""
+
+
+def _stored_agreement(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
+    """The agreement rows runners.analysis stored for the run and calibration (the one home
+    of that rule): the whole run first, then each group of the scope's dtype and op. Empty
+    when the run has not been analysed with that calibration."""
+    if not cat.has("agreement", "calibration_id") or scope.calibration_id is None:
+        return pd.DataFrame()
+    return _df(con, _AGREEMENT_SQL, scope.params())
+
+
+def crossover_data(path: StorePath, scope: Scope, modelled_only: bool = True) -> CrossoverData:
+    """Best choices, agreement figures and crossovers for (run, dtype, op) over all ranks.
+
+    ``scope`` needs dtype, op and calibration_id. With ``modelled_only`` the measured best is
+    taken among the algorithms that have a prediction, as the model's pick is.
+    """
+    with _open(path) as con:
+        cat = _catalog(con)
+        paired = _df(con, _PAIRED_SQL, scope.params())
+        algs = sorted(paired["algorithm"].unique()) if modelled_only else None
+        measured = _df(con, _BEST_MEASURED_SQL, {**scope.params(), "algorithms": algs})
+        return CrossoverData(
+            measured_best=measured,
+            predicted_best=_df(con, _BEST_PREDICTED_SQL, scope.params()),
+            agreement=_stored_agreement(con, cat, scope),
+            crossovers=_crossovers(con, cat, scope),
+            summary=_summary(con, cat, scope),
+        )

@@ -1,0 +1,121 @@
+"""Data of the Model fit page: calibrations, their fits, and measured / predicted residuals."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dashboard.data.base import JSON_COLUMNS, Scope, StorePath, _df, _open
+
+# --- model fit ---------------------------------------------------------------------------------
+
+
+_CALIBRATIONS_SQL = """
+SELECT calibration_id, created_at, source, host, ranks, alpha_s, beta_s_per_byte, r_squared,
+       min_bytes, max_bytes, CAST(breakpoints AS VARCHAR) AS breakpoints,
+       CAST(gammas AS VARCHAR) AS gammas
+FROM calibrations ORDER BY created_at DESC, calibration_id
+"""
+
+
+def calibrations(path: StorePath) -> pd.DataFrame:
+    """Every calibration, newest first (JSON columns as text)."""
+    with _open(path) as con:
+        return _df(con, _CALIBRATIONS_SQL)
+
+
+def calibration(path: StorePath, calibration_id: str) -> dict[str, Any] | None:
+    """One calibration as a dict with its JSON columns decoded, or None."""
+    with _open(path) as con:
+        cursor = con.execute(
+            "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id]
+        )
+        names = [d[0] for d in cursor.description]
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    decoded = dict(zip(names, row, strict=True))
+    for column in JSON_COLUMNS:
+        if isinstance(decoded.get(column), str):
+            decoded[column] = json.loads(decoded[column])
+    return decoded
+
+
+_PAIR_CALIBRATIONS_SQL = """
+SELECT
+  (SELECT calibration_id FROM calibrations
+   WHERE source = 'fitted:' || $run ORDER BY created_at DESC LIMIT 1) AS fitted,
+  coalesce(
+    (SELECT k.calibration_id FROM runs r JOIN calibrations k USING (calibration_id)
+     WHERE r.run_id = $run AND NOT starts_with(coalesce(k.source, ''), 'fitted:')),
+    (SELECT k.calibration_id FROM calibrations k, runs r
+     WHERE r.run_id = $run AND k.source = 'pingpong'
+     ORDER BY (k.host = r.host) DESC NULLS LAST, k.created_at DESC LIMIT 1)) AS micro
+"""
+
+
+@dataclass(frozen=True)
+class FitComparison:
+    """The microbenchmark calibration beside the one fitted to a run's collective timings."""
+
+    micro_id: str | None
+    fitted_id: str | None
+    table: pd.DataFrame
+
+
+def fit_comparison(path: StorePath, run_id: str) -> FitComparison:
+    """alpha, beta, r_squared and every gamma: ping-pong vs fitted:<run_id>, and their ratio."""
+    with _open(path) as con:
+        fitted, micro = con.execute(_PAIR_CALIBRATIONS_SQL, {"run": run_id}).fetchone()
+    cal_micro = calibration(path, micro) if micro else None
+    cal_fitted = calibration(path, fitted) if fitted else None
+    return FitComparison(micro, fitted, parameter_table(cal_micro, cal_fitted))
+
+
+def _parameters(cal: dict[str, Any] | None) -> dict[str, float]:
+    """A calibration's scalar parameters and its gammas, by display name."""
+    if cal is None:
+        return {}
+    params = {k: cal.get(k) for k in ("alpha_s", "beta_s_per_byte", "r_squared")}
+    gammas = cal.get("gammas") or {}
+    params |= {f"gamma {key} (s/B)": value for key, value in sorted(gammas.items())}
+    return {k: float(v) for k, v in params.items() if v is not None}
+
+
+def parameter_table(micro: dict[str, Any] | None, fitted: dict[str, Any] | None) -> pd.DataFrame:
+    """Rows per parameter: microbenchmark value, fitted value, fitted / microbenchmark."""
+    a, b = _parameters(micro), _parameters(fitted)
+    rows = []
+    for name in dict.fromkeys([*a, *b]):
+        ratio = b[name] / a[name] if a.get(name) and name in b else float("nan")
+        rows.append(
+            {
+                "parameter": name,
+                "microbenchmark": a.get(name, float("nan")),
+                "fitted": b.get(name, float("nan")),
+                "fitted_over_micro": ratio,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["parameter", "microbenchmark", "fitted", "fitted_over_micro"]
+    )
+
+
+_RESIDUALS_SQL = """
+SELECT p.algorithm, p.ranks, p.bytes, m.model, p.median_s, m.predicted_s,
+       p.median_s / m.predicted_s AS measured_over_predicted,
+       m.latency_s, m.bandwidth_s, m.reduction_s, p.oversubscribed
+FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
+WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
+  AND ($ranks IS NULL OR p.ranks = $ranks) AND p.median_s > 0 AND m.predicted_s > 0
+ORDER BY p.algorithm, p.ranks, p.bytes
+"""
+
+
+def residuals(path: StorePath, scope: Scope) -> pd.DataFrame:
+    """measured / predicted per point of the view (scope needs dtype, op and calibration_id)."""
+    with _open(path) as con:
+        return _df(con, _RESIDUALS_SQL, scope.params())

@@ -1,0 +1,153 @@
+"""Data of the Runs and Compare pages: the store overview, runs, provenance, grids, comparisons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dashboard.data.base import StorePath, _df, _open
+
+# --- the store as a whole ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Overview:
+    """How much the store holds."""
+
+    schema_version: int
+    runs: int
+    points: int
+    samples: int
+
+    @property
+    def empty(self) -> bool:
+        """True when no run has been recorded yet."""
+        return self.runs == 0
+
+
+def overview(path: StorePath) -> Overview:
+    """Schema version and row counts of runs, points and samples."""
+    with _open(path) as con:
+        row = con.execute(
+            "SELECT (SELECT max(version) FROM schema_version), (SELECT count(*) FROM runs), "
+            "(SELECT count(*) FROM points), (SELECT count(*) FROM samples)"
+        ).fetchone()
+    return Overview(*(int(v or 0) for v in row))
+
+
+RUNS_SQL = """
+WITH pts AS (
+    SELECT run_id,
+           list_sort(list(DISTINCT ranks)) AS ranks,
+           string_agg(DISTINCT dtype, ', ' ORDER BY dtype) AS dtypes,
+           string_agg(DISTINCT op, ', ' ORDER BY op) AS ops,
+           count(DISTINCT algorithm) AS algorithms,
+           count(*) AS points,
+           count(*) FILTER (WHERE status = 'ok') AS ok,
+           count(*) FILTER (WHERE status IN ('failed', 'timeout')) AS failed,
+           count(*) FILTER (WHERE status = 'skipped') AS skipped,
+           bool_or(oversubscribed) AS oversubscribed
+    FROM points GROUP BY run_id
+), smp AS (
+    SELECT run_id, count(*) AS samples FROM samples GROUP BY run_id
+)
+SELECT r.run_id, r.status, r.started_at, r.finished_at,
+       date_diff('second', r.started_at, r.finished_at) AS duration_s,
+       r.host, r.mpi_version AS library, r.cpu_model, r.physical_cores,
+       array_to_string(p.ranks, ', ') AS ranks, p.dtypes, p.ops, p.algorithms,
+       coalesce(p.points, 0) AS points, coalesce(p.ok, 0) AS ok,
+       coalesce(p.failed, 0) AS failed, coalesce(p.skipped, 0) AS skipped,
+       coalesce(s.samples, 0) AS samples, coalesce(p.oversubscribed, false) AS oversubscribed,
+       r.thread_level, r.code_version, r.mpi4py_version, r.numpy_version, r.python_version,
+       r.calibration_id, coalesce(r.status_reason, '') AS status_reason, r.command_line
+FROM runs r LEFT JOIN pts p USING (run_id) LEFT JOIN smp s USING (run_id)
+ORDER BY r.started_at DESC NULLS LAST, r.run_id DESC
+"""
+
+
+def runs_table(path: StorePath) -> pd.DataFrame:
+    """One row per run, newest first: status, host, library, grid, counts and provenance."""
+    with _open(path) as con:
+        return _df(con, RUNS_SQL)
+
+
+def run_details(path: StorePath, run_ids: list[str]) -> pd.DataFrame:
+    """The full runs rows (every provenance column) of ``run_ids``, in that order."""
+    with _open(path) as con:
+        frame = _df(con, "SELECT * FROM runs WHERE list_contains($ids, run_id)", {"ids": run_ids})
+    order = {run_id: i for i, run_id in enumerate(run_ids)}
+    return frame.sort_values("run_id", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def provenance_diff(path: StorePath, run_a: str, run_b: str) -> pd.DataFrame:
+    """The provenance columns whose values differ between two runs: field, run_a, run_b."""
+    details = run_details(path, [run_a, run_b])
+    if len(details) < 2:
+        return pd.DataFrame(columns=["field", run_a, run_b])
+    skip = {"run_id", "started_at", "finished_at"}
+    rows = [
+        {"field": col, run_a: str(details.at[0, col]), run_b: str(details.at[1, col])}
+        for col in details.columns
+        if col not in skip and str(details.at[0, col]) != str(details.at[1, col])
+    ]
+    return pd.DataFrame(rows, columns=["field", run_a, run_b])
+
+
+def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
+    """The run's (algorithm, ranks, dtype, op) combinations with point counts, for the pickers."""
+    with _open(path) as con:
+        return _df(
+            con,
+            "SELECT algorithm, ranks, dtype, op, count(*) AS points, "
+            "count(*) FILTER (WHERE status = 'ok') AS ok "
+            "FROM points WHERE run_id = $run GROUP BY ALL ORDER BY ranks, dtype, op, algorithm",
+            {"run": run_id},
+        )
+
+
+def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
+    """Calibrations with predictions for the run: the run's own first, then newest first."""
+    with _open(path) as con:
+        frame = _df(
+            con,
+            "SELECT p.calibration_id FROM predictions p "
+            "LEFT JOIN calibrations k USING (calibration_id) "
+            "LEFT JOIN runs r ON r.run_id = p.run_id "
+            "WHERE p.run_id = $run GROUP BY p.calibration_id "
+            "ORDER BY bool_or(p.calibration_id = r.calibration_id) DESC NULLS LAST, "
+            "max(k.created_at) DESC NULLS LAST, p.calibration_id",
+            {"run": run_id},
+        )
+    return frame["calibration_id"].tolist()
+
+
+# --- comparing runs ----------------------------------------------------------------------------
+
+
+_COMPARE_SQL = """
+SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
+       a.median_s AS a_median_s, b.median_s AS b_median_s,
+       b.median_s / a.median_s AS b_over_a,
+       CASE WHEN b.median_s / a.median_s > 1 + $threshold THEN 'slower'
+            WHEN b.median_s / a.median_s < 1 / (1 + $threshold) THEN 'faster'
+            ELSE '' END AS change,
+       (a.ci_high_s < b.ci_low_s OR b.ci_high_s < a.ci_low_s) AS intervals_apart
+FROM points a
+JOIN points b ON b.algorithm = a.algorithm AND b.ranks = a.ranks AND b.bytes = a.bytes
+ AND b.dtype = a.dtype AND b.op = a.op
+WHERE a.run_id = $a AND b.run_id = $b AND a.status = 'ok' AND b.status = 'ok'
+  AND a.median_s > 0 AND b.median_s > 0
+ORDER BY abs(ln(b.median_s / a.median_s)) DESC, a.algorithm, a.ranks, a.bytes
+"""
+
+
+def compare_runs(path: StorePath, run_a: str, run_b: str, threshold: float) -> pd.DataFrame:
+    """b / a median ratio for every matching (algorithm, ranks, bytes, dtype, op).
+
+    change is 'slower' when b / a > 1 + threshold, 'faster' when below 1 / (1 + threshold);
+    intervals_apart says whether the two medians' confidence intervals do not overlap.
+    Largest changes first.
+    """
+    with _open(path) as con:
+        return _df(con, _COMPARE_SQL, {"a": run_a, "b": run_b, "threshold": float(threshold)})

@@ -1,0 +1,102 @@
+"""Data of the SQL page: the schema doc's example queries and bounded user SQL."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from dashboard.data.base import (
+    READ_STATEMENTS,
+    SCHEMA_DOC,
+    USER_SQL_MAX_ROWS,
+    USER_SQL_TIMEOUT_S,
+    StorePath,
+)
+from runners import store
+from runners.store import storefile
+
+# --- user SQL ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Example:
+    """An example query: its one-line description and the SQL."""
+
+    title: str
+    sql: str
+
+
+FALLBACK_EXAMPLES = (
+    Example(
+        "The latest runs, with how many points each stored",
+        "SELECT r.run_id, r.status, r.started_at, r.host, count(p.point_id) AS points\n"
+        "FROM runs r LEFT JOIN points p USING (run_id)\nGROUP BY ALL\n"
+        "ORDER BY r.started_at DESC\nLIMIT 10;",
+    ),
+)
+
+
+def example_queries(doc: Path = SCHEMA_DOC) -> list[Example]:
+    """The ```sql blocks of docs/schema.md, each titled by the sentence before it.
+
+    Falls back to a built-in list when the document is not there (an installed package).
+    """
+    try:
+        text = doc.read_text(encoding="utf-8")
+    except OSError:
+        return list(FALLBACK_EXAMPLES)
+    found = re.findall(r"([^\n]+)\n+```sql\n(.*?)```", text, flags=re.DOTALL)
+    examples = [Example(title.strip().rstrip(":"), sql.strip()) for title, sql in found]
+    return examples or list(FALLBACK_EXAMPLES)
+
+
+@dataclass(frozen=True)
+class UserResult:
+    """A user query's result: up to the row limit, whether more rows existed, and its time."""
+
+    frame: pd.DataFrame
+    truncated: bool
+    seconds: float
+
+
+def check_read_only(sql: str) -> None:
+    """Raise QueryError unless ``sql`` is one read statement (SELECT, WITH, FROM, SHOW...)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise store.QueryError(str(exc)) from None
+    if not statements:
+        raise store.QueryError("type a query first, e.g. SELECT * FROM runs")
+    if len(statements) > 1:
+        raise store.QueryError("one statement at a time, please")
+    kind = statements[0].type.name
+    if kind not in READ_STATEMENTS:
+        raise store.QueryError(
+            f"only read-only queries run here (SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, "
+            f"EXPLAIN); this statement is {kind}"
+        )
+
+
+def run_user_sql(
+    path: StorePath,
+    sql: str,
+    max_rows: int = USER_SQL_MAX_ROWS,
+    timeout_s: float = USER_SQL_TIMEOUT_S,
+) -> UserResult:
+    """Run one read-only statement typed by a user, on a read-only connection.
+
+    The statement must be a read (check_read_only); the connection refuses writes, ATTACH
+    and file access anyway. It gets a connection of its own (never the page's shared one).
+    The query is interrupted after ``timeout_s`` so it cannot hold the store for long, and
+    at most ``max_rows`` rows are fetched. Raises QueryError.
+    """
+    check_read_only(sql)
+    started = time.monotonic()
+    with store.open_readonly(path) as con:
+        frame = storefile.bounded_query(con, sql, timeout_s=timeout_s, max_rows=max_rows)
+    return UserResult(frame, bool(frame.attrs.get("truncated")), time.monotonic() - started)
