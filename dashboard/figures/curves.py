@@ -1,0 +1,243 @@
+"""The Curves figure: medians with bands, predictions and crossovers on log-log axes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.figures.style import (
+    METRICS,
+    _bytes_axis,
+    _empty_figure,
+    color,
+    rgba,
+    short_name,
+)
+from runners.domain.units import format_bytes
+
+# --- curves ------------------------------------------------------------------------------------
+
+
+def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The points with y, y_low, y_high (p5-p95 band) and y_pred in the chosen metric.
+
+    time: microseconds. algbw: bytes / time / 1e9 GB/s (the band flips: the p95 time gives
+    the low bandwidth). busbw: algbw x 2 (ranks - 1) / ranks.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+    out = points.copy()
+    cols = {"y": "median_s", "y_low": "p5_s", "y_high": "p95_s", "y_pred": "predicted_s"}
+    if metric == "time":
+        for new, old in cols.items():
+            out[new] = out[old].astype(float) * 1e6
+        return out
+    factor = 2 * (out["ranks"] - 1) / out["ranks"] if metric == "busbw" else 1.0
+    per_second = out["bytes"].astype(float) / 1e9 * factor
+    out["y"] = per_second / out["median_s"].astype(float)
+    out["y_low"] = per_second / out["p95_s"].astype(float)
+    out["y_high"] = per_second / out["p5_s"].astype(float)
+    out["y_pred"] = per_second / out["predicted_s"].astype(float)
+    return out
+
+
+def _hover(row: dict) -> str:
+    """Hover text of one measured point, with its broken assumptions."""
+    text = (
+        f"{row['algorithm']}, {format_bytes(row['bytes'])}<br>"
+        f"median {row['median_s']:.3g} s (p5 {row['p5_s']:.3g}, p95 {row['p95_s']:.3g})"
+    )
+    predicted = row.get("predicted_s")
+    if isinstance(predicted, float) and not math.isnan(predicted):
+        text += f"<br>model {row.get('model', '')}: {predicted:.3g} s"
+    if row.get("violated"):
+        text += f"<br>⚠ violated: {row['violated']}"
+    return text
+
+
+def _band_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
+    """The p5-p95 band of one algorithm: out along y_high, back along y_low, filled."""
+    x = rows["bytes"].astype(float).tolist()
+    return go.Scatter(
+        x=x + x[::-1],
+        y=rows["y_high"].tolist() + rows["y_low"].tolist()[::-1],
+        mode="lines",
+        fill="toself",
+        fillcolor=rgba(color(alg), 0.15),
+        line={"width": 0},
+        hoverinfo="skip",
+        showlegend=False,
+        legendgroup=alg,
+        name=f"{alg} p5-p95",
+        meta={"role": "band", "algorithm": alg},
+    )
+
+
+def _median_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
+    """The measured median of one algorithm; points breaking an assumption are crosses."""
+    c = color(alg)
+    return go.Scatter(
+        x=rows["bytes"].astype(float).tolist(),
+        y=rows["y"].tolist(),
+        mode="lines+markers",
+        line={"color": c, "width": 2},
+        marker={
+            "color": c,
+            "size": [11 if v else 7 for v in rows["violated"]],
+            "symbol": ["x-thin-open" if v else "circle" for v in rows["violated"]],
+            "line": {"width": 2, "color": c},
+        },
+        name=alg,
+        legendgroup=alg,
+        hovertext=[_hover(r) for r in rows.to_dict("records")],
+        hoverinfo="text",
+        meta={"role": "measured", "algorithm": alg},
+    )
+
+
+def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
+    """The model's prediction of one algorithm, dashed in its colour (None without one)."""
+    predicted = rows.dropna(subset=["y_pred"])
+    if predicted.empty:
+        return None
+    model = str(predicted["model"].iloc[0])
+    return go.Scatter(
+        x=predicted["bytes"].astype(float).tolist(),
+        y=predicted["y_pred"].tolist(),
+        mode="lines",
+        line={"color": color(alg), "width": 2, "dash": "dash"},
+        name=f"{alg} (model)" if model == alg else f"{alg} (model: {model})",
+        legendgroup=alg,
+        meta={"role": "predicted", "algorithm": alg, "model": model},
+    )
+
+
+def _algorithm_traces(alg: str, rows: pd.DataFrame) -> list[go.Scatter]:
+    """Band, measured median and (if any) dashed prediction of one algorithm."""
+    traces = [_band_trace(alg, rows), _median_trace(alg, rows), _prediction_trace(alg, rows)]
+    return [t for t in traces if t is not None]
+
+
+def _log_curves(values: pd.DataFrame, column: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per algorithm, (log bytes, log value) in size order, for log-log interpolation."""
+    usable = values[values[column] > 0].sort_values("bytes")
+    return {
+        str(alg): (
+            np.log(rows["bytes"].to_numpy(dtype=float)),
+            np.log(rows[column].to_numpy(dtype=float)),
+        )
+        for alg, rows in usable.groupby("algorithm")
+    }
+
+
+def _crossover_ys(values: pd.DataFrame, rows: pd.DataFrame) -> list[float]:
+    """Where to draw each crossover: on algorithm_a's curve (else algorithm_b's), the predicted
+    curve for a predicted crossover when there is one, interpolated on log-log axes."""
+    curves = {column: _log_curves(values, column) for column in ("y", "y_pred")}
+    finite = values["y"][values["y"] > 0]
+    fallback = float(np.exp(np.log(finite).mean())) if len(finite) else 1.0
+    ys = []
+    for row in rows.itertuples(index=False):
+        columns = ("y_pred", "y") if row.kind == "predicted" else ("y",)
+        found = (
+            curves[column][alg]
+            for column in columns
+            for alg in (row.algorithm_a, row.algorithm_b)
+            if alg in curves[column]
+        )
+        logx, logy = next(found, (None, None))
+        at = math.log(float(row.bytes))
+        ys.append(fallback if logx is None else float(np.exp(np.interp(at, logx, logy))))
+    return ys
+
+
+def _crossover_trace(values: pd.DataFrame, rows: pd.DataFrame, kind: str) -> go.Scatter:
+    """Markers and labels for crossovers of one kind, with their uncertainty as x error bars."""
+    x = rows["bytes"].astype(float)
+    low = rows["low_bytes"].astype(float).fillna(x)
+    high = rows["high_bytes"].astype(float).fillna(x)
+    pairs = list(zip(rows["algorithm_a"], rows["algorithm_b"], strict=True))
+    measured = kind == "measured"
+    return go.Scatter(
+        x=x.tolist(),
+        y=_crossover_ys(values, rows),
+        mode="markers+text",
+        marker={
+            "symbol": "diamond" if measured else "diamond-open",
+            "size": 13,
+            "color": "black" if measured else "#555555",
+            "line": {"width": 2, "color": "black" if measured else "#555555"},
+        },
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": (high - x).clip(lower=0).tolist(),
+            "arrayminus": (x - low).clip(lower=0).tolist(),
+            "color": "#555555",
+            "thickness": 1.5,
+        },
+        text=[f"{short_name(a)}→{short_name(b)}" for a, b in pairs],
+        textposition="top center" if measured else "bottom center",
+        hovertext=[
+            f"{kind} crossover {a} → {b} at {format_bytes(at)} "
+            f"(range {format_bytes(lo)} .. {format_bytes(hi)})"
+            for (a, b), at, lo, hi in zip(pairs, x, low, high, strict=True)
+        ],
+        hoverinfo="text",
+        name=f"{kind} crossover",
+        meta={"role": "crossover", "kind": kind},
+    )
+
+
+def curves_figure(
+    points: pd.DataFrame,
+    crossovers: pd.DataFrame,
+    metric: str = "time",
+    warning: str | None = None,
+) -> go.Figure:
+    """Metric vs bytes on log-log axes: per algorithm a p5-p95 band, the measured median and
+    the model's prediction dashed in the same colour; crossovers marked and labelled.
+
+    Points that break an assumption are drawn as crosses; ``warning`` is shown on the figure.
+    """
+    ok = points[(points["status"] == "ok") & points["median_s"].notna()]
+    if ok.empty:
+        return _empty_figure("No successfully measured points in this view.")
+    values = metric_values(ok, metric)
+    fig = go.Figure()
+    for alg, rows in values.groupby("algorithm", sort=True):
+        fig.add_traces(_algorithm_traces(str(alg), rows.sort_values("bytes")))
+    for kind in ("measured", "predicted"):
+        rows = crossovers[crossovers["kind"] == kind] if not crossovers.empty else crossovers
+        if not rows.empty:
+            fig.add_trace(_crossover_trace(values, rows, kind))
+    _bytes_axis(fig, values["bytes"].tolist())
+    fig.update_yaxes(type="log", dtick=1, title_text=METRICS[metric])
+    fig.update_layout(
+        height=560,
+        margin={
+            "l": 60,
+            "r": 20,
+            "t": 30 + 18 * (warning or "").count("<br>") + (40 if warning else 0),
+            "b": 50,
+        },
+        legend={"groupclick": "togglegroup"},
+        hovermode="closest",
+    )
+    if warning:
+        fig.add_annotation(
+            text=f"⚠ {warning}",
+            x=0,
+            y=1.02,
+            xref="paper",
+            yref="paper",
+            xanchor="left",
+            yanchor="bottom",
+            showarrow=False,
+            align="left",
+            font={"color": "#b00020", "size": 12},
+        )
+    return fig

@@ -1,0 +1,111 @@
+"""The figures' shared look: metrics, colours and short names per algorithm, axes."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from runners.domain.units import format_bytes
+
+METRICS = {
+    "time": "Time per call (µs)",
+    "algbw": "Algorithm bandwidth (GB/s)",
+    "busbw": "Bus bandwidth (GB/s)",
+}
+ALGORITHM_COLORS = {
+    "recursive_doubling": "#1f77b4",
+    "binomial_tree": "#ff7f0e",
+    "rabenseifner": "#2ca02c",
+    "ring": "#d62728",
+    "mpi": "#3b3b3b",
+    "lower_bound": "#9467bd",
+    "mpi:recursive_doubling": "#7fb3e0",
+    "mpi:tree": "#ffbb78",
+    "mpi:reduce_scatter_allgather": "#98df8a",
+    "mpi:ring": "#f19a9b",
+}
+FALLBACK_COLORS = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#7f7f7f", "#9edae5")
+SHORT_NAMES = {
+    "recursive_doubling": "rd",
+    "binomial_tree": "tree",
+    "rabenseifner": "rab",
+    "ring": "ring",
+    "mpi": "mpi",
+}
+VERDICT_SYMBOLS = {
+    "faster": "triangle-up",
+    "slower": "triangle-down",
+    "within noise": "circle-open",
+    "unknown": "circle",
+}
+
+
+# --- small helpers -----------------------------------------------------------------------------
+
+
+def color(algorithm: str) -> str:
+    """A stable colour per algorithm; library-forced variants are lighter than their model."""
+    if algorithm in ALGORITHM_COLORS:
+        return ALGORITHM_COLORS[algorithm]
+    return FALLBACK_COLORS[zlib.crc32(algorithm.encode()) % len(FALLBACK_COLORS)]
+
+
+def rgba(hex_color: str, alpha: float) -> str:
+    """'#rrggbb' as an rgba() string with the given opacity."""
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def short_name(algorithm: str) -> str:
+    """A compact label for heatmap cells: rd, tree, rab, ring, mpi, mpi:ring..."""
+    prefix, sep, forced = algorithm.partition(":")
+    if sep:
+        return f"{prefix}:{SHORT_NAMES.get(forced, forced)}"
+    return SHORT_NAMES.get(algorithm, algorithm)
+
+
+def _empty_figure(message: str) -> go.Figure:
+    """A blank figure that says why it is blank."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=300)
+    return fig
+
+
+def _bytes_axis(fig: go.Figure, sizes: Sequence[float], **where: int) -> None:
+    """A log x axis ticked at the measured sizes, labelled in binary units."""
+    ticks = sorted({float(s) for s in sizes if s and s > 0})
+    step = max(1, math.ceil(len(ticks) / 12))
+    shown = ticks[::step]
+    fig.update_xaxes(
+        type="log",
+        title_text="Message size per rank",
+        tickvals=shown,
+        ticktext=[format_bytes(s) for s in shown],
+        **where,
+    )
+
+
+RATIO_TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
+
+
+def _ratio_axis(fig: go.Figure, values: pd.Series, title: str) -> None:
+    """A log y axis for ratios around 1, ticked at round ratios (0.5x, 1x, 2x...)."""
+    lo, hi = float(values.min()), float(values.max())
+    span = max(abs(math.log10(lo)), abs(math.log10(hi)), 0.05) * 1.15
+    ticks = [t for t in RATIO_TICKS if -span <= math.log10(t) <= span]
+    if len(ticks) > 9:
+        ticks = [t for t in ticks if t in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20)]
+    fig.update_yaxes(
+        type="log",
+        range=[-span, span],
+        tickvals=ticks,
+        ticktext=[f"{t:g}x" for t in ticks],
+        title_text=title,
+    )
