@@ -237,7 +237,7 @@ def final_status(
     bad = sum(statuses.get(pid) in ("failed", "timeout") for pid in missing)
     return "failed", (
         f"{len(missing)} of {len(planned)} points are not stored ok or skipped "
-        f"({bad} failed or timed out, kept from before; {len(missing) - bad} never measured)"
+        f"({bad} failed or timed out, {len(missing) - bad} never measured)"
     )
 
 
