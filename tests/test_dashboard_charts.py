@@ -341,3 +341,12 @@ def test_no_checks_no_badges() -> None:
     """An empty summary gives no badges and no warning."""
     assert badges.badges(pd.DataFrame()) == []
     assert badges.warning_text([]) is None
+
+
+def test_every_algorithm_brings_its_own_colour_from_the_catalog() -> None:
+    """Colours and short labels are read from each algorithm's catalog entry, one per entry."""
+    from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS
+
+    colours = [charts.color(name) for name in ALGORITHMS]
+    assert len(set(colours)) == len(ALGORITHMS) and "#7f7f7f" not in colours
+    assert all(charts.short_name(name) == spec.short for name, spec in BASE_ALGORITHMS.items())

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from runners.domain.catalog import ALGORITHMS
 from runners.domain.units import format_bytes
 
 METRICS = {
@@ -16,26 +17,13 @@ METRICS = {
     "algbw": "Algorithm bandwidth (GB/s)",
     "busbw": "Bus bandwidth (GB/s)",
 }
-ALGORITHM_COLORS = {
-    "recursive_doubling": "#1f77b4",
-    "binomial_tree": "#ff7f0e",
-    "rabenseifner": "#2ca02c",
-    "ring": "#d62728",
-    "mpi": "#3b3b3b",
-    "lower_bound": "#9467bd",
-    "mpi:recursive_doubling": "#7fb3e0",
-    "mpi:tree": "#ffbb78",
-    "mpi:reduce_scatter_allgather": "#98df8a",
-    "mpi:ring": "#f19a9b",
+# Colours and short labels come from each algorithm's entry in the catalog; the lower bound is a
+# model, not an algorithm, so its colour lives here.
+ALGORITHM_COLORS = {name: spec.color for name, spec in ALGORITHMS.items()} | {
+    "lower_bound": "#9467bd"
 }
 FALLBACK_COLORS = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#7f7f7f", "#9edae5")
-SHORT_NAMES = {
-    "recursive_doubling": "rd",
-    "binomial_tree": "tree",
-    "rabenseifner": "rab",
-    "ring": "ring",
-    "mpi": "mpi",
-}
+SHORT_NAMES = {name: spec.short for name, spec in ALGORITHMS.items() if spec.short}
 VERDICT_SYMBOLS = {
     "faster": "triangle-up",
     "slower": "triangle-down",

@@ -52,6 +52,8 @@ class AlgorithmSpec:
     power_of_two_only: bool = False
     library: bool = False
     forced: str = ""  # the MPICH algorithm a library entry forces; "" = autotuned
+    color: str = "#7f7f7f"  # its colour in every chart (forced library variants: lighter)
+    short: str = ""  # its short label in tight places (heat-map cells); "" = the name
 
     def unsupported_reason(self, ranks: int, op: str) -> str | None:
         """Why this algorithm cannot run `op` on `ranks` ranks, or None when it can."""
@@ -71,22 +73,36 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             "recursive_doubling",
             "full-array exchange with partner rank XOR 2^k, log2 p rounds; "
             "non-power-of-two p folds the extra ranks into a power-of-two core",
+            color="#1f77b4",
+            short="rd",
         ),
         AlgorithmSpec(
             "binomial_tree",
             "binomial-tree reduce to rank 0, then binomial-tree broadcast",
+            color="#ff7f0e",
+            short="tree",
         ),
         AlgorithmSpec(
             "rabenseifner",
             "recursive-halving reduce-scatter + recursive-doubling allgather; "
             "non-power-of-two p folds the extra ranks into a power-of-two core",
+            color="#2ca02c",
+            short="rab",
         ),
         AlgorithmSpec(
             "ring",
             "ring reduce-scatter + ring allgather, 2(p-1) steps",
             commutative_only=True,
+            color="#d62728",
+            short="ring",
         ),
-        AlgorithmSpec("mpi", "the MPI library's own MPI_Allreduce, autotuned", library=True),
+        AlgorithmSpec(
+            "mpi",
+            "the MPI library's own MPI_Allreduce, autotuned",
+            library=True,
+            color="#3b3b3b",
+            short="mpi",
+        ),
     )
 }
 
@@ -95,19 +111,24 @@ BASE_ALGORITHMS: dict[str, AlgorithmSpec] = dict(ALGORITHMS)
 
 # MPICH's generic allreduce algorithms that a sweep can force, with what MPICH needs to
 # apply them (otherwise it silently runs another one; the sweep detects that too).
-LIBRARY_FORCED: dict[str, tuple[str, bool]] = {
-    "recursive_doubling": ("MPICH recursive doubling", False),
-    "reduce_scatter_allgather": ("MPICH Rabenseifner (reduce-scatter + allgather)", True),
-    "ring": ("MPICH ring", True),
-    "tree": ("MPICH tree (k-ary reduce + bcast)", False),
+LIBRARY_FORCED: dict[str, tuple[str, bool, str]] = {  # text, commutative only, colour
+    "recursive_doubling": ("MPICH recursive doubling", False, "#7fb3e0"),
+    "reduce_scatter_allgather": (
+        "MPICH Rabenseifner (reduce-scatter + allgather)",
+        True,
+        "#98df8a",
+    ),
+    "ring": ("MPICH ring", True, "#f19a9b"),
+    "tree": ("MPICH tree (k-ary reduce + bcast)", False, "#ffbb78"),
 }
-for _forced, (_text, _commutative) in LIBRARY_FORCED.items():
+for _forced, (_text, _commutative, _color) in LIBRARY_FORCED.items():
     ALGORITHMS[f"mpi:{_forced}"] = AlgorithmSpec(
         f"mpi:{_forced}",
         f"MPI_Allreduce forced to {_text} via MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
         commutative_only=_commutative,
         library=True,
         forced=_forced,
+        color=_color,
     )
 
 
