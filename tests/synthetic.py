@@ -27,6 +27,7 @@ from runners import store
 from runners.domain.catalog import DTYPES
 from runners.domain.fitting import fit_linear, fit_piecewise
 from runners.domain.models import model_for, predict
+from runners.domain.records import PointKey
 
 ALGORITHMS = (
     "recursive_doubling",
@@ -171,8 +172,8 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
 
 
 def point_id(spec: RunSpec, algorithm: str, ranks: int, nbytes: int, dtype: str, op: str) -> str:
-    """The deterministic point id, as the sweep builds it."""
-    return f"{spec.run_id}/{algorithm}/{ranks}/{nbytes}/{dtype}/{op}"
+    """The deterministic point id, as the sweep builds it (runners.domain.records.PointKey)."""
+    return PointKey(spec.run_id, algorithm, ranks, nbytes, dtype, op).point_id()
 
 
 def _cells(spec: RunSpec) -> Iterator[tuple[str, int, int, str, str]]:

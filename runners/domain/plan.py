@@ -6,12 +6,8 @@ from dataclasses import asdict, dataclass, field
 
 from runners.domain.catalog import ALGORITHMS, DTYPES, library_knobs
 from runners.domain.launcher import default_knobs, is_oversubscribed
+from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
-
-
-def point_id(run_id: str, algorithm: str, ranks: int, nbytes: int, dtype: str, op: str) -> str:
-    """The store's key of one point; the same inputs always give the same id (for resume)."""
-    return f"{run_id}/{algorithm}/{ranks}/{nbytes}/{dtype}/{op}"
 
 
 @dataclass(frozen=True)
@@ -46,7 +42,7 @@ class Group:
     def points(self, run_id: str) -> list[str]:
         """The ids of every point this job measures."""
         return [
-            point_id(run_id, alg, self.ranks, cell.nbytes, cell.dtype, cell.op)
+            PointKey(run_id, alg, self.ranks, cell.nbytes, cell.dtype, cell.op).point_id()
             for cell in self.cells
             for alg in cell.algorithms
         ]
@@ -88,7 +84,7 @@ def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[
                     a
                     for a in algs
                     if skip_reason(a, ranks, op) is None
-                    and point_id(run_id, a, ranks, nbytes, dtype, op) not in done
+                    and PointKey(run_id, a, ranks, nbytes, dtype, op).point_id() not in done
                 )
                 if todo:
                     cells.append(Cell(nbytes, dtype, op, todo))
@@ -98,7 +94,7 @@ def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[
 def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
     """The id of every point the spec asks for, measured or declared unsupported."""
     return {
-        point_id(run_id, alg, ranks, nbytes, dtype, op)
+        PointKey(run_id, alg, ranks, nbytes, dtype, op).point_id()
         for ranks in spec.ranks
         for alg in spec.algorithms
         for nbytes in spec.sizes
@@ -118,29 +114,10 @@ def skipped_points(spec: SweepSpec, run_id: str, done: set[str] = frozenset()) -
                     continue
                 for nbytes in spec.sizes:
                     for dtype in spec.dtypes:
-                        pid = point_id(run_id, alg, ranks, nbytes, dtype, op)
+                        pid = PointKey(run_id, alg, ranks, nbytes, dtype, op).point_id()
                         if pid not in done:
                             rows.append(
-                                skeleton_point(run_id, alg, ranks, nbytes, dtype, op)
+                                PointKey(run_id, alg, ranks, nbytes, dtype, op).row()
                                 | {"status": "skipped", "reason": reason}
                             )
     return rows
-
-
-def skeleton_point(
-    run_id: str, algorithm: str, ranks: int, nbytes: int, dtype: str, op: str
-) -> dict:
-    """The identifying columns of a point row."""
-    forced = ALGORITHMS[algorithm].forced
-    return {
-        "point_id": point_id(run_id, algorithm, ranks, nbytes, dtype, op),
-        "run_id": run_id,
-        "algorithm": algorithm,
-        "library_config": f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced}" if forced else "",
-        "ranks": ranks,
-        "bytes": nbytes,
-        "dtype": dtype,
-        "op": op,
-        "count": nbytes // DTYPES[dtype].itemsize,
-        "oversubscribed": is_oversubscribed(ranks),
-    }

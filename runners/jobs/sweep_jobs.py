@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from runners.domain.plan import Group, plan_groups, skeleton_point
+from runners.domain.plan import Group, plan_groups
+from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.jobs import launch
 from runners.jobs.run_writer import RunWriter
@@ -29,14 +30,24 @@ def _timestamp(epoch: float) -> datetime:
 
 def event_rows(run_id: str, event: dict) -> tuple[dict, list[dict]]:
     """Turn a worker's `point` event into a points row and its samples rows."""
-    base = skeleton_point(
+    key = PointKey(
         run_id, event["algorithm"], event["ranks"], event["bytes"], event["dtype"], event["op"]
     )
-    extra = {
-        k: v
-        for k, v in event.items()
-        if k not in ("type", "samples", "passes", "algorithm", "ranks", "bytes", "dtype", "op")
-    }
+    if event.get("point_id") != key.point_id():
+        raise ValueError(f"the ranks reported point {event.get('point_id')!r} for {key}")
+    base = key.row()
+    identity = (
+        "type",
+        "samples",
+        "passes",
+        "point_id",
+        "algorithm",
+        "ranks",
+        "bytes",
+        "dtype",
+        "op",
+    )
+    extra = {k: v for k, v in event.items() if k not in identity}
     extra["started_at"] = _timestamp(extra["started_at"])
     extra["finished_at"] = _timestamp(extra["finished_at"])
     row = base | extra
@@ -161,7 +172,8 @@ class GroupRunner:
         """Store the broken cell's points (those not stored yet) as failed or timed out."""
         status = "timeout" if "watchdog" in reason else "failed"
         for alg in cell.algorithms:
-            row = skeleton_point(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
+            key = PointKey(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
+            row = key.row()
             if row["point_id"] not in self.writer.statuses:
                 row |= {"status": status, "reason": reason}
                 self.writer.add_point(row, [])

@@ -22,6 +22,7 @@ from mpi4py import MPI
 
 from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.inputs import expected_result, fill_input, mismatches
+from runners.domain.records import PointKey
 from runners.domain.stats import StopRule, bandwidths, summarize
 from runners.ranks import parent_watch
 from runners.ranks.algorithms import Allreduce, create
@@ -218,7 +219,11 @@ def pass_rule(job: dict) -> StopRule:
 
 def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dict:
     """The `point` event: identity, status, summary statistics and raw samples."""
+    key = PointKey(
+        job["run_id"], state.algorithm, comm.Get_size(), cell["nbytes"], cell["dtype"], cell["op"]
+    )
     event = {
+        "point_id": key.point_id(),
         "algorithm": state.algorithm,
         "ranks": comm.Get_size(),
         "bytes": cell["nbytes"],

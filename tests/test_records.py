@@ -1,0 +1,40 @@
+"""The point key: one definition of a point's identity for the ranks, the parent and the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from runners.domain.records import PointKey
+from runners.jobs.sweep_jobs import event_rows
+
+
+def test_point_id_and_row() -> None:
+    key = PointKey("r1", "mpi:ring", 3, 64, "float64", "sum")
+    assert key.point_id() == "r1/mpi:ring/3/64/float64/sum"
+    row = key.row()
+    assert row["point_id"] == key.point_id() and row["bytes"] == 64 and row["count"] == 8
+    assert row["library_config"] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
+
+
+def _event(point_id: str) -> dict:
+    return {
+        "type": "point",
+        "point_id": point_id,
+        "algorithm": "ring",
+        "ranks": 2,
+        "bytes": 8,
+        "dtype": "float32",
+        "op": "sum",
+        "status": "ok",
+        "started_at": 0.0,
+        "finished_at": 1.0,
+        "samples": [1e-6, 2e-6],
+        "passes": [0, 1],
+    }
+
+
+def test_the_parent_checks_the_id_the_ranks_report() -> None:
+    row, samples = event_rows("r1", _event("r1/ring/2/8/float32/sum"))
+    assert row["point_id"] == "r1/ring/2/8/float32/sum" and len(samples) == 2
+    with pytest.raises(ValueError, match="reported point"):
+        event_rows("r1", _event("r0/ring/2/8/float32/sum"))
