@@ -83,6 +83,12 @@ class RunWriter:
     def flush_until_stored(self) -> None:
         """Write everything queued, waiting for the store as long as it takes (a signal ends
         the wait; the journal keeps what is not stored)."""
+        if self.flush(timeout=1.0):
+            return
+        self.say(
+            f"waiting for the store to take the last {self.waiting} points; a stop signal "
+            "now leaves them safe in the journal"
+        )
         while not self.flush(timeout=1.0):
             pass
 
