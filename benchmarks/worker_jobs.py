@@ -12,23 +12,17 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 
 from benchmarks.common import run_python_job
 from runners.domain.catalog import library_knobs
 from runners.domain.plan import Cell, Group
+from runners.domain.records import TimingPolicy
 
 
-@dataclass(frozen=True)
-class Timing:
-    """The timing policy of a job (the spec keys of the same names)."""
-
-    warmup: int = 5
-    min_iterations: int = 20
-    max_iterations: int = 4000
-    target_rel_ci: float = 0.02
-    budget_s: float = 0.5
-    passes: int = 3
+def Timing(**limits: object) -> TimingPolicy:
+    """The benchmarks' timing policy: the sweep's record with tighter defaults."""
+    defaults = {"min_iterations": 20, "max_iterations": 4000, "target_rel_ci": 0.02, "passes": 3}
+    return TimingPolicy(**(defaults | limits))
 
 
 def job_knobs(algorithms: Sequence[str]) -> dict[str, str]:
@@ -43,7 +37,7 @@ def time_points(
     ranks: int,
     algorithms: Sequence[str],
     sizes: Sequence[int],
-    timing: Timing,
+    timing: TimingPolicy,
     extra_knobs: Mapping[str, str] | None = None,
     dtype: str = "float32",
 ) -> list[dict]:
@@ -53,8 +47,7 @@ def time_points(
     payload = {
         **Group(ranks, "", knobs, cells).as_dict(),
         "run_id": "bench",
-        **asdict(timing),
-        "cache_mode": "hot",
+        "timing": timing.as_dict(),
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(payload, handle)

@@ -38,3 +38,19 @@ def test_the_parent_checks_the_id_the_ranks_report() -> None:
     assert row["point_id"] == "r1/ring/2/8/float32/sum" and len(samples) == 2
     with pytest.raises(ValueError, match="reported point"):
         event_rows("r1", _event("r0/ring/2/8/float32/sum"))
+
+
+def test_one_timing_policy_from_the_spec_to_the_stop_rule() -> None:
+    """The spec makes the policy, the job file carries it, and each pass gets its share."""
+    from runners.domain.records import TimingPolicy
+    from runners.domain.spec import parse_spec
+
+    spec = parse_spec(
+        "sizes = [8]\nranks = [2]\nbudget_s = 0.9\npasses = 3\nmin_iterations = 10\n"
+        "max_iterations = 100\ncache_mode = 'cold'\n"
+    )
+    policy = spec.timing()
+    assert TimingPolicy.from_dict(policy.as_dict()) == policy and policy.cache_mode == "cold"
+    rule = policy.pass_rule()
+    assert (rule.min_iterations, rule.max_iterations) == (4, 34)
+    assert rule.budget_s == pytest.approx(0.3) and rule.target_rel_ci == spec.target_rel_ci

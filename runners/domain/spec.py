@@ -11,6 +11,7 @@ from typing import Any
 from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
+from runners.domain.records import TimingPolicy
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -40,6 +41,10 @@ class SweepSpec:
     launcher_shell: bool = False
     thread_level: str = "single"
     point_timeout_s: float = 120.0
+
+    def timing(self) -> TimingPolicy:
+        """The timing policy of every job of this sweep."""
+        return TimingPolicy(**{f.name: getattr(self, f.name) for f in fields(TimingPolicy)})
 
     def to_toml(self) -> str:
         """The spec as TOML text that `parse_spec` reads back to an equal spec."""

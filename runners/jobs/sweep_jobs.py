@@ -111,13 +111,7 @@ class GroupRunner:
         payload = {
             **job_group.as_dict(),
             "run_id": self.run_id,
-            "warmup": spec.warmup,
-            "min_iterations": spec.min_iterations,
-            "max_iterations": spec.max_iterations,
-            "target_rel_ci": spec.target_rel_ci,
-            "budget_s": spec.budget_s,
-            "passes": spec.passes,
-            "cache_mode": spec.cache_mode,
+            "timing": spec.timing().as_dict(),
         }
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
             json.dump(payload, handle)

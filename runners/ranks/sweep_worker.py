@@ -22,7 +22,7 @@ from mpi4py import MPI
 
 from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.inputs import expected_result, fill_input, mismatches
-from runners.domain.records import PointKey
+from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule, bandwidths, summarize
 from runners.ranks import parent_watch
 from runners.ranks.algorithms import Allreduce, create
@@ -181,14 +181,15 @@ def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce])
     """Time every algorithm of one cell, alternating their order over the passes."""
     emit(comm, "cell", nbytes=cell["nbytes"], dtype=cell["dtype"], op=cell["op"])
     count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
-    buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], job["cache_mode"] == "cold")
+    timing = TimingPolicy.from_dict(job["timing"])
+    buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], timing.cache_mode == "cold")
     states = {a: PointState(a) for a in cell["algorithms"]}
     for alg, state in states.items():
         state.reason = first_call(comm, alg, impls[alg], buffers, cell["op"])
         state.status = (
             "failed" if state.reason.startswith("wrong") else ("skipped" if state.reason else "ok")
         )
-    passes, rule = job["passes"], pass_rule(job)
+    passes, rule = timing.passes, timing.pass_rule()
     for index in range(passes):
         order = cell["algorithms"] if index % 2 == 0 else cell["algorithms"][::-1]
         for alg in order:
@@ -197,24 +198,13 @@ def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce])
                 continue
             inject_fault(comm, alg)
             buffers.clear_results()
-            samples = time_pass(comm, impls[alg], buffers, cell["op"], rule, job["warmup"])
+            samples = time_pass(comm, impls[alg], buffers, cell["op"], rule, timing.warmup)
             state.reason = check_results(comm, buffers)
             state.status = "failed" if state.reason else "ok"
             state.samples += samples.tolist()
             state.passes += [index] * samples.size
     for state in states.values():
         emit(comm, "point", **point_event(comm, cell, job, state))
-
-
-def pass_rule(job: dict) -> StopRule:
-    """The stopping rule of one pass: the spec's limits shared out over the passes."""
-    passes = job["passes"]
-    return StopRule(
-        min_iterations=max(1, math.ceil(job["min_iterations"] / passes)),
-        max_iterations=max(1, math.ceil(job["max_iterations"] / passes)),
-        target_rel_ci=job["target_rel_ci"],
-        budget_s=job["budget_s"] / passes,
-    )
 
 
 def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dict:
@@ -233,9 +223,9 @@ def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dic
         "reason": state.reason,
         "started_at": state.started_at,
         "finished_at": time.time(),
-        "warmup": job["warmup"],
+        "warmup": job["timing"]["warmup"],
         "sync_cadence": SYNC_CADENCE,
-        "cache_mode": job["cache_mode"],
+        "cache_mode": job["timing"]["cache_mode"],
         "verified": state.status == "ok",
     }
     if state.status != "ok" or not state.samples:
@@ -246,7 +236,7 @@ def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dic
         event
         | summary.as_dict()
         | {
-            "ci_target_met": summary.ci_rel_halfwidth <= job["target_rel_ci"],
+            "ci_target_met": summary.ci_rel_halfwidth <= job["timing"]["target_rel_ci"],
             "algbw_gbps": algbw,
             "busbw_gbps": busbw,
             "samples": state.samples,
