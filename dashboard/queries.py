@@ -20,8 +20,6 @@ from dashboard.data.assumptions import (
     assumptions_data,
 )
 from dashboard.data.base import (
-    USER_SQL_MAX_ROWS,
-    USER_SQL_TIMEOUT_S,
     Catalog,
     Scope,
     catalog,
@@ -50,6 +48,8 @@ from dashboard.data.runs import (
 )
 from dashboard.data.user_sql import (
     FALLBACK_EXAMPLES,
+    USER_SQL_MAX_ROWS,
+    USER_SQL_TIMEOUT_S,
     Example,
     UserResult,
     check_read_only,

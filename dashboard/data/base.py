@@ -19,12 +19,6 @@ from runners import store
 StorePath = Path | str
 Connection = duckdb.DuckDBPyConnection
 
-SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
-READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL"})
-USER_SQL_TIMEOUT_S = 10.0
-USER_SQL_MAX_ROWS = 10_000
-JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
-
 
 # --- plumbing ----------------------------------------------------------------------------------
 

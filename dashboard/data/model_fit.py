@@ -8,7 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.data.base import JSON_COLUMNS, Scope, StorePath, _df, _open
+from dashboard.data.base import Scope, StorePath, _df, _open
+
+JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
 
 # --- model fit ---------------------------------------------------------------------------------
 

@@ -10,15 +10,14 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from dashboard.data.base import (
-    READ_STATEMENTS,
-    SCHEMA_DOC,
-    USER_SQL_MAX_ROWS,
-    USER_SQL_TIMEOUT_S,
-    StorePath,
-)
+from dashboard.data.base import StorePath
 from runners import store
 from runners.store import storefile
+
+SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL"})
+USER_SQL_TIMEOUT_S = 10.0
+USER_SQL_MAX_ROWS = 10_000
 
 # --- user SQL ----------------------------------------------------------------------------------
 

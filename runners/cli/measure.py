@@ -156,18 +156,18 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
             "--resume reuses the run's own grid and timing; only --launcher, "
             "--launcher-shell and --point-timeout may be given with it"
         )
-    settings = {k: getattr(stored, k) for k in RESUME_SETTINGS if k != "launcher"}
+    default = stored.launcher == DEFAULT_LAUNCHER and not stored.launcher_shell
     if args.spec:
-        from_file = load_spec(Path(args.spec))
-        settings = {k: getattr(from_file, k) for k in RESUME_SETTINGS}
-    elif "launcher" not in overrides and not args.trust_stored_launcher:
-        if stored.launcher != DEFAULT_LAUNCHER or stored.launcher_shell:
-            raise UsageError(
-                f"run {args.resume} was started with launcher {stored.launcher!r}; a resume "
-                "runs no command taken from the store: give it again with --launcher (or the "
-                "spec file), or add --trust-stored-launcher"
-            )
-        settings |= {"launcher": DEFAULT_LAUNCHER, "launcher_shell": False}
+        source = load_spec(Path(args.spec))
+    elif "launcher" in overrides or args.trust_stored_launcher or default:
+        source = stored
+    else:
+        raise UsageError(
+            f"run {args.resume} was started with launcher {stored.launcher!r}; a resume runs "
+            "no command taken from the store: give it again with --launcher (or the spec "
+            "file), or add --trust-stored-launcher"
+        )
+    settings = {k: getattr(source, k) for k in RESUME_SETTINGS}
     return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
 
 

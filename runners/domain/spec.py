@@ -30,13 +30,14 @@ class SweepSpec:
     dtypes: tuple[str, ...] = ("float32",)
     ops: tuple[str, ...] = ("sum",)
     algorithms: tuple[str, ...] = tuple(BASE_ALGORITHMS)
-    warmup: int = 5
-    min_iterations: int = 10
-    max_iterations: int = 1000
-    target_rel_ci: float = 0.05
-    budget_s: float = 0.5
-    passes: int = 2
-    cache_mode: str = "hot"
+    # The timing policy's keys, flat as in the TOML; their defaults are TimingPolicy's.
+    warmup: int = TimingPolicy.warmup
+    min_iterations: int = TimingPolicy.min_iterations
+    max_iterations: int = TimingPolicy.max_iterations
+    target_rel_ci: float = TimingPolicy.target_rel_ci
+    budget_s: float = TimingPolicy.budget_s
+    passes: int = TimingPolicy.passes
+    cache_mode: str = TimingPolicy.cache_mode
     launcher: str = DEFAULT_LAUNCHER
     launcher_shell: bool = False
     thread_level: str = "single"

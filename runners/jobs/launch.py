@@ -89,9 +89,10 @@ def job_env(job: Job) -> dict[str, str]:
     return {**os.environ, **job.knobs, "PATH": path, PARENT_ENV: parent}
 
 
-def run(job: Job, timeout: float) -> JobResult:
-    """Run `job` to completion, killing every rank if it outlives `timeout` seconds."""
-    proc = subprocess.Popen(
+def start(job: Job) -> subprocess.Popen:
+    """Start `job` in a session of its own (a terminal's Ctrl-C reaches only collsweep, which
+    then kills the whole group), its output piped back as text."""
+    return subprocess.Popen(
         command(job),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -99,6 +100,11 @@ def run(job: Job, timeout: float) -> JobResult:
         env=job_env(job),
         start_new_session=True,
     )
+
+
+def run(job: Job, timeout: float) -> JobResult:
+    """Run `job` to completion, killing every rank if it outlives `timeout` seconds."""
+    proc = start(job)
     try:
         out, err = proc.communicate(timeout=timeout)
         return JobResult(proc.returncode, out, err, timed_out=False)
@@ -126,14 +132,7 @@ class RunningJob:
     """A job started in the background whose stdout is read line by line as it runs."""
 
     def __init__(self, job: Job) -> None:
-        self.proc = subprocess.Popen(
-            command(job),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=job_env(job),
-            start_new_session=True,
-        )
+        self.proc = start(job)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=200)
         threading.Thread(target=self._pump_stdout, daemon=True).start()

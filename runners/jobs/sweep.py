@@ -161,8 +161,8 @@ def _sweep_locked(
     kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
     writer = RunWriter(path, run_id, say)
     groups = plan_groups(spec, run_id, kept)
-    total = sum(len(g.points(run_id)) for g in groups)
-    progress = Progress(total, out=say)
+    to_measure = {pid for group in groups for pid in group.points(run_id)}
+    progress = Progress(len(to_measure), out=say)
     runner = GroupRunner(spec, run_id, writer, progress, load_before=os.getloadavg())
     interrupted, error = "", ""
     try:
@@ -181,9 +181,8 @@ def _sweep_locked(
         planned, statuses | writer.statuses, interrupted, error, runner.failures
     )
     stored = _finish(writer, status, reason, say)
-    to_measure = {pid for group in groups for pid in group.points(run_id)}
     measured = sum(pid in to_measure for pid in writer.statuses)
-    return SweepOutcome(run_id, status, reason, measured, total, stored)
+    return SweepOutcome(run_id, status, reason, measured, len(to_measure), stored)
 
 
 KEPT = ("ok", "skipped")

@@ -204,13 +204,15 @@ def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce])
             state.samples += samples.tolist()
             state.passes += [index] * samples.size
     for state in states.values():
-        emit(comm, "point", **point_event(comm, cell, job, state))
+        emit(comm, "point", **point_event(comm, cell, job["run_id"], timing, state))
 
 
-def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dict:
+def point_event(
+    comm: MPI.Comm, cell: dict, run_id: str, timing: TimingPolicy, state: PointState
+) -> dict:
     """The `point` event: identity, status, summary statistics and raw samples."""
     key = PointKey(
-        job["run_id"], state.algorithm, comm.Get_size(), cell["nbytes"], cell["dtype"], cell["op"]
+        run_id, state.algorithm, comm.Get_size(), cell["nbytes"], cell["dtype"], cell["op"]
     )
     event = {
         "point_id": key.point_id(),
@@ -223,9 +225,9 @@ def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dic
         "reason": state.reason,
         "started_at": state.started_at,
         "finished_at": time.time(),
-        "warmup": job["timing"]["warmup"],
+        "warmup": timing.warmup,
         "sync_cadence": SYNC_CADENCE,
-        "cache_mode": job["timing"]["cache_mode"],
+        "cache_mode": timing.cache_mode,
         "verified": state.status == "ok",
     }
     if state.status != "ok" or not state.samples:
@@ -236,7 +238,7 @@ def point_event(comm: MPI.Comm, cell: dict, job: dict, state: PointState) -> dic
         event
         | summary.as_dict()
         | {
-            "ci_target_met": summary.ci_rel_halfwidth <= job["timing"]["target_rel_ci"],
+            "ci_target_met": summary.ci_rel_halfwidth <= timing.target_rel_ci,
             "algbw_gbps": algbw,
             "busbw_gbps": busbw,
             "samples": state.samples,

@@ -165,8 +165,7 @@ def update_run(path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
     Keys are runs column names other than run_id; unknown keys raise ValueError, an unknown
     run raises StoreError. JSON and TIMESTAMP values are converted as on insert.
     """
-    if "status" in fields:
-        _check_choice("run status", fields["status"], RUN_STATUSES)
+    _check_run_status(fields)
     if not Path(path).exists():
         raise _missing(Path(path))
     if not fields:
@@ -175,10 +174,14 @@ def update_run(path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
         _update_run(con, path, run_id, fields)
 
 
-def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
-    """UPDATE one runs row on an open connection (see update_run)."""
+def _check_run_status(fields: dict[str, Any]) -> None:
+    """Raise ValueError for a run status the store does not know."""
     if "status" in fields:
         _check_choice("run status", fields["status"], RUN_STATUSES)
+
+
+def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
+    """UPDATE one runs row on an open connection (see update_run; fields checked already)."""
     columns = _table_columns(con, "runs")
     unknown = set(fields) - (columns.keys() - {"run_id"})
     if unknown:
@@ -263,6 +266,8 @@ def write_batch(
     StoreBusy when another process holds the file for ``timeout`` s.
     """
     _check_points(points, samples)
+    for fields in run_updates.values():
+        _check_run_status(fields)
     samples = _with_run_ids(points, samples)
     with _writing(path, timeout) as con:
         if points:
