@@ -5,7 +5,8 @@ Two separate things live here and must not be confused:
 * an additive orbit ``0, a, 2a, ... (mod m)``: ordinary addition modulo ``m``,
   used as an arithmetic exercise about which residues get visited;
 * the real recursive-doubling partner protocol for ``p = 2**n`` ranks, where in
-  round ``k`` rank ``r`` exchanges with ``r XOR 2**k``.
+  round ``k`` rank ``r`` exchanges with ``r XOR 2**k``, read off the schedule the ranks run
+  (runners.domain.algorithms.recursive_doubling).
 
 The orbit says nothing about communication cost; the logarithmic round count
 comes only from the partner protocol.
@@ -16,6 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
+
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.schedule import simulate
 
 MAX_MODULUS = 360
 """Largest modulus accepted: one point per degree on the drawn circle.
@@ -229,20 +233,20 @@ def validate_ranks(p: int) -> None:
 
 
 def partner_rounds(p: int) -> list[list[Exchange]]:
-    """Simulate recursive doubling on ``p`` ranks.
+    """Recursive doubling on ``p`` ranks, read off its schedule (the one the ranks run).
 
     Round ``k`` pairs rank ``r`` with ``r ^ 2**k``; each rank's covered set becomes
     the union of its own and its partner's, so after round ``k`` every rank covers
     the aligned block of ``2**(k+1)`` ranks, and all ``p`` after ``log2 p`` rounds.
     """
     validate_ranks(p)
-    covered = [frozenset({r}) for r in range(p)]
-    rounds: list[list[Exchange]] = []
-    for k in range(p.bit_length() - 1):
-        partners = [r ^ (1 << k) for r in range(p)]
-        covered = [covered[r] | covered[partners[r]] for r in range(p)]
-        rounds.append([Exchange(r, partners[r], covered[r]) for r in range(p)])
-    return rounds
+    schedule = ALGORITHMS["recursive_doubling"].schedule
+    _, history = simulate(schedule, p, 1)
+    steps = [{s.round: s for s in schedule(r, p, 1)} for r in range(p)]
+    return [
+        [Exchange(r, steps[r][key].send_to, frozenset(history[r][key][0])) for r in range(p)]
+        for key in sorted(history[0])
+    ]
 
 
 def format_ranks(ranks: frozenset[int] | set[int]) -> str:

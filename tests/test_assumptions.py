@@ -87,7 +87,7 @@ def test_equal_partitions_checks_the_count_against_the_blocks(
         assert row["state"] == "holds" and f"{blocks} blocks of {count // blocks}" in row["detail"]
     else:
         assert row["state"] == "violated"
-        assert f"({math.ceil(count / blocks)} of them)" in row["detail"]
+        assert f"blocks of {math.ceil(count / blocks)} and {count // blocks}" in row["detail"]
 
 
 def test_equal_partitions_without_blocks() -> None:

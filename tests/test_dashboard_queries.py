@@ -328,33 +328,21 @@ def test_pass_spread_aggregates_raw_samples_per_pass(mini: Path) -> None:
     assert row["max_over_min"] == pytest.approx(10 / 3)
 
 
-def test_checks_are_derived_from_points_when_none_are_recorded(mini: Path) -> None:
-    """Without an analysis, not_oversubscribed and power_of_two come from the points, under the
-    analysis's names; the ring works for any p."""
+def test_an_unanalysed_run_has_no_checks_and_none_are_made_up(mini: Path) -> None:
+    """The page reads only what the analysis recorded: a run without checks shows none."""
     data = queries.assumptions_data(mini, "m1")
-    assert set(data.checks["source"]) == {"derived"}
-    p3 = data.checks[data.checks["ranks"] == 3]
-    assert len(p3) == 2 * 2  # two points at p=3, two checks each
-    over = p3[p3["name"] == "not_oversubscribed"]
-    assert set(over["state"]) == {"violated"}
-    assert set(over["detail"]) == {"3 ranks on 2 physical cores"}
-    pof2 = p3[p3["name"] == "power_of_two"].set_index("algorithm")["state"]
-    assert pof2.to_dict() == {"mpi": "violated", "mpi:ring": "holds"}
-    p2 = data.checks[data.checks["ranks"] == 2]
-    assert set(p2["state"]) == {"holds"}
+    assert data.checks.empty and data.summary.empty
 
 
-def test_recorded_checks_replace_derived_ones_of_the_same_name(mini: Path) -> None:
-    """A recorded not_oversubscribed check wins; power_of_two stays derived."""
+def test_recorded_checks_are_shown_as_recorded(mini: Path) -> None:
     store.replace_assumptions(
         mini, "m1", [{"name": "not_oversubscribed", "state": "unknown", "detail": "not checked"}]
     )
     data = queries.assumptions_data(mini, "m1")
-    names = data.checks.groupby("name")["source"].agg(set)
-    assert names["not_oversubscribed"] == {"recorded"}
-    assert names["power_of_two"] == {"derived"}
-    over = data.checks.loc[data.checks["name"] == "not_oversubscribed", "state"]
-    assert over.tolist() == ["unknown"]
+    assert data.checks[["name", "state"]].values.tolist() == [["not_oversubscribed", "unknown"]]
+    assert data.summary[["name", "state", "checks"]].values.tolist() == [
+        ["not_oversubscribed", "unknown", 1]
+    ]
 
 
 def test_assumption_overview_counts_recorded_states_per_run(demo: Path) -> None:

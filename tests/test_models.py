@@ -1,4 +1,4 @@
-"""The alpha-beta-gamma models against hand-computed critical-path counts and times."""
+"""The alpha-beta-gamma models (counts walked from the schedules) against hand-computed counts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from runners.domain.models import MODELS, block_bytes, model_for, predict
+from runners.domain.models import MODELS, model_for, predict
 
 ALPHA, BETA, GAMMA = 2e-6, 1e-9, 5e-10
 
@@ -98,9 +98,11 @@ def test_ring_uneven_blocks_use_largest_block():
 
 
 def test_rabenseifner_uneven_blocks_power_of_two():
-    # count = 1001 float64 (n = 8008) over p=8: ceil(1001/8) = 126 elements = 1008 bytes.
-    # sent = 2 * 7 * 1008 = 14112 (even: 14014), reduced = 7 * 1008 = 7056
-    assert counts("rabenseifner", 8, 8008, itemsize=8) == (6, 14112, 7056)
+    # count = 1001 float64 (n = 8008) over p=8: blocks of 126, 125, ..., 125 elements. The
+    # halving rounds send the larger half: 501, 251, 126 elements = 878 per phase, so
+    # sent = 2 * 878 * 8 = 14048 bytes (even blocks: 14014; largest block times 7: 14112)
+    # and reduced = 878 * 8 = 7024.
+    assert counts("rabenseifner", 8, 8008, itemsize=8) == (6, 14048, 7024)
 
 
 def test_rabenseifner_uneven_blocks_folded():
@@ -113,14 +115,6 @@ def test_fewer_elements_than_blocks():
     # 3 float64 over p=8 ranks: the largest block holds 1 element = 8 bytes.
     # ring: sent = 2 * 7 * 8 = 112, reduced = 7 * 8 = 56
     assert counts("ring", 8, 24, itemsize=8) == (14, 112, 56)
-
-
-def test_block_bytes():
-    assert block_bytes(1024, 4, 8) == 128  # 256 elements / 8 = 32 elements
-    assert block_bytes(1028, 4, 8) == 132  # 257 elements -> 33 elements
-    assert block_bytes(0, 4, 8) == 0
-    assert block_bytes(1028, 4, 8, smooth=True) == 128.5
-    assert block_bytes(8, 4, 8, smooth=True) == 4  # one element at least
 
 
 def test_smooth_blocks():

@@ -12,14 +12,11 @@ from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog,
 
 
 def _checks_cte(cat: Catalog) -> str:
-    """CTEs `pts` (the run's points), `checks` and `scoped`.
+    """CTEs `pts` (the run's points), `checks` (what its analysis recorded) and `scoped`.
 
-    `checks`: the recorded assumptions plus, for a run whose analysis recorded none of them,
-    checks derived from the points themselves under the analysis's names
-    (runners.domain.assumptions): not_oversubscribed (ranks <= physical cores) and
-    power_of_two (p a power of two, or a ring schedule, which works for any p). `scoped`: the
-    checks that apply to individual points, i.e. without the run-level summary row of a check
-    that also has per-point rows.
+    `scoped`: the checks that apply to individual points, i.e. without the run-level summary
+    row of a check that also has per-point rows. A run the analysis has not checked has no
+    rows here: the page says so rather than deriving checks of its own.
     Parameters: $run and $cal (the calibration, which filters a calibration_id column).
     """
     cal_filter = (
@@ -31,30 +28,9 @@ def _checks_cte(cat: Catalog) -> str:
     pts AS (
         SELECT point_id, algorithm, ranks, bytes, dtype, op, status, oversubscribed
         FROM points WHERE run_id = $run
-    ), recorded AS (
+    ), checks AS (
         SELECT point_id, name, state, detail FROM assumptions
         WHERE run_id = $run {cal_filter}
-    ), derived AS (
-        SELECT point_id, 'not_oversubscribed' AS name,
-               CASE WHEN oversubscribed THEN 'violated'
-                    WHEN oversubscribed IS NULL THEN 'unknown' ELSE 'holds' END AS state,
-               ranks || ' ranks on ' || coalesce(CAST(r.physical_cores AS VARCHAR), '?')
-                   || ' physical cores' AS detail
-        FROM pts, (SELECT physical_cores FROM runs WHERE run_id = $run) r
-        WHERE status = 'ok'
-        UNION ALL
-        SELECT point_id, 'power_of_two',
-               CASE WHEN (ranks & (ranks - 1)) = 0 OR algorithm IN ('ring', 'mpi:ring')
-                    THEN 'holds' ELSE 'violated' END,
-               'p = ' || ranks || CASE WHEN (ranks & (ranks - 1)) = 0 THEN ''
-                   WHEN algorithm IN ('ring', 'mpi:ring') THEN ': the ring works for any p'
-                   ELSE ': not a power of two (folded or unbalanced schedule)' END
-        FROM pts WHERE status = 'ok'
-    ), checks AS (
-        SELECT *, 'recorded' AS source FROM recorded
-        UNION ALL
-        SELECT *, 'derived' AS source FROM derived
-        WHERE name NOT IN (SELECT name FROM recorded)
     ), scoped AS (
         SELECT * FROM checks
         WHERE point_id IS NOT NULL
@@ -64,8 +40,7 @@ def _checks_cte(cat: Catalog) -> str:
 
 _SUMMARY_SQL = """
 SELECT c.name, c.state, count(*) AS checks, count(c.point_id) AS points,
-       any_value(c.detail ORDER BY c.point_id NULLS FIRST) AS detail,
-       any_value(c.source) AS source
+       any_value(c.detail ORDER BY c.point_id NULLS FIRST) AS detail
 FROM scoped c LEFT JOIN pts p USING (point_id)
 WHERE c.point_id IS NULL OR (
     ($ranks IS NULL OR p.ranks = $ranks) AND ($dtype IS NULL OR p.dtype = $dtype)
@@ -95,14 +70,14 @@ class AssumptionData:
 
 
 def assumptions_data(path: StorePath, run_id: str, calibration_id: str | None = None):
-    """Every check of the run (recorded or derived) and the per-name summary."""
+    """Every check the run's analysis recorded and the per-name summary."""
     scope = Scope(run_id, calibration_id=calibration_id)
     with _open(path) as con:
         cat = _catalog(con)
         checks = _df(
             con,
             f"WITH {_checks_cte(cat)} "
-            "SELECT c.name, c.state, c.source, p.algorithm, p.ranks, p.bytes, p.dtype, p.op, "
+            "SELECT c.name, c.state, p.algorithm, p.ranks, p.bytes, p.dtype, p.op, "
             "c.detail, c.point_id FROM checks c LEFT JOIN pts p USING (point_id) "
             "ORDER BY CASE c.state WHEN 'violated' THEN 0 WHEN 'unknown' THEN 1 ELSE 2 END, "
             "c.name, p.ranks NULLS FIRST, p.bytes, p.algorithm",

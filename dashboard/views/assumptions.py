@@ -16,16 +16,16 @@ def main(path: Path, overview: queries.Overview) -> None:
     run_id = ui.choose_run(queries.runs_table(path))
     data = queries.assumptions_data(path, run_id)
     if data.checks.empty:
-        st.info("No assumption checks for this run (and no ok points to derive them from).")
+        st.info(
+            "This run's assumptions are not checked yet: the analysis records them after a "
+            "sweep (`collsweep analyze RUN` checks an older run)."
+        )
         return
     ui.show_badges(data.summary)
     counts = data.checks["state"].value_counts()
     for col, state in zip(st.columns(len(STATES)), STATES, strict=True):
         col.metric(state, int(counts.get(state, 0)))
-    st.caption(
-        "Recorded checks come from the analysis after each sweep; 'derived' ones are read off "
-        "the points (oversubscription, non-power-of-two ranks) when the run recorded none."
-    )
+    st.caption("The checks come from the analysis after each sweep, one home for each rule.")
     left, right = st.columns(2)
     states = ui.choose_many("State", list(STATES), "state", container=left)
     all_names = sorted(data.checks["name"].unique())

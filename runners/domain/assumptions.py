@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runners.domain.catalog import DTYPES, OPS
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, modelled_spec
+from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.models import LIBRARY, model_for
 from runners.domain.units import format_bytes
 
@@ -41,19 +42,6 @@ POINT_CHECKS = (
 RUN_CHECKS = ("single_node", "quiet_machine", "calibration_fit", "no_protocol_switch")
 NAMES = POINT_CHECKS + RUN_CHECKS
 
-# Models whose schedule is built on a power-of-two group, and how they cope with other p.
-_FOLD = (
-    "{alg} folds the extra ranks into a power-of-two core first (2 more messages, n more bytes "
-    "sent and reduced, counted by the model) while the folded ranks idle"
-)
-_POF2_COPING = {
-    "recursive_doubling": _FOLD,
-    "rabenseifner": _FOLD,
-    "binomial_tree": "{alg} runs an unbalanced tree: ceil(log2 p) rounds on the critical path "
-    "while some ranks idle",
-    "lower_bound": "the library's power-of-two algorithms fold the extra ranks first, which "
-    "the lower bound does not count",
-}
 _LAUNCHERS_ONE_HOST = ("mpiexec", "mpirun", "mpiexec.hydra")
 _HOST_FLAGS = {"-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile"}
 _HOST_FLAGS |= {"-hosts", "--hosts", "-host", "--host", "-H"}
@@ -97,16 +85,20 @@ def modelled_as(algorithm: str) -> str:
 
 
 def power_of_two(point: PointFacts) -> dict[str, Any]:
-    """Holds when p is a power of two or the algorithm's schedule works for any p (ring)."""
-    p, model = point.ranks, modelled_as(point.algorithm)
+    """Holds when p is a power of two or the algorithm's schedule is as good for any p (ring)."""
+    p, spec = point.ranks, _modelled(point.algorithm)
     if p & (p - 1) == 0:
         return check("power_of_two", HOLDS, f"p = {p} is a power of two", point.point_id)
-    if model == "ring":
-        detail = f"p = {p} is not a power of two, but the ring takes 2(p-1) steps for any p"
-        return check("power_of_two", HOLDS, detail, point.point_id)
-    coping = _POF2_COPING[model].format(alg=point.algorithm)
-    detail = f"p = {p} is not a power of two: {coping}"
-    return check("power_of_two", VIOLATED, detail, point.point_id)
+    detail = f"p = {p} is not a power of two"
+    if spec.any_p:
+        return check("power_of_two", HOLDS, f"{detail}, but {spec.other_p}", point.point_id)
+    coping = spec.other_p.format(alg=point.algorithm)
+    return check("power_of_two", VIOLATED, f"{detail}: {coping}", point.point_id)
+
+
+def _modelled(algorithm: str) -> AlgorithmSpec:
+    """The descriptor that predicts `algorithm`: its own, the forced one's model, or 'mpi'."""
+    return modelled_spec(algorithm) or ALGORITHMS[algorithm]
 
 
 def commutative_op(point: PointFacts) -> dict[str, Any]:
@@ -133,19 +125,10 @@ def not_oversubscribed(point: PointFacts, cores: int) -> dict[str, Any]:
     return check("not_oversubscribed", VIOLATED, detail, point.point_id)
 
 
-def partition_blocks(model: str, ranks: int) -> int | None:
-    """Blocks the model cuts the buffer into (pof2 or p), 1 for whole buffers, None: unknown."""
-    if model == "rabenseifner":
-        return 1 << (ranks.bit_length() - 1)
-    if model == "ring":
-        return ranks
-    return None if model == "lower_bound" else 1
-
-
 def equal_partitions(point: PointFacts) -> dict[str, Any]:
     """Holds when the count splits into the algorithm's blocks evenly (whole elements)."""
-    model = modelled_as(point.algorithm)
-    blocks = partition_blocks(model, point.ranks)
+    parts = _modelled(point.algorithm).parts
+    blocks = None if parts is None else parts(point.ranks)
     if blocks is None:
         detail = "the library's own algorithm, and so how it splits the buffer, is unknown"
         return check("equal_partitions", UNKNOWN, detail, point.point_id)
@@ -158,8 +141,9 @@ def equal_partitions(point: PointFacts) -> dict[str, Any]:
         return check("equal_partitions", HOLDS, detail, point.point_id)
     largest = -(-count // blocks)
     detail = (
-        f"{count} elements do not split into {blocks} equal {point.dtype} blocks: the largest "
-        f"block ({largest} of them) sets every step, and the prediction uses it"
+        f"{count} elements do not split into {blocks} equal {point.dtype} blocks: blocks of "
+        f"{largest} and {count // blocks} elements, and the prediction walks the schedule "
+        "with them"
     )
     return check("equal_partitions", VIOLATED, detail, point.point_id)
 
@@ -181,8 +165,8 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
         f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced} forced it (the sweep skips points where "
         f"MPICH fell back to another algorithm); modelled as {modelled_as(algorithm)}"
     )
-    if forced == "tree":
-        detail += ", approximately: MPICH's tree may be k-ary and pipelined"
+    if ALGORITHMS[algorithm].model_note:
+        detail += ", " + ALGORITHMS[algorithm].model_note
     return check("library_choice_known", HOLDS, detail, point.point_id)
 
 

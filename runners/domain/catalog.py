@@ -1,4 +1,4 @@
-"""Names a sweep can use: datatypes, reduction ops and algorithms, with what each supports.
+"""Names a sweep can use: datatypes, reduction ops and algorithms (their descriptors).
 
 This module imports no MPI, so spec validation, the store and the dashboard can use it
 without starting an MPI library.
@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from runners.domain.algorithms import HAND_WRITTEN, library
+from runners.domain.descriptor import AlgorithmSpec
 
 DTYPES: dict[str, np.dtype] = {
     name: np.dtype(name) for name in ("int32", "int64", "float16", "float32", "float64")
@@ -42,94 +45,22 @@ OPS: dict[str, OpSpec] = {
 }
 
 
-@dataclass(frozen=True)
-class AlgorithmSpec:
-    """What an allreduce algorithm needs from a point before it can run it."""
-
-    name: str
-    description: str
-    commutative_only: bool = False
-    power_of_two_only: bool = False
-    library: bool = False
-    forced: str = ""  # the MPICH algorithm a library entry forces; "" = autotuned
-    color: str = "#7f7f7f"  # its colour in every chart (forced library variants: lighter)
-    short: str = ""  # its short label in tight places (heat-map cells); "" = the name
-
-    def unsupported_reason(self, ranks: int, op: str) -> str | None:
-        """Why this algorithm cannot run `op` on `ranks` ranks, or None when it can."""
-        if ranks < 1:
-            return f"ranks must be >= 1, got {ranks}"
-        if self.power_of_two_only and ranks & (ranks - 1):
-            return f"{self.name} needs a power-of-two number of ranks, got {ranks}"
-        if self.commutative_only and not OPS[op].commutative:
-            return f"{self.name} needs a commutative op; {op} is not commutative"
-        return None
-
-
 ALGORITHMS: dict[str, AlgorithmSpec] = {
-    spec.name: spec
-    for spec in (
-        AlgorithmSpec(
-            "recursive_doubling",
-            "full-array exchange with partner rank XOR 2^k, log2 p rounds; "
-            "non-power-of-two p folds the extra ranks into a power-of-two core",
-            color="#1f77b4",
-            short="rd",
-        ),
-        AlgorithmSpec(
-            "binomial_tree",
-            "binomial-tree reduce to rank 0, then binomial-tree broadcast",
-            color="#ff7f0e",
-            short="tree",
-        ),
-        AlgorithmSpec(
-            "rabenseifner",
-            "recursive-halving reduce-scatter + recursive-doubling allgather; "
-            "non-power-of-two p folds the extra ranks into a power-of-two core",
-            color="#2ca02c",
-            short="rab",
-        ),
-        AlgorithmSpec(
-            "ring",
-            "ring reduce-scatter + ring allgather, 2(p-1) steps",
-            commutative_only=True,
-            color="#d62728",
-            short="ring",
-        ),
-        AlgorithmSpec(
-            "mpi",
-            "the MPI library's own MPI_Allreduce, autotuned",
-            library=True,
-            color="#3b3b3b",
-            short="mpi",
-        ),
-    )
+    spec.name: spec for spec in (*HAND_WRITTEN, library.AUTOTUNED, *library.FORCED)
 }
 
 # The algorithms whose code collsweep runs as it is, without a forcing environment.
-BASE_ALGORITHMS: dict[str, AlgorithmSpec] = dict(ALGORITHMS)
-
-# MPICH's generic allreduce algorithms that a sweep can force, with what MPICH needs to
-# apply them (otherwise it silently runs another one; the sweep detects that too).
-LIBRARY_FORCED: dict[str, tuple[str, bool, str]] = {  # text, commutative only, colour
-    "recursive_doubling": ("MPICH recursive doubling", False, "#7fb3e0"),
-    "reduce_scatter_allgather": (
-        "MPICH Rabenseifner (reduce-scatter + allgather)",
-        True,
-        "#98df8a",
-    ),
-    "ring": ("MPICH ring", True, "#f19a9b"),
-    "tree": ("MPICH tree (k-ary reduce + bcast)", False, "#ffbb78"),
+BASE_ALGORITHMS: dict[str, AlgorithmSpec] = {
+    spec.name: spec for spec in (*HAND_WRITTEN, library.AUTOTUNED)
 }
-for _forced, (_text, _commutative, _color) in LIBRARY_FORCED.items():
-    ALGORITHMS[f"mpi:{_forced}"] = AlgorithmSpec(
-        f"mpi:{_forced}",
-        f"MPI_Allreduce forced to {_text} via MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
-        commutative_only=_commutative,
-        library=True,
-        forced=_forced,
-        color=_color,
-    )
+
+
+def modelled_spec(algorithm: str) -> AlgorithmSpec | None:
+    """The descriptor whose schedule predicts `algorithm`; None for the autotuned library."""
+    spec = ALGORITHMS[algorithm]
+    if spec.schedule is not None:
+        return spec
+    return ALGORITHMS[spec.modelled_by] if spec.modelled_by else None
 
 
 def library_knobs(algorithm: str) -> dict[str, str]:

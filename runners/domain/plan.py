@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from runners.domain.catalog import ALGORITHMS, DTYPES, library_knobs
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_knobs
 from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
@@ -54,7 +54,7 @@ class Group:
 
 def skip_reason(algorithm: str, ranks: int, op: str) -> str | None:
     """Why a point is not measured, or None (declared requirements only)."""
-    return ALGORITHMS[algorithm].unsupported_reason(ranks, op)
+    return ALGORITHMS[algorithm].unsupported_reason(ranks, op, OPS[op].commutative)
 
 
 def plan_groups(spec: SweepSpec, run_id: str, done: set[str] = frozenset()) -> list[Group]:

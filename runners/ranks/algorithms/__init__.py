@@ -1,22 +1,16 @@
 """The allreduce algorithms collsweep times, by name.
 
 Every algorithm is a callable `allreduce(comm, sendbuf, recvbuf, op)` with MPI_Allreduce's
-contract; `create(name)` gives a fresh instance with its own kept scratch buffers.
+contract; `create(name)` gives a fresh instance with its own kept scratch buffers. The
+hand-written ones all run their descriptor's schedule (runners.domain.algorithms).
 """
 
 from __future__ import annotations
 
 from runners.domain.catalog import ALGORITHMS, known_names
 from runners.ranks.algorithms.base import Allreduce, UnsupportedError
-from runners.ranks.algorithms.binomial_tree import BinomialTree
 from runners.ranks.algorithms.library import LibraryAllreduce
-from runners.ranks.algorithms.rabenseifner import Rabenseifner
-from runners.ranks.algorithms.recursive_doubling import RecursiveDoubling
-from runners.ranks.algorithms.ring import Ring
-
-REGISTRY: dict[str, type[Allreduce]] = {
-    cls.name: cls for cls in (RecursiveDoubling, BinomialTree, Rabenseifner, Ring, LibraryAllreduce)
-}
+from runners.ranks.algorithms.scheduled import ScheduledAllreduce
 
 
 def create(name: str) -> Allreduce:
@@ -27,7 +21,8 @@ def create(name: str) -> Allreduce:
     """
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; known: {known_names(ALGORITHMS)}")
-    return REGISTRY["mpi" if ALGORITHMS[name].library else name]()
+    spec = ALGORITHMS[name]
+    return LibraryAllreduce() if spec.library else ScheduledAllreduce(spec)
 
 
-__all__ = ["REGISTRY", "Allreduce", "UnsupportedError", "create"]
+__all__ = ["Allreduce", "UnsupportedError", "create"]

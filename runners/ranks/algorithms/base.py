@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache, partial
 from typing import ClassVar
 
 import numpy as np
@@ -20,7 +19,7 @@ class UnsupportedError(ValueError):
 class Allreduce:
     """An allreduce with the contract of MPI_Allreduce on 1-D contiguous numpy buffers.
 
-    Subclasses implement `_run`; `__call__` checks the declared requirements first, so an
+    Subclasses implement `_bound`; `__call__` checks the declared requirements first, so an
     unsupported case is refused on every rank alike, never answered wrongly. Scratch buffers
     are kept between calls, so a timed call allocates nothing it can reuse.
     """
@@ -55,18 +54,14 @@ class Allreduce:
     def _bound(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> Callable[[], None]:
-        """The zero-argument call `bind` returns, on checked 1-D buffers (default: `_run`)."""
-        return partial(self._run, comm, sendbuf, recvbuf, op)
+        """The zero-argument call `bind` returns, on checked 1-D buffers."""
+        raise NotImplementedError
 
     def check_supported(self, ranks: int, op: MPI.Op) -> None:
         """Raise UnsupportedError when this algorithm cannot reduce `op` on `ranks` ranks."""
-        if self.spec.commutative_only and not op.Is_commutative():
-            raise UnsupportedError(f"{self.name} needs a commutative op; this op is not")
-        if self.spec.power_of_two_only and ranks & (ranks - 1):
-            raise UnsupportedError(f"{self.name} needs a power-of-two number of ranks")
-
-    def _run(self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op) -> None:
-        raise NotImplementedError
+        reason = self.spec.unsupported_reason(ranks, "this op", op.Is_commutative())
+        if reason is not None:
+            raise UnsupportedError(reason)
 
     def scratch(self, key: str, like: np.ndarray, count: int | None = None) -> np.ndarray:
         """A kept buffer of `count` elements of `like`'s dtype, grown only when too small."""
@@ -94,42 +89,3 @@ def mpi_type(array: np.ndarray) -> MPI.Datatype:
     """
     predefined = MPI._typedict.get(array.dtype.char)
     return predefined if predefined is not None else from_numpy_dtype(array.dtype)
-
-
-def sendrecv(
-    comm: MPI.Comm,
-    send: np.ndarray,
-    dest: int,
-    recv: np.ndarray,
-    source: int,
-    datatype: MPI.Datatype,
-) -> None:
-    """Exchange two contiguous slices with explicit datatypes (no per-call type inference)."""
-    comm.Sendrecv([send, send.size, datatype], dest, 0, [recv, recv.size, datatype], source, 0)
-
-
-def combine(op: MPI.Op, mine: np.ndarray, theirs: np.ndarray, mine_is_left: bool) -> None:
-    """Reduce `theirs` into `mine`, keeping rank order for noncommutative ops.
-
-    Reduce_local(a, b) computes b = a o b. When `mine` is the left operand of a
-    noncommutative op the result lands in `theirs` and is copied back, as MPICH does.
-    """
-    if mine_is_left and not op.Is_commutative():
-        op.Reduce_local(mine, theirs)
-        mine[...] = theirs
-    else:
-        op.Reduce_local(theirs, mine)
-
-
-@cache
-def block_bounds(count: int, parts: int) -> tuple[int, ...]:
-    """Boundaries of `parts` near-equal, datatype-aligned blocks of `count` elements.
-
-    Block i is [bounds[i], bounds[i + 1]). The first count % parts blocks hold one extra
-    element; blocks are empty when count < parts. Cached: a timed call asks the same again.
-    """
-    base, extra = divmod(count, parts)
-    bounds = [0]
-    for i in range(parts):
-        bounds.append(bounds[-1] + base + (1 if i < extra else 0))
-    return tuple(bounds)

@@ -29,7 +29,3 @@ class LibraryAllreduce(Allreduce):
         send = [memoryview(sendbuf), sendbuf.size, dt]
         recv = [memoryview(recvbuf), recvbuf.size, dt]
         return partial(comm.Allreduce, send, recv, op)
-
-    def _run(self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op) -> None:
-        dt = mpi_type(recvbuf)
-        comm.Allreduce([sendbuf, sendbuf.size, dt], [recvbuf, recvbuf.size, dt], op)

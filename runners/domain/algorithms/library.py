@@ -1,0 +1,56 @@
+"""The MPI library's own MPI_Allreduce: autotuned, and forced to each of MPICH's algorithms."""
+
+from __future__ import annotations
+
+from runners.domain.descriptor import AlgorithmSpec
+
+AUTOTUNED = AlgorithmSpec(
+    "mpi",
+    "the MPI library's own MPI_Allreduce, autotuned",
+    library=True,
+    color="#3b3b3b",
+    short="mpi",
+    parts=None,
+    other_p="the library's power-of-two algorithms fold the extra ranks first, which the lower "
+    "bound does not count",
+)
+
+FORCED: tuple[AlgorithmSpec, ...] = tuple(
+    AlgorithmSpec(
+        f"mpi:{forced}",
+        f"MPI_Allreduce forced to {text} via MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
+        commutative_only=commutative,
+        library=True,
+        forced=forced,
+        color=color,
+        modelled_by=model,
+        model_note=note,
+    )
+    for forced, text, commutative, color, model, note in (
+        (
+            "recursive_doubling",
+            "MPICH recursive doubling",
+            False,
+            "#7fb3e0",
+            "recursive_doubling",
+            "",
+        ),
+        (
+            "reduce_scatter_allgather",
+            "MPICH Rabenseifner (reduce-scatter + allgather)",
+            True,
+            "#98df8a",
+            "rabenseifner",
+            "",
+        ),
+        ("ring", "MPICH ring", True, "#f19a9b", "ring", ""),
+        (
+            "tree",
+            "MPICH tree (k-ary reduce + bcast)",
+            False,
+            "#ffbb78",
+            "binomial_tree",
+            "approximately: MPICH's tree may be k-ary and pipelined",
+        ),
+    )
+)

@@ -1,0 +1,56 @@
+"""What collsweep knows about one allreduce algorithm, in one place (pure: no MPI).
+
+Every algorithm is one `AlgorithmSpec`: its schedule (runners.domain.schedule) for the ones
+collsweep runs itself, what it supports, how the model and the assumption checks treat it, and
+how charts show it. The ranks execute the schedule, the model counts it, the checks and the
+dashboard read the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from runners.domain.schedule import Schedule
+
+
+def whole_buffer(ranks: int) -> int:
+    """Blocks of an algorithm that sends whole buffers: one."""
+    return 1
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One allreduce algorithm: its schedule, what it needs, how it is modelled and drawn.
+
+    `parts(p)` is how many blocks the schedule cuts the buffer into on p ranks (1 = whole
+    buffers; None = unknown, the autotuned library). `other_p` says, with {alg} for the name,
+    what the schedule does when p is not a power of two; `any_p` marks schedules that are as
+    good for any p. `modelled_by` names the algorithm whose schedule predicts this one
+    (a library algorithm forced by name); `model_note` qualifies how well.
+    """
+
+    name: str
+    description: str
+    commutative_only: bool = False
+    power_of_two_only: bool = False
+    library: bool = False
+    forced: str = ""  # the MPICH algorithm a library entry forces; "" = autotuned
+    color: str = "#7f7f7f"  # its colour in every chart (forced library variants: lighter)
+    short: str = ""  # its short label in tight places (heat-map cells); "" = the name
+    schedule: Schedule | None = None
+    parts: Callable[[int], int] | None = whole_buffer
+    other_p: str = ""
+    any_p: bool = False
+    modelled_by: str = ""
+    model_note: str = ""
+
+    def unsupported_reason(self, ranks: int, op: str, commutative: bool) -> str | None:
+        """Why this algorithm cannot run `op` (`commutative` or not) on `ranks` ranks, or None."""
+        if ranks < 1:
+            return f"ranks must be >= 1, got {ranks}"
+        if self.power_of_two_only and ranks & (ranks - 1):
+            return f"{self.name} needs a power-of-two number of ranks, got {ranks}"
+        if self.commutative_only and not commutative:
+            return f"{self.name} needs a commutative op; {op} is not commutative"
+        return None

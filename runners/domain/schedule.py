@@ -1,0 +1,151 @@
+"""An allreduce algorithm's schedule: the steps each rank runs, as data (pure: no MPI).
+
+A schedule is a function `(rank, size, count) -> tuple[Step, ...]`: for one rank of a
+`size`-rank group reducing `count` elements, what it sends and receives in each round, with
+whom, and which block it reduces. Everything else reads it: the ranks execute it
+(runners.ranks.algorithms), the model counts its critical path (`critical_path`), the
+assumption checks and the Modular lab simulate it (`simulate`).
+
+Element ranges are half-open `(start, stop)` offsets into the result buffer. A received block
+lands in that range of the result buffer, or, for a step that reduces, in scratch space first
+and is then reduced into that range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+Range = tuple[int, int]
+RoundKey = tuple[int, int]  # (phase order, round within the phase): the same on every rank
+FOLD_IN, CORE, FOLD_OUT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rank's part of one round: a send, a receive, or both at once (MPI_Sendrecv).
+
+    `recv` is where the received block belongs in the result buffer; with `reduce` it is
+    reduced into that range (this rank's data the left operand when `mine_is_left`).
+    """
+
+    round: RoundKey
+    phase: str
+    send_to: int | None = None
+    send: Range | None = None
+    recv_from: int | None = None
+    recv: Range | None = None
+    reduce: bool = False
+    mine_is_left: bool = False
+
+    @property
+    def sent(self) -> int:
+        """Elements this step sends."""
+        return 0 if self.send is None else self.send[1] - self.send[0]
+
+    @property
+    def received(self) -> int:
+        """Elements this step receives."""
+        return 0 if self.recv is None else self.recv[1] - self.recv[0]
+
+
+Schedule = Callable[[int, int, int], tuple[Step, ...]]
+
+
+@cache
+def block_bounds(count: int, parts: int) -> tuple[int, ...]:
+    """Boundaries of `parts` near-equal, datatype-aligned blocks of `count` elements.
+
+    Block i is [bounds[i], bounds[i + 1]). The first count % parts blocks hold one extra
+    element; blocks are empty when count < parts. Cached: a timed call asks the same again.
+    """
+    base, extra = divmod(count, parts)
+    bounds = [0]
+    for i in range(parts):
+        bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+    return tuple(bounds)
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    """Messages, elements sent and elements reduced on the critical path of one allreduce.
+
+    Every round costs its largest message and its largest reduction (ranks run a round at the
+    same time, and a full-duplex link sends and receives at once).
+    """
+
+    messages: int
+    sent: int
+    reduced: int
+
+
+@lru_cache(maxsize=4096)
+def critical_path(schedule: Schedule, size: int, count: int) -> CriticalPath:
+    """The critical-path counts of `schedule` on `size` ranks for `count` elements."""
+    largest: dict[RoundKey, tuple[int, int]] = {}
+    for rank in range(size):
+        for step in schedule(rank, size, count):
+            sent, reduced = largest.get(step.round, (0, 0))
+            moved = max(step.sent, step.received)
+            this_reduced = step.received if step.reduce else 0
+            largest[step.round] = (max(sent, moved), max(reduced, this_reduced))
+    return CriticalPath(
+        messages=len(largest),
+        sent=sum(s for s, _ in largest.values()),
+        reduced=sum(r for _, r in largest.values()),
+    )
+
+
+def scratch_elements(steps: tuple[Step, ...]) -> int:
+    """Scratch space (elements) a rank needs: its largest block received to be reduced."""
+    return max((s.received for s in steps if s.reduce), default=0)
+
+
+Contribution = tuple[int, ...]  # the ranks whose inputs an element holds, in reduction order
+
+
+def simulate(
+    schedule: Schedule, size: int, count: int
+) -> tuple[list[list[Contribution]], list[dict[RoundKey, list[Contribution]]]]:
+    """Run `schedule` symbolically: what each rank's every element holds, round by round.
+
+    An element's value is the tuple of ranks whose inputs it combines, in operand order
+    (a reduction appends the right operand's ranks to the left's), so a correct allreduce ends
+    with every element of every rank holding (0, 1, ..., size-1). Returns the final values and,
+    per rank, the values after each round it took part in. Raises ValueError when a receive
+    has no matching send (the schedule would deadlock or mismatch).
+    """
+    steps = [schedule(rank, size, count) for rank in range(size)]
+    values = [[(rank,)] * count for rank in range(size)]
+    history: list[dict[RoundKey, list[Contribution]]] = [{} for _ in range(size)]
+    for key in sorted({s.round for rank_steps in steps for s in rank_steps}):
+        in_round = {r: [s for s in steps[r] if s.round == key] for r in range(size)}
+        outbox = {
+            (r, s.send_to): values[r][s.send[0] : s.send[1]]
+            for r in range(size)
+            for s in in_round[r]
+            if s.send_to is not None and s.send is not None
+        }
+        for rank in range(size):
+            for step in in_round[rank]:
+                _deliver(values[rank], step, outbox, rank)
+            if in_round[rank]:
+                history[rank][key] = list(values[rank])
+    return values, history
+
+
+def _deliver(mine: list[Contribution], step: Step, outbox: dict, rank: int) -> None:
+    """Apply one step's receive (and reduction) to a rank's elements."""
+    if step.recv_from is None or step.recv is None:
+        return
+    incoming = outbox.get((step.recv_from, rank))
+    start, stop = step.recv
+    if incoming is None or len(incoming) != stop - start:
+        raise ValueError(f"rank {rank} receives from {step.recv_from} in {step.round}: no match")
+    for i, theirs in enumerate(incoming):
+        own = mine[start + i]
+        if step.reduce:
+            mine[start + i] = own + theirs if step.mine_is_left else theirs + own
+        else:
+            mine[start + i] = theirs
