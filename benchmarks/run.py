@@ -1,7 +1,8 @@
 """`make bench`: run every figure and print the report (python benchmarks/run.py --help).
 
 Figures: 1 harness overhead, 2 hand-written vs library, 3 time to precision, 4 dashboard
-data (benchmarks/dashboard_data.py, when present), 5 physical limits.
+data (benchmarks/dashboard_data.py, when present), 5 physical limits, 6 reproducibility (the
+quick preset swept twice).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from benchmarks import (
     fig_limits,
     fig_overhead,
     fig_precision,
+    fig_repro,
     load,
     report,
 )
@@ -32,6 +34,7 @@ FIGURES: dict[int, tuple[str, Callable[[bool], Figure]]] = {
     3: ("Time to precision", fig_precision.run),
     4: ("Dashboard data", fig_dashboard.run),
     5: ("Physical limits", fig_limits.run),
+    6: ("Reproducibility", fig_repro.run),
 }
 
 

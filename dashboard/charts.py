@@ -1,7 +1,7 @@
 """Plotly figures for the dashboard, built from the small frames of dashboard.queries.
 
 No Streamlit, no store access. Every trace carries ``meta`` = {"role": ..., ...} (roles: band,
-measured, predicted, crossover, best, speedup, pingpong, fit, segment, residual, ratio), so
+measured, predicted, crossover, best, speedup, pingpong, fit, segment, residual, ratio, probe), so
 tests and readers can find a figure's parts without relying on colours or names.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dashboard.figures.best import best_heatmaps
 from dashboard.figures.compare import compare_figure
 from dashboard.figures.curves import curves_figure, metric_values
+from dashboard.figures.machine import probes_figure
 from dashboard.figures.model_fit import pingpong_figure, residuals_figure
 from dashboard.figures.override import override_figure
 from dashboard.figures.style import (
@@ -34,6 +35,7 @@ __all__ = [
     "metric_values",
     "override_figure",
     "pingpong_figure",
+    "probes_figure",
     "residuals_figure",
     "rgba",
     "short_name",

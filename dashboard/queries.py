@@ -39,6 +39,7 @@ from dashboard.data.override import override_impact, override_summary
 from dashboard.data.runs import (
     Overview,
     compare_runs,
+    machine_probes,
     overview,
     prediction_calibrations,
     provenance_diff,
@@ -83,6 +84,7 @@ __all__ = [
     "envelope_crossovers",
     "example_queries",
     "fit_comparison",
+    "machine_probes",
     "override_impact",
     "override_summary",
     "overview",

@@ -28,6 +28,7 @@ from runners.domain.catalog import DTYPES
 from runners.domain.fitting import fit_linear, fit_piecewise
 from runners.domain.models import model_for, predict
 from runners.domain.records import PointKey
+from runners.domain.repetition import Repetition, point_summary
 
 ALGORITHMS = (
     "recursive_doubling",
@@ -61,6 +62,7 @@ class RunSpec:
     algorithms: tuple[str, ...] = ALGORITHMS
     samples: int = 30
     passes: int = 2
+    launches: int = 3
     physical_cores: int = 2
     slowdown: dict[str, float] = field(default_factory=dict)
     seed: int = 0
@@ -120,8 +122,32 @@ def write_run(path: Path | str, spec: RunSpec, batch_samples: int = 200_000) -> 
     store.create_run(path, run_row(spec))
     for points, samples in _batches(spec, batch_samples):
         store.add_points(path, points, samples)
+    store.write_batch(path, [], [], {}, probes=probes(spec))
     store.finish_run(path, spec.run_id, "complete")
     store.update_run(path, spec.run_id, {"finished_at": spec.started_at + timedelta(minutes=3)})
+
+
+def probes(spec: RunSpec) -> list[dict[str, Any]]:
+    """The machine-state probe at the start and end of every launch of every job, steady."""
+    rng = np.random.default_rng(spec.seed + 100)
+    rows = []
+    for ranks, launch, moment in itertools.product(
+        spec.ranks, range(spec.launches), ("start", "end")
+    ):
+        minute = spec.started_at + timedelta(seconds=20 * launch + 10 * (moment == "end") + ranks)
+        rows.append(
+            {
+                "run_id": spec.run_id,
+                "job": f"ranks={ranks} config=default",
+                "ranks": ranks,
+                "launch": launch,
+                "moment": moment,
+                "pingpong_s": 2.1e-6 * (1 + 0.05 * rng.random()),
+                "copy_gbps": 10.0 * (1 + 0.05 * rng.random()),
+                "measured_at": minute,
+            }
+        )
+    return rows
 
 
 def analyze(path: Path | str, run_id: str) -> None:
@@ -142,6 +168,7 @@ def spec_toml(spec: RunSpec) -> str:
             f"ops = {list(spec.ops)}".replace("'", '"'),
             f"algorithms = {list(spec.algorithms)}".replace("'", '"'),
             f"passes = {spec.passes}",
+            f"launches = {spec.launches}",
             'launcher = "mpiexec -n {ranks}"',
             "",
         ]
@@ -203,27 +230,17 @@ def _samples_of(spec: RunSpec, cell: tuple[str, int, int, str, str], rng: Any) -
     return center * rng.lognormal(0.0, 0.25 if over else 0.08, spec.samples)
 
 
-def _summary(seconds: np.ndarray, nbytes: int, ranks: int) -> dict[str, Any]:
-    """The timing columns of an ok point, from its samples."""
-    median = float(np.median(seconds))
-    half = 1.96 * float(np.std(seconds)) / math.sqrt(seconds.size) * 1.25
-    algbw = nbytes / median / 1e9
-    return {
-        "iterations": int(seconds.size),
-        "median_s": median,
-        "mean_s": float(np.mean(seconds)),
-        "min_s": float(np.min(seconds)),
-        "max_s": float(np.max(seconds)),
-        "p5_s": float(np.percentile(seconds, 5)),
-        "p95_s": float(np.percentile(seconds, 95)),
-        "stddev_s": float(np.std(seconds)),
-        "ci_low_s": median - half,
-        "ci_high_s": median + half,
-        "ci_rel_halfwidth": half / median,
-        "ci_target_met": half / median <= 0.05,
-        "algbw_gbps": algbw,
-        "busbw_gbps": algbw * 2 * (ranks - 1) / ranks,
-    }
+def _origins(spec: RunSpec, count: int) -> tuple[list[int], list[int]]:
+    """Each sample's (pass, launch): launches in turn, passes within them."""
+    launches = [i % spec.launches for i in range(count)]
+    passes = [(i // spec.launches) % spec.passes for i in range(count)]
+    return passes, launches
+
+
+def _summary(spec: RunSpec, seconds: np.ndarray, nbytes: int, ranks: int) -> dict[str, Any]:
+    """The timing columns of an ok point, from its samples, as a sweep computes them."""
+    rep = Repetition.of(list(seconds), *_origins(spec, seconds.size))
+    return point_summary(rep, nbytes, ranks, target_rel_ci=0.05)
 
 
 def _point(spec: RunSpec, cell: tuple[str, int, int, str, str], seconds: np.ndarray | None):
@@ -249,7 +266,9 @@ def _point(spec: RunSpec, cell: tuple[str, int, int, str, str], seconds: np.ndar
         "started_at": spec.started_at,
         "finished_at": spec.started_at + timedelta(seconds=1),
     }
-    return row | (_summary(seconds, nbytes, ranks) if seconds is not None else {})
+    if seconds is None:
+        return row | {"launches": 0}
+    return row | _summary(spec, seconds, nbytes, ranks)
 
 
 def _library_config(algorithm: str) -> str:
@@ -278,9 +297,10 @@ def _batches(spec: RunSpec, batch_samples: int) -> Iterator[tuple[list[dict], li
         points.append(_point(spec, cell, seconds))
         if seconds is not None:
             pid = points[-1]["point_id"]
+            passes, launches = _origins(spec, seconds.size)
             samples.extend(
-                {"point_id": pid, "iteration": i, "seconds": float(s), "pass": i % spec.passes}
-                for i, s in enumerate(seconds)
+                {"point_id": pid, "iteration": i, "seconds": float(s), "pass": p, "launch": la}
+                for i, (s, p, la) in enumerate(zip(seconds, passes, launches, strict=True))
             )
         if len(samples) >= batch_samples:
             yield points, samples

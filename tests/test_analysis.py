@@ -14,6 +14,7 @@ from conftest import run_cli
 from runners import analysis, store
 from runners.domain.assumptions import NAMES, POINT_CHECKS
 from runners.domain.catalog import DTYPES
+from runners.domain.comparison import compare
 from runners.domain.machine import hostname, physical_cores
 from runners.domain.models import model_for, predict
 
@@ -129,27 +130,44 @@ def test_the_fitted_calibration_describes_the_runs_own_timings(swept: Run) -> No
     assert fit["r_squared"] == pytest.approx(r2)
 
 
-def medians(swept: Run) -> dict:
-    """(ranks, algorithm) -> {bytes: median_s} of the ok points."""
-    frame = swept.sql("SELECT ranks, algorithm, bytes, median_s FROM points WHERE run_id = ?")
+def paired_units(swept: Run) -> dict:
+    """(ranks, algorithm, bytes) -> {(launch, pass): median} of the ok points' samples."""
+    frame = swept.sql(
+        "SELECT p.ranks, p.algorithm, p.bytes, s.launch, s.pass, median(s.seconds) AS m "
+        "FROM samples s JOIN points p USING (point_id) WHERE p.run_id = ? AND p.status = 'ok' "
+        "GROUP BY ALL"
+    )
     out: dict = {}
-    for r in frame.dropna().itertuples(index=False):
-        out.setdefault((r.ranks, r.algorithm), {})[r.bytes] = r.median_s
+    for r in frame.itertuples(index=False):
+        out.setdefault((r.ranks, r.algorithm, r.bytes), {})[(r.launch, r[4])] = r.m
     return out
 
 
-def test_measured_crossovers_lie_in_their_intervals_and_are_oriented(swept: Run) -> None:
+def test_measured_crossovers_sit_between_two_decided_measured_sizes(swept: Run) -> None:
+    """The interval is two measured sizes, at which the paired launches decide opposite ways."""
     rows = swept.sql("SELECT * FROM crossovers WHERE run_id = ? AND kind = 'measured'")
-    assert len(rows) > 0
-    assert (rows.low_bytes <= rows.bytes).all() and (rows.bytes <= rows.high_bytes).all()
-    assert rows.bytes.between(*SWEPT).all() and rows.calibration_id.isna().all()
-    times = medians(swept)
+    assert (rows.low_bytes < rows.bytes).all() and (rows.bytes < rows.high_bytes).all()
+    assert rows.calibration_id.isna().all()
+    units, swept_sizes = paired_units(swept), {8 * 8**k for k in range(6)}
     for r in rows.itertuples(index=False):
-        a, b = times[(r.ranks, r.algorithm_a)], times[(r.ranks, r.algorithm_b)]
-        below = max(n for n in a.keys() & b.keys() if n < r.bytes and a[n] != b[n])
-        above = min(n for n in a.keys() & b.keys() if n > r.bytes)
-        assert a[below] < b[below], r
-        assert a[above] >= b[above], r
+        assert {r.low_bytes, r.high_bytes} <= swept_sizes, r
+        a, b = r.algorithm_a, r.algorithm_b
+        low = compare(units[(r.ranks, a, r.low_bytes)], units[(r.ranks, b, r.low_bytes)])
+        high = compare(units[(r.ranks, a, r.high_bytes)], units[(r.ranks, b, r.high_bytes)])
+        assert low.decided and low.a_faster and high.decided and not high.a_faster, r
+
+
+def test_winners_are_decided_only_when_the_launches_agree(swept: Run) -> None:
+    rows = swept.sql("SELECT * FROM winners WHERE run_id = ?")
+    cells = swept.sql("SELECT count(DISTINCT (ranks, bytes)) n FROM points WHERE run_id = ?")
+    assert len(rows) == cells.n.item() and (rows.candidates >= 2).all()
+    units = paired_units(swept)
+    for r in rows.itertuples(index=False):
+        found = compare(units[(r.ranks, r.winner, r.bytes)], units[(r.ranks, r.runner_up, r.bytes)])
+        assert r.decided == (found.decided and found.a_faster), r
+        if r.decided:
+            assert r.ratio_low <= r.ratio < 1 and r.ratio_high < 1
+    assert set(rows.pairing) <= {"same launch", "same round"}
 
 
 def predicted_times(cal: dict, models: tuple[str, str], ranks: int, n: float) -> list[float]:

@@ -189,3 +189,25 @@ def test_quiet_machine_is_read_from_the_load_average_before_the_sweep(load, stat
     assert row["name"] == "quiet_machine" and row["state"] == state
     if load:
         assert f"{load[0]:.2f}" in row["detail"]
+
+
+def probe_rows(pingpongs: list[float], copies: list[float], job: str = "ranks=2 config=default"):
+    return [
+        {"job": job, "pingpong_s": p, "copy_gbps": c}
+        for p, c in zip(pingpongs, copies, strict=True)
+    ]
+
+
+def test_stable_machine_holds_while_the_probe_stays_within_its_bound() -> None:
+    row = A.stable_machine(probe_rows([2.0e-6, 2.2e-6, 2.1e-6], [10.0, 9.5, 10.4]))
+    assert row["state"] == "holds" and "8 B ping-pong 2-2.2 us (1.10x)" in row["detail"]
+
+
+def test_stable_machine_is_violated_by_a_state_change_with_its_evidence() -> None:
+    probes = probe_rows([2.0e-6, 2.1e-6], [10.0, 10.2]) + probe_rows(
+        [1.9e-6, 4.4e-6], [10.0, 9.9], job="ranks=4 config=default"
+    )
+    row = A.stable_machine(probes)
+    assert row["state"] == "violated"
+    assert "1.9-4.4 us (2.32x) in ranks=4 config=default" in row["detail"]
+    assert A.stable_machine([])["state"] == "unknown"

@@ -1,19 +1,15 @@
-"""Crossovers of predicted and measured curves, bootstrap intervals."""
+"""Crossovers of predicted curves, paired comparisons, and measured crossovers between decided
+sizes."""
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
 
-from runners.domain.crossovers import (
-    best_algorithm,
-    bootstrap_crossover,
-    measured_crossovers,
-    predicted_crossover,
-)
+from runners.domain.comparison import compare
+from runners.domain.crossovers import best_algorithm, decided_crossovers, predicted_crossover
 
 
 def test_predicted_crossover_by_hand():
@@ -74,85 +70,49 @@ def test_predicted_crossover_bad_range():
         predicted_crossover("ring", "recursive_doubling", 8, 2e-6, 1e-9, 0, 1, 0, 1e6)
 
 
-def test_measured_crossovers_two_crossings():
-    sizes = [1, 2, 4, 8, 16, 32]
-    b = np.full(6, 1e-5)
-    a = b * np.exp([0.3, 0.1, -0.1, -0.3, -0.1, 0.1])  # log(a/b) linear in log size
-    # zeros half-way (in log) between 2 and 4, and between 16 and 32: sqrt(8), sqrt(512)
-    got = measured_crossovers(sizes, a, b)
-    assert got == pytest.approx([math.sqrt(8), math.sqrt(512)], rel=1e-12)
+def paired_units(ratio: float, rng: np.random.Generator, launches: int = 3) -> tuple:
+    """Per-(launch, pass) medians of a and b, a/b = `ratio` times launch and pass noise."""
+    a, b = {}, {}
+    for launch in range(launches):
+        state = math.exp(rng.normal(0, 0.3))  # launches differ a lot, alike for a and b
+        for pass_ in range(2):
+            base = 1e-5 * state * math.exp(rng.normal(0, 0.05))
+            a[(launch, pass_)] = base * ratio * math.exp(rng.normal(0, 0.01))
+            b[(launch, pass_)] = base * math.exp(rng.normal(0, 0.01))
+    return a, b
 
 
-def test_measured_crossovers_log_log_interpolation():
-    # log(a/b) = log 2 at 100 and -log 8 at 10000: zero a quarter of the way in log10 size,
-    # i.e. at 10 ** (2 + 2 * log 2 / (log 2 + log 8)) = 10 ** 2.5 = 316.23
-    got = measured_crossovers([100, 10000], [2.0, 1.0], [1.0, 8.0])
-    assert got == pytest.approx([10**2.5], rel=1e-12)
+def test_a_clear_winner_is_decided_despite_launch_to_launch_swings():
+    found = compare(*paired_units(0.8, np.random.default_rng(1)))
+    assert found.decided and found.a_faster and found.low < 0.8 < found.high < 1
+    assert (found.units, found.launches) == (6, 3)
 
 
-def test_measured_crossovers_none_and_tie():
-    assert measured_crossovers([1, 2, 4], [1, 2, 3], [2, 3, 4]) == []
-    # an exact tie at 4 between opposite signs: the crossover is the tie
-    assert measured_crossovers([1, 2, 4, 8, 16], [1, 1, 5, 9, 9], [2, 2, 5, 3, 3]) == [4]
-    # touching without changing sign is no crossover
-    assert measured_crossovers([1, 2, 4], [1, 5, 1], [2, 5, 2]) == []
+def test_two_equal_algorithms_tie():
+    rng = np.random.default_rng(2)
+    ties = sum(not compare(*paired_units(1.0, rng)).decided for _ in range(100))
+    assert ties >= 90
 
 
-def test_measured_crossovers_sorts_sizes():
-    # sorted: a/b = 1/2 at 1, 2, 4 and 2 at 8, 16, 32: log ratio -log 2 -> +log 2 between
-    # 4 and 8, zero half-way in log: sqrt(32)
-    got = measured_crossovers([32, 1, 16, 2, 8, 4], [4, 1, 4, 1, 4, 1], [2] * 6)
-    assert got == pytest.approx([math.sqrt(32)], rel=1e-12)
+def test_too_few_shared_passes_decide_nothing():
+    assert compare({(0, 0): 1.0}, {(0, 0): 2.0, (0, 1): 2.0}) is None
 
 
-def synthetic_samples(seed: int = 1):
-    """a = 2e-6 + 4e-10 n and b = 8e-6 + 1e-10 n cross at n = 6e-6 / 3e-10 = 20000."""
-    sizes = 2.0 ** np.arange(10, 20)  # 1 KiB .. 512 KiB
-    rng = np.random.default_rng(seed)
-    a = [(2e-6 + 4e-10 * n) * np.exp(rng.normal(0, 0.05, 200)) for n in sizes]
-    b = [(8e-6 + 1e-10 * n) * np.exp(rng.normal(0, 0.05, 200)) for n in sizes]
-    return sizes, a, b
+def test_decided_crossovers_bracket_the_flip_by_measured_sizes_only():
+    rng = np.random.default_rng(3)
+    sizes = [1024, 2048, 8192, 32768]
+    ratios = [0.7, 1.0, 1.0, 1.4]  # a faster, tie, tie, b faster
+    found = [compare(*paired_units(r, rng)) for r in ratios]
+    assert [c.decided for c in found] == [True, False, False, True]
+    ((estimate, low, high),) = decided_crossovers(sizes, found)
+    assert (low, high) == (1024, 32768) and low < estimate < high
 
 
-def test_bootstrap_interval_contains_truth_and_is_tight():
-    sizes, a, b = synthetic_samples()
-    (result,) = bootstrap_crossover(sizes, a, b, n_boot=200, seed=0)
-    point, low, high = result
-    assert low <= point <= high
-    assert low <= 20000 <= high
-    assert high / low < 1.15
-
-
-def test_bootstrap_no_crossing():
-    sizes, a, _ = synthetic_samples()
-    slower = [x * 2 for x in a]
-    assert bootstrap_crossover(sizes, a, slower) == []
-
-
-def test_bootstrap_is_deterministic_and_fast():
-    sizes, a, b = synthetic_samples()
-    assert bootstrap_crossover(sizes, a, b, seed=3) == bootstrap_crossover(sizes, a, b, seed=3)
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        bootstrap_crossover(sizes, a, b, n_boot=200)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.1
-
-
-def test_bootstrap_two_crossings_each_get_an_interval():
-    sizes = 2.0 ** np.arange(0, 12)
-    rng = np.random.default_rng(5)
-    # log(a/b) = 0.5 (x - 3)(x - 8) / 4, x = log2 size: crossings at 8 and 256 bytes
-    shape = 0.5 * (np.log2(sizes) - 3) * (np.log2(sizes) - 8) / 4
-    b = [1e-5 * np.exp(rng.normal(0, 0.02, 100)) for _ in sizes]
-    a = [1e-5 * math.exp(s) * np.exp(rng.normal(0, 0.02, 100)) for s in shape]
-    got = bootstrap_crossover(sizes, a, b)
-    assert len(got) == 2
-    for (point, low, high), truth in zip(got, (8, 256), strict=True):
-        assert low <= truth <= high
-        assert low <= point <= high
-        assert high / low < 1.5
+def test_no_flip_no_crossover_and_undecided_cells_count_for_nothing():
+    rng = np.random.default_rng(4)
+    found = [compare(*paired_units(r, rng)) for r in (0.6, 1.01, 0.7)]
+    assert decided_crossovers([8, 64, 512], found) == []
+    assert decided_crossovers([8, 64], [None, None]) == []
 
 
 def test_best_algorithm():
@@ -160,20 +120,3 @@ def test_best_algorithm():
     assert best_algorithm({"b": 1.0, "a": 1.0}) == "a"
     with pytest.raises(ValueError):
         best_algorithm({})
-
-
-def test_bootstrap_interval_always_contains_its_point_even_for_bimodal_samples() -> None:
-    # b's samples sit at 9 or 11 (a at 10), the mix drifting with size: two crossings close
-    # together whose replicate distribution (seed 86) misses the full-sample estimates.
-    rng = np.random.default_rng(86)
-    sizes = [2.0**k for k in range(3, 11)]
-    samples_a = [rng.normal(10, 0.05, 10) for _ in sizes]
-    samples_b = []
-    for i in range(len(sizes)):
-        low_mode = rng.binomial(10, i / (len(sizes) - 1))
-        modes = np.concatenate([np.full(low_mode, 9.0), np.full(10 - low_mode, 11.0)])
-        samples_b.append(modes + rng.normal(0, 0.01, 10))
-    found = bootstrap_crossover(sizes, samples_a, samples_b, n_boot=200)
-    assert found
-    for point, low, high in found:
-        assert low <= point <= high

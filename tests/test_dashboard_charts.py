@@ -138,6 +138,24 @@ def test_band_spans_p5_to_p95(demo: Path) -> None:
     assert band.fill == "toself"
 
 
+def test_each_median_carries_its_interval_over_launches(demo: Path) -> None:
+    """Error bars reach the stored interval_low_s .. interval_high_s; in bandwidth they flip."""
+    data = _view(demo, algorithms=("ring",))
+    ring = data.points.sort_values("bytes")
+    assert (ring["launches"] == 3).all()
+    time = _traces(charts.curves_figure(data.points, data.crossovers, "time"), "measured")[0]
+    np.testing.assert_allclose(
+        np.asarray(time.y) + np.asarray(time.error_y.array), ring["interval_high_s"] * 1e6
+    )
+    np.testing.assert_allclose(
+        np.asarray(time.y) - np.asarray(time.error_y.arrayminus), ring["interval_low_s"] * 1e6
+    )
+    algbw = _traces(charts.curves_figure(data.points, data.crossovers, "algbw"), "measured")[0]
+    top = ring["bytes"] / ring["interval_low_s"] / 1e9
+    np.testing.assert_allclose(np.asarray(algbw.y) + np.asarray(algbw.error_y.array), top)
+    assert "over 3 launches" in time.hovertext[0]
+
+
 def test_crossover_markers_sit_at_the_stored_bytes(demo: Path) -> None:
     """Measured and predicted crossovers: x = stored bytes, error bars to low/high, labels."""
     data = _view(demo)
@@ -350,3 +368,18 @@ def test_every_algorithm_brings_its_own_colour_from_the_catalog() -> None:
     colours = [charts.color(name) for name in ALGORITHMS]
     assert len(set(colours)) == len(ALGORITHMS) and "#7f7f7f" not in colours
     assert all(charts.short_name(name) == spec.short for name, spec in BASE_ALGORITHMS.items())
+
+
+def test_the_machine_probe_is_drawn_per_job_over_time(demo: Path) -> None:
+    """Two panels (ping-pong, copy rate), a line per job through every launch's probes."""
+    run_id = store.query(demo, "SELECT min(run_id) AS r FROM runs").r.item()
+    probes = queries.machine_probes(demo, run_id)
+    assert (
+        len(probes) == 2 * 3 * probes.job.nunique() and probes.measured_at.is_monotonic_increasing
+    )
+    fig = charts.probes_figure(probes)
+    traces = _traces(fig, "probe")
+    assert len(traces) == 2 * probes.job.nunique()
+    ping = [t for t in traces if t.meta["measure"] == "pingpong_us"]
+    mine = probes[probes.job == ping[0].meta["job"]]
+    np.testing.assert_allclose(ping[0].y, mine.pingpong_us)

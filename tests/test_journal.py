@@ -19,6 +19,7 @@ from runners.store.journal import (
     batch,
     is_live,
     point_record,
+    probe_record,
     run_record,
 )
 
@@ -53,15 +54,21 @@ def test_journal_keeps_complete_records_and_skips_a_line_cut_by_a_crash(tmp_path
 def test_batch_folds_records_later_wins() -> None:
     first, again = _point(f"{RUN}/8", "failed"), _point(f"{RUN}/8", "ok")
     samples = [{"point_id": f"{RUN}/8", "iteration": 0, "seconds": 1.0}]
+    probe = {"run_id": RUN, "job": "ranks=2 config=default", "launch": 0, "moment": "start"}
+    probe |= {"pingpong_s": 2e-6}
     records = [
         point_record(first, []),
         run_record(RUN, {"status": "running", "host": "a"}),
         point_record(again, samples),
         run_record(RUN, {"status": "complete"}),
+        probe_record(probe | {"pingpong_s": 9e-6}),
+        probe_record(probe),
+        probe_record(probe | {"moment": "end"}),
     ]
-    points, kept_samples, runs = batch(records)
+    points, kept_samples, runs, probes = batch(records)
     assert points == [again] and kept_samples == samples
     assert runs == {RUN: {"status": "complete", "host": "a"}}
+    assert probes == [probe, probe | {"moment": "end"}]  # one per (job, launch, moment)
 
 
 def test_run_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path: Path) -> None:

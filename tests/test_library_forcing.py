@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from runners import store
-from runners.domain import launcher
+from runners.domain import launcher, switching
 from runners.domain.catalog import library_knobs
 from runners.jobs import launch
 
@@ -51,19 +51,91 @@ def test_fingerprints_differ_from_each_other(forced: str) -> None:
     assert reduction_calls(forced) != reduction_calls(other)
 
 
-def test_a_sweep_records_mpich_falling_back_instead_of_timing_it(tmp_path: Path) -> None:
-    db = tmp_path / "s.duckdb"
-    spec = tmp_path / "spec.toml"
-    spec.write_text(
-        'sizes = [8, 4096]\nranks = [4]\nalgorithms = ["mpi:reduce_scatter_allgather"]\n'
-        "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\n"
-    )
+def runtime_calls(*algorithms: str, ranks: int = 4, count: int = 1024) -> tuple[list, str]:
+    """Per algorithm switched through MPI_T in one launch, each rank's counting-op calls."""
+    knobs = {
+        **launcher.default_knobs(ranks),
+        **switching.FALLBACK_KNOB,
+        "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}",
+    }
+    args = [str(count), *algorithms]
+    result = launch.run(launch.Job(ranks, "runtime_fingerprint", args, knobs), 120)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("[")]
+    rows = json.loads(line)
+    assert all(row[a]["ok"] for row in rows for a in algorithms)
+    return [{a: row[a]["calls"] for a in algorithms} for row in rows], result.stderr
+
+
+def test_mpi_t_switches_each_algorithm_within_one_launch_and_back_to_auto() -> None:
+    """The enum values runners.domain.switching uses, proven by their fingerprints: the same
+    patterns as the environment forcing above, alternating in one launch."""
+    order = ("mpi:ring", "mpi", "mpi:recursive_doubling", "mpi:tree", "mpi:ring", "mpi")
+    per_rank, _ = runtime_calls(*dict.fromkeys(order))
+    env = {a: reduction_calls(a.partition(":")[2]) for a in order if ":" in a}
+    for rank, calls in enumerate(per_rank):
+        assert calls["mpi:ring"] == [256, 256, 256] == env["mpi:ring"][rank]
+        assert calls["mpi:recursive_doubling"] == [1024, 1024]
+        assert calls["mpi:tree"] == env["mpi:tree"][rank]
+    assert [c["mpi:tree"] for c in per_rank] != [c["mpi:recursive_doubling"] for c in per_rank]
+
+
+def test_mpi_t_reduce_scatter_allgather_is_named_by_mpich_itself() -> None:
+    """A user op cannot run reduce_scatter_allgather (MPICH wants a built-in op), so MPICH
+    prints that this algorithm, by name, cannot be applied: the value is that algorithm."""
+    _, stderr = runtime_calls("mpi:reduce_scatter_allgather")
+    assert "Allreduce reduce_scatter_allgather cannot be applied" in stderr
+
+
+def sweep(tmp_path: Path, grid: str, timing: str) -> Path:
+    """Run a sweep of the spec text to completion; the store it wrote."""
+    db, spec = tmp_path / "s.duckdb", tmp_path / "spec.toml"
+    spec.write_text(grid + timing)
     result = run_cli("sweep", str(spec), "--store", str(db), timeout=300)
     assert result.returncode == 0, result.stderr
+    return db
+
+
+@pytest.mark.parametrize("how", ["runtime", "launch"])
+def test_a_sweep_records_mpich_falling_back_instead_of_timing_it(tmp_path: Path, how: str) -> None:
+    db = sweep(
+        tmp_path,
+        'sizes = [8, 4096]\nranks = [4]\nalgorithms = ["mpi:reduce_scatter_allgather"]\n',
+        "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\nlaunches = 1\n"
+        f"library_switching = {how!r}\n",
+    )
     rows = store.query(
         db, "SELECT bytes, status, reason, library_config FROM points ORDER BY bytes"
     )
     small, large = rows.to_dict("records")
     assert small["status"] == "skipped" and "fell back" in small["reason"]  # 2 floats < p
     assert large["status"] == "ok"
-    assert large["library_config"] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=reduce_scatter_allgather"
+    label = "MPI_T" if how == "runtime" else "env"
+    assert (
+        large["library_config"]
+        == f"{label} MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=reduce_scatter_allgather"
+    )
+
+
+@pytest.mark.parametrize(("how", "jobs"), [("runtime", 1), ("launch", 2)])
+def test_forced_algorithms_share_the_launches_when_switched_at_run_time(
+    tmp_path: Path, how: str, jobs: int
+) -> None:
+    """runtime: one job per group size, the forced algorithm switched through MPI_T, so every
+    comparison is paired within a launch; launch: a job of its own, paired by round."""
+    db = sweep(
+        tmp_path,
+        'sizes = [8, 65536]\nranks = [2]\nalgorithms = ["ring", "mpi", "mpi:ring"]\n',
+        "budget_s = 0.1\nmin_iterations = 4\nmax_iterations = 200\nlaunches = 2\n"
+        f"library_switching = {how!r}\n",
+    )
+    points = store.query(db, "SELECT algorithm, job, library_config, launches FROM points")
+    assert points.job.nunique() == jobs and set(points.launches) == {2}
+    forced = points[points.algorithm == "mpi:ring"].library_config.unique().tolist()
+    assert forced == [f"{'MPI_T' if how == 'runtime' else 'env'} {switching.ALGORITHM_CVAR}=ring"]
+    environment = json.loads(store.query(db, "SELECT environment FROM runs").environment[0])
+    assert environment["library_switching"]["mode"] == how
+    pairs = store.query(db, "SELECT winner, runner_up, pairing FROM winners")
+    for row in pairs.itertuples(index=False):
+        shared = how == "runtime" or "mpi:ring" not in (row.winner, row.runner_up)
+        assert row.pairing == ("same launch" if shared else "same round"), row

@@ -13,7 +13,8 @@ def test_point_id_and_row() -> None:
     assert key.point_id() == "r1/mpi:ring/3/64/float64/sum"
     row = key.row()
     assert row["point_id"] == key.point_id() and row["bytes"] == 64 and row["count"] == 8
-    assert row["library_config"] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
+    assert row["library_config"] == "env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
+    assert key.row("runtime")["library_config"] == "MPI_T MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
 
 
 def _event(point_id: str) -> dict:
@@ -41,16 +42,17 @@ def test_the_parent_checks_the_id_the_ranks_report() -> None:
 
 
 def test_one_timing_policy_from_the_spec_to_the_stop_rule() -> None:
-    """The spec makes the policy, the job file carries it, and each pass gets its share."""
+    """The spec makes the policy, the job file carries it, and each pass of each launch gets its
+    share of the iterations and the time (at least min_iterations in every launch)."""
     from runners.domain.records import TimingPolicy
     from runners.domain.spec import parse_spec
 
     spec = parse_spec(
         "sizes = [8]\nranks = [2]\nbudget_s = 0.9\npasses = 3\nmin_iterations = 10\n"
-        "max_iterations = 100\ncache_mode = 'cold'\n"
+        "max_iterations = 100\ncache_mode = 'cold'\nlaunches = 2\n"
     )
     policy = spec.timing()
     assert TimingPolicy.from_dict(policy.as_dict()) == policy and policy.cache_mode == "cold"
     rule = policy.pass_rule()
-    assert (rule.min_iterations, rule.max_iterations) == (4, 34)
-    assert rule.budget_s == pytest.approx(0.3) and rule.target_rel_ci == spec.target_rel_ci
+    assert (rule.min_iterations, rule.max_iterations) == (4, 17)
+    assert rule.budget_s == pytest.approx(0.15) and rule.target_rel_ci == spec.target_rel_ci

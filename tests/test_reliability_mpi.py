@@ -25,10 +25,10 @@ QUICK = (
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
     "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\nwarmup = 1\n"
 )
-SLOW = (  # every point takes its whole budget: the CI target is out of reach
+SLOW = (  # every point takes its whole budget (the CI target is out of reach), in one launch
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
-    "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 100000\n"
-    "target_rel_ci = 0.00001\nwarmup = 1\n"
+    "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 2000000\n"
+    "target_rel_ci = 0.00001\nwarmup = 1\nlaunches = 1\n"
 )
 PROGRESS = re.compile(r"\] p=(\d+)\s+(\S+)\s+(\d+) B (\S+)\s+(\S+)\s+\d")
 

@@ -110,7 +110,8 @@ def test_first_write_creates_a_current_store(path):
     assert store.stored_schema_version(path) == store.SCHEMA_VERSION
     tables = set(store.query(path, "SELECT table_name FROM duckdb_tables()").table_name)
     expected = {"schema_version", "runs", "points", "samples", "calibrations", "predictions"}
-    assert expected | {"assumptions", "crossovers", "best_choices", "agreement"} == tables
+    analysis = {"assumptions", "crossovers", "best_choices", "agreement", "winners", "probes"}
+    assert expected | analysis == tables
     assert scalar(path, "SELECT count(*) FROM schema_version") == 1
     assert os.listdir(path.parent) == [path.name], "no temporary files left behind"
 
@@ -714,12 +715,31 @@ def make_v2_store(path: Path) -> None:
 def test_v2_store_gains_the_analysis_tables_with_its_rows_intact(path):
     path.parent.mkdir()
     make_v2_store(path)
-    assert store.migrate(path) == (2, 3)
+    assert store.migrate(path) == (2, store.SCHEMA_VERSION)
     crossing = store.query(path, "SELECT bytes, calibration_id FROM crossovers")
     assert crossing.bytes.tolist() == [5000.0] and crossing.calibration_id.isna().all()
     assert scalar(path, "SELECT detail FROM assumptions WHERE calibration_id IS NULL") == "one host"
     assert scalar(path, "SELECT count(*) FROM best_choices") == 0
     assert scalar(path, "SELECT count(*) FROM agreement") == 0
+
+
+def test_a_store_from_before_launches_reads_as_one_launch_per_point(path):
+    """Schema 4: every sample of an older store came from launch 0, an ok point had one launch
+    and its interval is its within-launch CI."""
+    path.parent.mkdir()
+    make_v1_store(path)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE points SET ci_low_s = 0.4, ci_high_s = 0.6, ci_rel_halfwidth = 0.2")
+    con.close()
+    store.migrate(path)
+    rows = store.query(
+        path,
+        "SELECT point_id, launches, interval_low_s, interval_high_s, interval_rel_halfwidth "
+        "FROM points ORDER BY point_id",
+    )
+    assert rows.launches.tolist() == [0, 1]
+    assert rows.iloc[1][["interval_low_s", "interval_high_s"]].tolist() == [0.4, 0.6]
+    assert scalar(path, "SELECT list(launch) FROM samples") == [0]
 
 
 def test_latest_calibration_filters_by_library_and_source(path):

@@ -227,13 +227,17 @@ def wait_for_points(db: Path, at_least: int, proc: subprocess.Popen, limit: floa
 
 
 @pytest.mark.mpi
-def test_sigterm_keeps_finished_points_and_resume_completes(tmp_path: Path) -> None:
+def test_sigterm_keeps_finished_points_and_resume_completes_launch_by_launch(
+    tmp_path: Path,
+) -> None:
+    """Interrupted in its first round of launches, a run keeps what it measured; the resume
+    measures only the (point, launch) pairs missing, with no sample stored twice."""
     spec = write_spec(
         tmp_path,
         "sizes = {min = 8, max = 1048576, factor = 4}\nranks = [2]\n"
         'algorithms = ["recursive_doubling", "binomial_tree", "ring", "mpi"]\n'
-        "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 100000\n"
-        "target_rel_ci = 0.0001\n",
+        "budget_s = 0.6\nmin_iterations = 200\nmax_iterations = 100000\n"
+        "target_rel_ci = 0.0001\nlaunches = 2\n",
     )
     db = tmp_path / "s.duckdb"
     proc = start_sweep(db, spec)
@@ -244,18 +248,32 @@ def test_sigterm_keeps_finished_points_and_resume_completes(tmp_path: Path) -> N
     run_id = only_run(db)
     run = store.get_run(db, run_id)
     assert run["status"] == "interrupted" and "SIGTERM" in run["status_reason"]
-    kept = len(points(db))
-    assert 4 <= kept < 36
-    assert f"interrupted, {kept} of 36 points done" in out
+    before = points(db)
+    kept = len(before)
+    assert 4 <= kept < 36 and set(before.launches) == {1}
+    assert f"interrupted, 0 of 36 points done in 2 launches ({kept} more measured" in out
+    first = store.query(
+        db, "SELECT point_id, list(seconds ORDER BY iteration) s FROM samples GROUP BY point_id"
+    )
     resumed = run_cli("sweep", "--resume", run_id, "--store", str(db), timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     frame = points(db)
-    assert len(frame) == 36 and frame.point_id.is_unique
+    assert len(frame) == 36 and frame.point_id.is_unique and set(frame.launches) == {2}
     assert store.get_run(db, run_id)["status"] == "complete"
     samples = store.query(
-        db, "SELECT count(*) n, count(DISTINCT (point_id, iteration)) u FROM samples"
+        db,
+        "SELECT count(*) n, count(DISTINCT (point_id, iteration)) u, "
+        "count(DISTINCT (point_id, launch)) l FROM samples",
     )
-    assert samples.n.item() == samples.u.item()
+    assert samples.n.item() == samples.u.item() and samples.l.item() == 72
+    again = store.query(
+        db,
+        "SELECT point_id, list(seconds ORDER BY iteration) "
+        "FILTER (WHERE launch = 0) s FROM samples GROUP BY point_id",
+    )
+    earlier = dict(zip(first.point_id, first.s, strict=True))
+    later = dict(zip(again.point_id, again.s, strict=True))
+    assert all(list(later[pid]) == list(earlier[pid]) for pid in earlier)  # not measured again
 
 
 @pytest.mark.mpi

@@ -28,7 +28,7 @@ _CURVES_SQL = """
 )
 SELECT p.point_id, p.algorithm, p.ranks, p.bytes, p.dtype, p.op, p.status, p.reason,
        p.oversubscribed, p.iterations, p.median_s, p.p5_s, p.p95_s, p.ci_low_s, p.ci_high_s,
-       p.ci_rel_halfwidth, p.ci_target_met,
+       p.ci_rel_halfwidth, p.ci_target_met, p.interval_low_s, p.interval_high_s, p.launches,
        pr.model, pr.predicted_s, pr.latency_s, pr.bandwidth_s, pr.reduction_s,
        coalesce(f.violated, '') AS violated, coalesce(f.unknown, '') AS unknown
 FROM points p

@@ -94,6 +94,18 @@ def provenance_diff(path: StorePath, run_a: str, run_b: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["field", run_a, run_b])
 
 
+def machine_probes(path: StorePath, run_id: str) -> pd.DataFrame:
+    """The run's machine-state probes in time order: job, launch, moment, measured_at,
+    pingpong_us (8 B one-way) and copy_gbps (4 MiB copy)."""
+    with _open(path) as con:
+        return _df(
+            con,
+            "SELECT job, launch, moment, measured_at, pingpong_s * 1e6 AS pingpong_us, copy_gbps "
+            "FROM probes WHERE run_id = $run ORDER BY measured_at, job",
+            {"run": run_id},
+        )
+
+
 def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
     """The run's (algorithm, ranks, dtype, op) combinations with point counts, for the pickers."""
     with _open(path) as con:

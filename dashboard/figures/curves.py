@@ -22,25 +22,36 @@ from runners.domain.units import format_bytes
 
 
 def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The points with y, y_low, y_high (p5-p95 band) and y_pred in the chosen metric.
+    """The points with y, y_low, y_high (p5-p95 band), y_int_low, y_int_high (the 95%
+    interval over launches) and y_pred in the chosen metric.
 
-    time: microseconds. algbw: bytes / time / 1e9 GB/s (the band flips: the p95 time gives
-    the low bandwidth). busbw: algbw x 2 (ranks - 1) / ranks.
+    time: microseconds. algbw: bytes / time / 1e9 GB/s (bands and intervals flip: the p95
+    time gives the low bandwidth). busbw: algbw x 2 (ranks - 1) / ranks.
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
     out = points.copy()
-    cols = {"y": "median_s", "y_low": "p5_s", "y_high": "p95_s", "y_pred": "predicted_s"}
+    for column in ("interval_low_s", "interval_high_s"):
+        if column not in out:
+            out[column] = out["median_s"]
+    cols = {
+        "y": "median_s",
+        "y_low": "p5_s",
+        "y_high": "p95_s",
+        "y_int_low": "interval_low_s",
+        "y_int_high": "interval_high_s",
+        "y_pred": "predicted_s",
+    }
     if metric == "time":
         for new, old in cols.items():
             out[new] = out[old].astype(float) * 1e6
         return out
     factor = 2 * (out["ranks"] - 1) / out["ranks"] if metric == "busbw" else 1.0
     per_second = out["bytes"].astype(float) / 1e9 * factor
-    out["y"] = per_second / out["median_s"].astype(float)
-    out["y_low"] = per_second / out["p95_s"].astype(float)
-    out["y_high"] = per_second / out["p5_s"].astype(float)
-    out["y_pred"] = per_second / out["predicted_s"].astype(float)
+    flipped = {"y_low": "y_high", "y_high": "y_low", "y_int_low": "y_int_high"}
+    flipped["y_int_high"] = "y_int_low"
+    for new, old in cols.items():
+        out[flipped.get(new, new)] = per_second / out[old].astype(float)
     return out
 
 
@@ -50,6 +61,11 @@ def _hover(row: dict) -> str:
         f"{row['algorithm']}, {format_bytes(row['bytes'])}<br>"
         f"median {row['median_s']:.3g} s (p5 {row['p5_s']:.3g}, p95 {row['p95_s']:.3g})"
     )
+    if row.get("launches"):
+        text += (
+            f"<br>95% interval over {row['launches']} launches: "
+            f"{row['interval_low_s']:.3g} .. {row['interval_high_s']:.3g} s"
+        )
     predicted = row.get("predicted_s")
     if isinstance(predicted, float) and not math.isnan(predicted):
         text += f"<br>model {row.get('model', '')}: {predicted:.3g} s"
@@ -77,11 +93,21 @@ def _band_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
 
 
 def _median_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
-    """The measured median of one algorithm; points breaking an assumption are crosses."""
+    """The measured median of one algorithm with its 95% interval over launches as error bars;
+    points breaking an assumption are crosses."""
     c = color(alg)
     return go.Scatter(
         x=rows["bytes"].astype(float).tolist(),
         y=rows["y"].tolist(),
+        error_y={
+            "type": "data",
+            "symmetric": False,
+            "array": (rows["y_int_high"] - rows["y"]).clip(lower=0).tolist(),
+            "arrayminus": (rows["y"] - rows["y_int_low"]).clip(lower=0).tolist(),
+            "color": c,
+            "thickness": 1.5,
+            "width": 4,
+        },
         mode="lines+markers",
         line={"color": c, "width": 2},
         marker={

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries, ui
+from dashboard import charts, queries, ui
 
 COLUMNS = [
     "run_id",
@@ -117,7 +117,18 @@ def _one(path, run_id: str) -> None:
         strict=True,
     ):
         col.page_link(page, label=f"{label} of this run", query_params={"run": run_id})
+    _machine_state(path, run_id)
     _provenance(path, run_id)
+
+
+def _machine_state(path, run_id: str) -> None:
+    """The machine-state probe over the run's launches, if it recorded any."""
+    probes = queries.machine_probes(path, run_id)
+    if probes.empty:
+        st.caption("No machine-state probes recorded for this run (swept before they existed).")
+        return
+    st.markdown("**Machine state during the run** (the probe at the start and end of every launch)")
+    st.plotly_chart(charts.probes_figure(probes), key="probes_chart")
 
 
 def _two(path, run_a: str, run_b: str) -> None:

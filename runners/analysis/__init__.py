@@ -7,9 +7,11 @@ runners.store:
 - `predictions` for every ok point and each of those calibrations, latency, bandwidth and
   reduction terms apart. Plain 'mpi' (the library's autotuned choice) is predicted with the
   'lower_bound' model, and the `model` column says so;
+- `winners`: per (ranks, dtype, op, bytes) the fastest two algorithms and whether the paired
+  launches decide between them (runners.domain.comparison), a tie otherwise;
 - `crossovers`: for every pair of algorithms and (ranks, dtype, op), the measured crossovers
-  (log-log interpolation of medians, 90% bootstrap interval from the raw samples) and the
-  predicted ones of each calibration (T_A = T_B solved within the swept sizes);
+  (where their decided order flips, bracketed by the two measured sizes around the flip) and
+  the predicted ones of each calibration (T_A = T_B solved within the swept sizes);
 - `best_choices` per point and calibration and `agreement` per run and per (ranks, dtype, op);
 - `assumptions` (runners.domain.assumptions).
 
@@ -18,8 +20,9 @@ crossovers, so plain 'mpi' does not (its lower bound would win every prediction)
 that share a model (ring and mpi:ring) tie in prediction; the tie goes to collsweep's own
 implementation, which runs the modelled schedule exactly.
 
-Each step has its module: points.py (points, parameters, predictions), fitted.py, crossings.py,
-choices.py (best choices and agreement), checks.py (assumptions); this one runs them in order.
+Each step has its module: points.py (points, parameters, predictions), fitted.py, winners.py
+(winners and measured crossovers), crossings.py (predicted crossovers), choices.py (best choices
+and agreement), checks.py (assumptions); this one runs them in order.
 `collsweep sweep` calls `after_sweep` when a run ends; the calibration a sweep needs before it
 starts is runners.jobs.calibrate's (it launches ranks, which this module never does).
 """
@@ -37,21 +40,17 @@ import pandas as pd
 from runners import store
 from runners.analysis.checks import assumption_rows
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
-from runners.analysis.crossings import (
-    group_points,
-    measured_crossover_rows,
-    predicted_crossover_rows,
-)
+from runners.analysis.crossings import group_points, predicted_crossover_rows
 from runners.analysis.fitted import FITTED_PREFIX, fitted_calibration
 from runners.analysis.points import (
     Params,
     Point,
     Progress,
     load_points,
-    load_samples,
     model_of,
     prediction_rows,
 )
+from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.errors import BadInput
 from runners.domain.fitting import PINGPONG_SOURCE
 
@@ -113,13 +112,17 @@ class AnalysisSummary:
     best_choices: int
     assumptions: int
     agreement: list[dict[str, Any]]
+    cells: int = 0
+    decided: int = 0
 
     def describe(self) -> str:
         """One paragraph for the terminal."""
         lines = [
             f"run {self.run_id}: {self.predictions} predictions, {self.crossovers} crossovers, "
             f"{self.best_choices} best choices, {self.assumptions} assumption checks; "
-            f"calibrations {', '.join(self.calibrations) or 'none'}"
+            f"calibrations {', '.join(self.calibrations) or 'none'}",
+            f"  winners: decided in {self.decided} of {self.cells} cells (the paired launches "
+            "agree); the others are ties",
         ]
         for row in self.agreement:
             if row["scope"] == "run":
@@ -160,17 +163,30 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     predictions = [row for p in params for row in prediction_rows(run_id, points, p)]
     store.replace_predictions(path, run_id, predictions)
     groups = group_points(points)
-    crossings = measured_crossover_rows(groups, load_samples(path, run_id))
+    comparisons = Comparisons.load(path, run_id)
+    winners = winner_rows(groups, comparisons)
+    store.replace_winners(path, run_id, winners)
+    crossings = measured_crossover_rows(groups, comparisons)
     crossings += [row for p in params for row in predicted_crossover_rows(groups, p)]
     store.replace_crossovers(path, run_id, crossings)
     choices, agreements = _choices(points, params, predictions)
     store.replace_best_choices(path, run_id, choices)
     store.replace_agreement(path, run_id, agreements)
-    checks = assumption_rows(run, points, calibrations)
+    probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])
+    checks = assumption_rows(run, points, calibrations, probes.to_dict("records"))
     store.replace_assumptions(path, run_id, checks)
     ids = [p.calibration_id for p in params]
+    decided = sum(row["decided"] for row in winners)
     return AnalysisSummary(
-        run_id, ids, len(predictions), len(crossings), len(choices), len(checks), agreements
+        run_id,
+        ids,
+        len(predictions),
+        len(crossings),
+        len(choices),
+        len(checks),
+        agreements,
+        len(winners),
+        decided,
     )
 
 

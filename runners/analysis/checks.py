@@ -21,7 +21,10 @@ def _launcher(run: Mapping[str, Any]) -> str | None:
 
 
 def assumption_rows(
-    run: Mapping[str, Any], points: Sequence[Point], calibrations: Sequence[Mapping[str, Any]]
+    run: Mapping[str, Any],
+    points: Sequence[Point],
+    calibrations: Sequence[Mapping[str, Any]],
+    probes: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """Every assumption check of the run (runners.domain.assumptions) from its recorded facts."""
     environment = run.get("environment") or {}
@@ -40,4 +43,5 @@ def assumption_rows(
         inherited,
         calibrations,
         environment.get("load_average_before"),
+        probes,
     )

@@ -1,25 +1,17 @@
-"""Measured crossovers (with bootstrap intervals from the raw samples) and predicted ones."""
+"""Predicted crossovers, and how the analysis groups points (measured ones: winners.py)."""
 
 from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
-
-import numpy as np
 
 from runners.analysis.points import Key, Params, Point, model_of
 from runners.domain.catalog import DTYPES
-from runners.domain.crossovers import (
-    bootstrap_crossover,
-    predicted_crossover,
-)
+from runners.domain.crossovers import predicted_crossover
 from runners.domain.models import model_for, predict
 from runners.domain.units import format_bytes
-
-N_BOOT = 200
-
 
 # --- crossovers ---------------------------------------------------------------------------------
 
@@ -32,7 +24,7 @@ def group_points(points: Iterable[Point]) -> dict[Key, dict[str, dict[int, Point
     return groups
 
 
-def _crossing(key: Key, a: str, b: str, a_first: bool, kind: str, **rest: Any) -> dict:
+def crossing_row(key: Key, a: str, b: str, a_first: bool, kind: str, **rest: Any) -> dict:
     """A crossovers row; a_first: `a` is the faster one below the crossover."""
     first, second = (a, b) if a_first else (b, a)
     ranks, dtype, op = key
@@ -45,57 +37,6 @@ def _crossing(key: Key, a: str, b: str, a_first: bool, kind: str, **rest: Any) -
         "kind": kind,
         **rest,
     }
-
-
-def _faster_below(sizes: Sequence[int], ratio: np.ndarray, x: float) -> bool:
-    """Whether a (ratio = a / b) is faster at the last size below x where the two differ."""
-    below = [r for n, r in zip(sizes, ratio, strict=True) if n < x and r != 1.0]
-    return bool(below[-1] < 1.0) if below else bool(ratio[-1] > 1.0)
-
-
-def measured_pair(
-    key: Key, a: dict[int, Point], b: dict[int, Point], names: tuple[str, str], samples: dict
-) -> list[dict[str, Any]]:
-    """Measured crossovers of one pair of algorithms, with bootstrap intervals."""
-    sizes = [
-        n
-        for n in sorted(a.keys() & b.keys())
-        if a[n].point_id in samples and b[n].point_id in samples
-    ]
-    if len(sizes) < 2:
-        return []
-    sa = [samples[a[n].point_id] for n in sizes]
-    sb = [samples[b[n].point_id] for n in sizes]
-    ratio = np.array([np.median(x) / np.median(y) for x, y in zip(sa, sb, strict=True)])
-    rows = []
-    for x, low, high in bootstrap_crossover(sizes, sa, sb, n_boot=N_BOOT):
-        detail = (
-            "medians cross between measured sizes (log-log interpolation); 90% interval from "
-            f"{N_BOOT} bootstrap resamples of the raw samples"
-        )
-        a_first = _faster_below(sizes, ratio, x)
-        rows.append(
-            _crossing(
-                key,
-                *names,
-                a_first,
-                "measured",
-                bytes=x,
-                low_bytes=low,
-                high_bytes=high,
-                detail=detail,
-            )
-        )
-    return rows
-
-
-def measured_crossover_rows(groups: Mapping[Key, Mapping], samples: dict) -> list[dict[str, Any]]:
-    """Measured crossovers of every pair of algorithms in every (ranks, dtype, op)."""
-    rows = []
-    for key, by_alg in groups.items():
-        for a, b in itertools.combinations(sorted(by_alg), 2):
-            rows += measured_pair(key, by_alg[a], by_alg[b], (a, b), samples)
-    return rows
 
 
 def predicted_pair(
@@ -123,7 +64,7 @@ def predicted_pair(
         span = f"{format_bytes(lo)} .. {format_bytes(hi)}"
         detail = f"predicted times of {models[0]} and {models[1]} equal (solved within {span})"
         rows.append(
-            _crossing(
+            crossing_row(
                 key,
                 *names,
                 below < 0,

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from runners import store
 from runners.domain.catalog import DTYPES
 from runners.domain.models import Prediction, model_for, predict
@@ -24,14 +22,6 @@ FROM points
 WHERE run_id = ? AND status = 'ok' AND median_s > 0
 ORDER BY ranks, dtype, op, algorithm, bytes
 """
-
-SAMPLES_SQL = """
-SELECT s.point_id, list(s.seconds ORDER BY s.iteration) AS seconds
-FROM samples s JOIN points p USING (point_id)
-WHERE p.run_id = ? AND p.status = 'ok'
-GROUP BY s.point_id
-"""
-
 
 # --- points and calibration parameters -------------------------------------------------------
 
@@ -138,15 +128,6 @@ def load_points(path: Path, run_id: str) -> list[Point]:
         )
         for r in frame.itertuples(index=False)
     ]
-
-
-def load_samples(path: Path, run_id: str) -> dict[str, np.ndarray]:
-    """Raw sample seconds of every ok point of the run, by point_id."""
-    frame = store.query(path, SAMPLES_SQL, [run_id])
-    return {
-        pid: np.asarray(s, dtype=float)
-        for pid, s in zip(frame.point_id, frame.seconds, strict=True)
-    }
 
 
 # --- predictions -------------------------------------------------------------------------------

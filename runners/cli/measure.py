@@ -71,16 +71,28 @@ SPEC_FLAGS = {
     "--ops": ("ops", "names", f"reduction ops: {known_names(OPS)}"),
     "--algorithms": ("algorithms", "names", "algorithms, e.g. ring,mpi,mpi:ring (see README)"),
     "--warmup": ("warmup", int, "untimed calls before timing each point and pass"),
-    "--min-iterations": ("min_iterations", int, "timed iterations at least (all passes)"),
-    "--max-iterations": ("max_iterations", int, "timed iterations at most (all passes)"),
+    "--min-iterations": ("min_iterations", int, "timed iterations at least (per launch)"),
+    "--max-iterations": ("max_iterations", int, "timed iterations at most (all launches)"),
     "--target-ci": (
         "target_rel_ci",
         float,
         "stop once the median's 95%% CI half-width is "
         "within this fraction of the median, e.g. 0.05",
     ),
-    "--budget": ("budget_s", float, "seconds of timing per point (all passes)"),
+    "--budget": ("budget_s", float, "seconds of timing per point (all launches and passes)"),
     "--passes": ("passes", int, "interleaved passes over the algorithms (drift control)"),
+    "--launches": (
+        "launches",
+        int,
+        "separate MPI launches per job, visiting the grid in rounds (launch-to-launch variation)",
+    ),
+    "--seed": ("seed", int, "seed of each launch's shuffled order of groups and cells"),
+    "--library-switching": (
+        "library_switching",
+        str,
+        "runtime: forced MPICH algorithms share each launch, switched through MPI_T "
+        "(default); launch: a launch of their own, forced by environment",
+    ),
     "--cache-mode": (
         "cache_mode",
         str,
@@ -216,9 +228,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if outcome.stored and outcome.status != "interrupted":
         analysis.after_sweep(path, outcome.run_id)
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
+    partial = (
+        f" ({outcome.partial} more measured in fewer than their {spec.launches} launches)"
+        if outcome.partial
+        else ""
+    )
     print(
         f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
-        f"points done{': ' + outcome.reason if outcome.reason else ''}"
+        f"points done in {spec.launches} launches{partial}"
+        f"{': ' + outcome.reason if outcome.reason else ''}"
     )
     print(f"store: {path}")
     if outcome.status == "interrupted" or not outcome.stored:

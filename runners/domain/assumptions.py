@@ -12,8 +12,10 @@ Point-level checks (one row per measured point, and one run-level summary row ea
   pof2 blocks, ring: p blocks; algorithms that send whole buffers hold trivially);
 - library_choice_known: the algorithm that ran is the one modelled ('mpi' autotuned: no).
 
-Run-level checks: single_node (from the launcher template), calibration_fit (R^2 of each
-calibration >= 0.95) and no_protocol_switch (no ping-pong breakpoint inside the swept sizes).
+Run-level checks: single_node (from the launcher template), quiet_machine (load before the
+sweep), stable_machine (the machine-state probe's spread over the run), calibration_fit (R^2 of
+each calibration >= 0.95) and no_protocol_switch (no ping-pong breakpoint inside the swept
+sizes).
 """
 
 from __future__ import annotations
@@ -39,7 +41,13 @@ POINT_CHECKS = (
     "equal_partitions",
     "library_choice_known",
 )
-RUN_CHECKS = ("single_node", "quiet_machine", "calibration_fit", "no_protocol_switch")
+RUN_CHECKS = (
+    "single_node",
+    "quiet_machine",
+    "stable_machine",
+    "calibration_fit",
+    "no_protocol_switch",
+)
 NAMES = POINT_CHECKS + RUN_CHECKS
 
 _LAUNCHERS_ONE_HOST = ("mpiexec", "mpirun", "mpiexec.hydra")
@@ -287,6 +295,39 @@ def quiet_machine(load_average: Sequence[float] | None, cores: int) -> dict[str,
     return check("quiet_machine", HOLDS, detail)
 
 
+STABLE_SPREAD = 1.5  # the most a probe may vary over a run (slowest / fastest)
+
+
+def stable_machine(probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Holds when the machine-state probe (runners.ranks.probe) stayed within STABLE_SPREAD
+    over the run, in every job: its 8 B ping-pong time and its 4 MiB copy rate."""
+    if not probes:
+        return check("stable_machine", UNKNOWN, "the run recorded no machine-state probes")
+    worst = max(_probe_spreads(probes), key=lambda spread: spread[0])
+    state = HOLDS if worst[0] <= STABLE_SPREAD else VIOLATED
+    detail = f"{len(probes)} probes; widest: {worst[1]} (bound {STABLE_SPREAD}x)"
+    if state == VIOLATED:
+        detail += (
+            ": the machine changed state during the run, so launches measured different machines"
+        )
+    return check("stable_machine", state, detail)
+
+
+def _probe_spreads(probes: Sequence[Mapping[str, Any]]) -> list[tuple[float, str]]:
+    """(slowest / fastest, in words) of each job's ping-pong times and copy rates."""
+    spreads = []
+    for job in sorted({p["job"] for p in probes}):
+        mine = [p for p in probes if p["job"] == job]
+        for key, unit, scale in (("pingpong_s", "us", 1e6), ("copy_gbps", "GB/s", 1.0)):
+            values = [float(p[key]) * scale for p in mine if p.get(key) and float(p[key]) > 0]
+            if len(values) >= 2:
+                low, high = min(values), max(values)
+                what = "8 B ping-pong" if key == "pingpong_s" else "4 MiB copy"
+                words = f"{what} {low:.3g}-{high:.3g} {unit} ({high / low:.2f}x) in {job}"
+                spreads.append((high / low, words))
+    return spreads or [(1.0, "fewer than two probes per job")]
+
+
 def run_checks(
     points: Iterable[PointFacts],
     cores: int,
@@ -294,6 +335,7 @@ def run_checks(
     environment: Mapping[str, str],
     calibrations: Iterable[Mapping[str, Any]],
     load_average: Sequence[float] | None = None,
+    probes: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """Every check of a run: point-level rows, their run-level summaries, run-level rows.
 
@@ -305,6 +347,7 @@ def run_checks(
     rows += [summarize(name, rows) for name in POINT_CHECKS]
     rows.append(single_node(launcher, environment))
     rows.append(quiet_machine(load_average, cores))
+    rows.append(stable_machine(probes))
     sizes = [p.nbytes for p in points]
     for cal in calibrations:
         rows.append(calibration_fit(cal))

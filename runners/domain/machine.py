@@ -1,4 +1,4 @@
-"""Facts about the machine a sweep runs on: host, CPU model and physical cores."""
+"""Facts about the machine a sweep runs on: host, CPU model, physical cores, MPI library."""
 
 from __future__ import annotations
 
@@ -46,3 +46,9 @@ def cpu_model() -> str:
 def hostname() -> str:
     """This machine's host name."""
     return socket.gethostname()
+
+
+def short_library_version(full: str) -> str:
+    """'MPICH Version:      5.0.2\n...' -> 'MPICH 5.0.2' (the first line, squeezed)."""
+    first = full.strip().splitlines()[0] if full.strip() else "unknown"
+    return " ".join(first.replace("Version:", " ").split())

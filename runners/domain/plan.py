@@ -1,13 +1,17 @@
-"""Turning a sweep spec into jobs: one launch per (ranks, library configuration) (no MPI)."""
+"""Turning a sweep spec into jobs: per round, one launch per (ranks, library configuration)
+(no MPI)."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_knobs
 from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
+from runners.domain.switching import FALLBACK_KNOB, LAUNCH, RUNTIME, library_config, settings
 
 
 @dataclass(frozen=True)
@@ -27,12 +31,24 @@ class Cell:
 
 @dataclass(frozen=True)
 class Group:
-    """One MPI job: a group size and the environment that configures the library."""
+    """One MPI job: a group size, the environment that configures the library, and, with
+    run-time switching, the MPI_T settings each algorithm takes before its turn."""
 
     ranks: int
-    config: str  # "" for hand-written + autotuned library, else the forced MPICH algorithm
+    config: str  # "" for hand-written + autotuned (+ switched) algorithms, else the forced one
     knobs: dict[str, str]
     cells: list[Cell] = field(default_factory=list)
+    switches: dict[str, dict[str, int]] = field(default_factory=dict)
+    switching: str = LAUNCH
+
+    @property
+    def label(self) -> str:
+        """The job's name in the run's environment record and points.job."""
+        return f"ranks={self.ranks} config={self.config or 'default'}"
+
+    def columns(self, algorithm: str) -> dict[str, str]:
+        """The points columns that say how this job ran `algorithm`."""
+        return {"library_config": library_config(algorithm, self.switching), "job": self.label}
 
     @property
     def oversubscribed(self) -> bool:
@@ -52,27 +68,82 @@ class Group:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Launch:
+    """One MPI launch of a sweep: a group's cells in the launch's order, in round `index`."""
+
+    index: int
+    group: Group
+
+
+def plan_launches(
+    spec: SweepSpec,
+    run_id: str,
+    kept: set[str],
+    done: Iterable[tuple[str, int]] = (),
+    switching: str = LAUNCH,
+) -> list[Launch]:
+    """Every launch still to run, round by round: launch 0 of every group, then launch 1, ...
+
+    Each round's groups, and each group's cells, come in an order shuffled by
+    random.Random(f"{spec.seed}:{round}"), so a point meets other machine states and
+    neighbours in every round. `kept` points are measured no more; `done` holds the
+    (point_id, launch) pairs already stored, so a resumed run redoes only what is missing.
+    """
+    done_by_launch: dict[int, set[str]] = {}
+    for point_id, launch in done:
+        done_by_launch.setdefault(launch, set()).add(point_id)
+    launches = []
+    for index in range(spec.launches):
+        groups = plan_groups(spec, run_id, set(kept) | done_by_launch.get(index, set()), switching)
+        order = random.Random(f"{spec.seed}:{index}")
+        order.shuffle(groups)
+        for group in groups:
+            order.shuffle(group.cells)
+        launches += [Launch(index, group) for group in groups]
+    return launches
+
+
 def skip_reason(algorithm: str, ranks: int, op: str) -> str | None:
     """Why a point is not measured, or None (declared requirements only)."""
     return ALGORITHMS[algorithm].unsupported_reason(ranks, op, OPS[op].commutative)
 
 
-def plan_groups(spec: SweepSpec, run_id: str, done: set[str] = frozenset()) -> list[Group]:
-    """The jobs that measure every supported point of `spec` not already in `done`."""
+def plan_groups(
+    spec: SweepSpec, run_id: str, done: set[str] = frozenset(), switching: str = LAUNCH
+) -> list[Group]:
+    """The jobs that measure every supported point of `spec` not already in `done`.
+
+    switching RUNTIME: every algorithm of a group size shares one job, forced library ones
+    switched through MPI_T before each turn; LAUNCH: a job per forced algorithm, forced by
+    environment.
+    """
     groups: list[Group] = []
     for ranks in spec.ranks:
-        for config in _configs(spec.algorithms):
+        for config in _configs(spec.algorithms, switching):
             knobs = {**default_knobs(ranks, spec.thread_level)}
-            algs = [a for a in spec.algorithms if ALGORITHMS[a].forced == config]
-            knobs.update(library_knobs(algs[0]))
+            algs = [a for a in spec.algorithms if _config(a, switching) == config]
+            switches = _switches(algs, switching)
+            knobs.update(FALLBACK_KNOB if switches else library_knobs(algs[0]))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
-                groups.append(Group(ranks, config, knobs, cells))
+                groups.append(Group(ranks, config, knobs, cells, switches, switching))
     return groups
 
 
-def _configs(algorithms: tuple[str, ...]) -> list[str]:
-    return list(dict.fromkeys(ALGORITHMS[a].forced for a in algorithms))
+def _config(algorithm: str, switching: str) -> str:
+    return "" if switching == RUNTIME else ALGORITHMS[algorithm].forced
+
+
+def _configs(algorithms: tuple[str, ...], switching: str) -> list[str]:
+    return list(dict.fromkeys(_config(a, switching) for a in algorithms))
+
+
+def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]]:
+    """MPI_T settings per algorithm, for a job that has a forced library algorithm to switch."""
+    if switching != RUNTIME or not any(ALGORITHMS[a].forced for a in algorithms):
+        return {}
+    return {a: settings(a) for a in algorithms}
 
 
 def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[str]) -> list[Cell]:
@@ -103,7 +174,9 @@ def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
     }
 
 
-def skipped_points(spec: SweepSpec, run_id: str, done: set[str] = frozenset()) -> list[dict]:
+def skipped_points(
+    spec: SweepSpec, run_id: str, done: set[str] = frozenset(), switching: str = LAUNCH
+) -> list[dict]:
     """Point rows for every combination an algorithm declares it cannot run."""
     rows = []
     for ranks in spec.ranks:
@@ -117,7 +190,7 @@ def skipped_points(spec: SweepSpec, run_id: str, done: set[str] = frozenset()) -
                         pid = PointKey(run_id, alg, ranks, nbytes, dtype, op).point_id()
                         if pid not in done:
                             rows.append(
-                                PointKey(run_id, alg, ranks, nbytes, dtype, op).row()
+                                PointKey(run_id, alg, ranks, nbytes, dtype, op).row(switching)
                                 | {"status": "skipped", "reason": reason}
                             )
     return rows

@@ -11,9 +11,10 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runners.domain.catalog import ALGORITHMS, DTYPES
+from runners.domain.catalog import DTYPES
 from runners.domain.launcher import is_oversubscribed
 from runners.domain.stats import StopRule
+from runners.domain.switching import LAUNCH, library_config
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,14 @@ class PointKey:
         """The store's key of this point; the same facts always give the same id."""
         return f"{self.run_id}/{self.algorithm}/{self.ranks}/{self.nbytes}/{self.dtype}/{self.op}"
 
-    def row(self) -> dict[str, Any]:
-        """The identifying columns of this point's row in `points` ("bytes" there)."""
-        forced = ALGORITHMS[self.algorithm].forced
+    def row(self, switching: str = LAUNCH) -> dict[str, Any]:
+        """The identifying columns of this point's row in `points` ("bytes" there); how a
+        library algorithm was forced depends on the sweep's `switching` mode."""
         return {
             "point_id": self.point_id(),
             "run_id": self.run_id,
             "algorithm": self.algorithm,
-            "library_config": f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced}" if forced else "",
+            "library_config": library_config(self.algorithm, switching),
             "ranks": self.ranks,
             "bytes": self.nbytes,
             "dtype": self.dtype,
@@ -60,14 +61,18 @@ class TimingPolicy:
     budget_s: float = 0.5
     passes: int = 2
     cache_mode: str = "hot"
+    launches: int = 3
 
     def pass_rule(self) -> StopRule:
-        """The stop rule of one pass: the limits shared out over the passes."""
+        """The stop rule of one pass: the time and iteration limits shared out over the
+        launches and passes; at least min_iterations in every launch (each launch is a whole
+        measurement of its own)."""
+        shares = self.passes * self.launches
         return StopRule(
             min_iterations=max(1, math.ceil(self.min_iterations / self.passes)),
-            max_iterations=max(1, math.ceil(self.max_iterations / self.passes)),
+            max_iterations=max(1, math.ceil(self.max_iterations / shares)),
             target_rel_ci=self.target_rel_ci,
-            budget_s=self.budget_s / self.passes,
+            budget_s=self.budget_s / shares,
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, kno
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.records import TimingPolicy
+from runners.domain.switching import LAUNCH, RUNTIME
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -38,6 +39,9 @@ class SweepSpec:
     budget_s: float = TimingPolicy.budget_s
     passes: int = TimingPolicy.passes
     cache_mode: str = TimingPolicy.cache_mode
+    launches: int = TimingPolicy.launches
+    seed: int = 1  # orders each launch's groups and cells (random.Random(seed, launch))
+    library_switching: str = RUNTIME  # forced library algorithms: MPI_T in a shared launch
     launcher: str = DEFAULT_LAUNCHER
     launcher_shell: bool = False
     thread_level: str = "single"
@@ -129,12 +133,15 @@ def _problems(spec: SweepSpec) -> list[str]:
             problems.append(f"{key} must be >= 0, got {getattr(spec, key)}")
     if spec.min_iterations < 1 or spec.max_iterations < spec.min_iterations:
         problems.append("need 1 <= min_iterations <= max_iterations")
-    if spec.passes < 1:
-        problems.append(f"passes must be >= 1, got {spec.passes}")
+    for key in ("passes", "launches"):
+        if getattr(spec, key) < 1:
+            problems.append(f"{key} must be >= 1, got {getattr(spec, key)}")
     if not 0 < spec.target_rel_ci < 1:
         problems.append(f"target_rel_ci must be between 0 and 1, got {spec.target_rel_ci}")
     if spec.cache_mode not in CACHE_MODES:
         problems.append(f"cache_mode must be one of {', '.join(CACHE_MODES)}")
+    if spec.library_switching not in (RUNTIME, LAUNCH):
+        problems.append(f"library_switching must be {RUNTIME} or {LAUNCH}")
     if spec.thread_level not in THREAD_LEVELS:
         problems.append(f"thread_level must be one of {', '.join(THREAD_LEVELS)}")
     launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
@@ -143,9 +150,9 @@ def _problems(spec: SweepSpec) -> list[str]:
     return problems
 
 
-_INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes")
+_INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes", "launches", "seed")
 _FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
-_STR_KEYS = ("cache_mode", "launcher", "thread_level")
+_STR_KEYS = ("cache_mode", "launcher", "thread_level", "library_switching")
 
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:

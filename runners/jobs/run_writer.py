@@ -22,6 +22,7 @@ from runners.store.journal import (
     abandoned_runs,
     batch,
     point_record,
+    probe_record,
     run_record,
 )
 
@@ -41,16 +42,26 @@ class RunWriter:
         self.say = say
         self.journal = Journal(path, run_id)
         self.pending: list[dict[str, Any]] = []
-        self.statuses: dict[str, str] = {}  # point_id -> status, for points written by this sweep
+        # point_id -> status of the points written by this sweep ("partial": ok, but fewer
+        # launches so far than the spec asks for)
+        self.statuses: dict[str, str] = {}
         self.last_flush = time.monotonic()
         self.last_notice = 0.0
 
-    def add_point(self, point: dict[str, Any], samples: list[dict[str, Any]]) -> None:
-        """Journal one finished point; write the queue if the last write was a while ago."""
+    def add_point(
+        self, point: dict[str, Any], samples: list[dict[str, Any]], complete: bool = True
+    ) -> None:
+        """Journal one point (`complete`: it has every launch it needs); write the queue if
+        the last write was a while ago."""
         self._queue(point_record(point, samples))
-        self.statuses[point["point_id"]] = point["status"]
+        status = point["status"]
+        self.statuses[point["point_id"]] = "partial" if status == "ok" and not complete else status
         if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
             self.flush()
+
+    def add_probe(self, probe: dict[str, Any]) -> None:
+        """Journal one machine-state probe (written with the next batch)."""
+        self._queue(probe_record({"run_id": self.run_id, **probe}))
 
     def update_run(self, fields: dict[str, Any]) -> None:
         """Journal columns to set on the run's row (written with the next batch)."""
@@ -70,9 +81,9 @@ class RunWriter:
         self.last_flush = time.monotonic()
         if not self.pending:
             return True
-        points, samples, runs = batch(self.pending)
+        points, samples, runs, probes = batch(self.pending)
         try:
-            store.write_batch(self.path, points, samples, runs, timeout=timeout)
+            store.write_batch(self.path, points, samples, runs, timeout=timeout, probes=probes)
         except store.StoreBusy as exc:
             self._notice(exc.holder)
             return False
@@ -107,10 +118,10 @@ class RunWriter:
 def replay(path: Path, run_id: str, previous: str, say: Say) -> None:
     """Store what an ended sweep journalled for ``run_id`` and mark the run if still running."""
     journal = Journal(path, run_id)
-    points, samples, runs = batch(journal.records())
+    points, samples, runs, probes = batch(journal.records())
     run = store.get_run(path, run_id)
     if run is None:  # the sweep died before its run was stored: nothing to attach points to
-        points, samples = [], []
+        points, samples, probes = [], [], []
     fields = runs.get(run_id, {})
     if run is not None and fields.get("status", run["status"]) == "running":
         who = f" ({previous})" if previous else ""
@@ -120,7 +131,7 @@ def replay(path: Path, run_id: str, previous: str, say: Say) -> None:
             f"`collsweep sweep --resume {run_id}`",
         }
     updates = {run_id: fields} if run is not None and fields else {}
-    store.write_batch(path, points, samples, updates)
+    store.write_batch(path, points, samples, updates, probes=probes)
     journal.remove()
     if points or updates:
         say(f"recovered run {run_id} from its journal: {len(points)} points stored")

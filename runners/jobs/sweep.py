@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,12 +23,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runners import __version__, store
+from runners.domain.catalog import ALGORITHMS
 from runners.domain.machine import cpu_model, hostname, physical_cores
-from runners.domain.plan import all_point_ids, plan_groups, skipped_points
+from runners.domain.plan import all_point_ids, plan_launches, skipped_points
 from runners.domain.spec import SweepSpec, parse_spec
+from runners.domain.switching import LAUNCH, RUNTIME
 from runners.jobs import calibrate, run_writer
+from runners.jobs.point_history import PointHistory
 from runners.jobs.run_writer import RunWriter
-from runners.jobs.sweep_jobs import GroupRunner, Progress
+from runners.jobs.sweep_jobs import GroupRunner, Progress, switching_mode
 from runners.store.journal import RunLock, journal_dir
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -48,9 +52,10 @@ class SweepOutcome:
     run_id: str
     status: str
     reason: str
-    measured: int
+    measured: int  # points measured in every launch they still needed
     total: int
     stored: bool = True  # False: left on a second signal with writes still in the journal
+    partial: int = 0  # points measured in some, not all, of their launches
 
 
 def new_run_id() -> str:
@@ -160,29 +165,37 @@ def _sweep_locked(
     statuses = _start_run(spec, path, command_line, run_id)
     kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
     writer = RunWriter(path, run_id, say)
-    groups = plan_groups(spec, run_id, kept)
-    to_measure = {pid for group in groups for pid in group.points(run_id)}
-    progress = Progress(len(to_measure), out=say)
-    runner = GroupRunner(spec, run_id, writer, progress, load_before=os.getloadavg())
+    history = PointHistory.load(path, run_id) if statuses else PointHistory()
+    switching = switching_mode(spec)
+    forced = any(ALGORITHMS[a].forced for a in spec.algorithms)
+    if forced and switching[0] == LAUNCH and spec.library_switching == RUNTIME:
+        say(f"forced library algorithms get launches of their own: {switching[1]}")
+    launches = plan_launches(spec, run_id, kept, history.done(), switching[0])
+    to_measure = {pid for planned in launches for pid in planned.group.points(run_id)}
+    progress = Progress(sum(len(p.group.points(run_id)) for p in launches), out=say)
+    runner = GroupRunner(
+        spec, run_id, writer, progress, history, load_before=os.getloadavg(), switching=switching
+    )
     interrupted, error = "", ""
     try:
-        for row in skipped_points(spec, run_id, kept):
+        for row in skipped_points(spec, run_id, kept, switching[0]):
             writer.add_point(row, [])
         _prepare(path, run_id, spec, say)
         progress.started = time.monotonic()  # the ETA counts from the first point
-        for group in groups:
-            runner.run(group)
+        for planned in launches:
+            runner.run(planned)
     except Interrupted as exc:
         interrupted = f"received {exc}"
     except Exception as exc:  # the run must be marked whatever went wrong
         error = f"{type(exc).__name__}: {exc}"
-    planned = all_point_ids(spec, run_id)
+    planned_ids = all_point_ids(spec, run_id)
     status, reason = final_status(
-        planned, statuses | writer.statuses, interrupted, error, runner.failures
+        planned_ids, statuses | writer.statuses, interrupted, error, runner.failures
     )
     stored = _finish(writer, status, reason, say)
-    measured = sum(pid in to_measure for pid in writer.statuses)
-    return SweepOutcome(run_id, status, reason, measured, len(to_measure), stored)
+    measured = sum(writer.statuses.get(pid, "partial") != "partial" for pid in to_measure)
+    partial = sum(writer.statuses.get(pid) == "partial" for pid in to_measure)
+    return SweepOutcome(run_id, status, reason, measured, len(to_measure), stored, partial)
 
 
 KEPT = ("ok", "skipped")
@@ -199,12 +212,18 @@ def _check_writable(path: Path) -> None:
 
 
 def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> dict[str, str]:
-    """Create the run, or mark a resumed one running; the stored points' statuses."""
+    """Create the run, or mark a resumed one running; the stored points' statuses ("partial"
+    for an ok point with fewer launches than the spec asks for)."""
     if store.get_run(path, run_id) is None:
         store.create_run(path, run_row(spec, run_id, command_line))
         return {}
     store.update_run(path, run_id, {"status": "running", "status_reason": ""})
-    frame = store.query(path, "SELECT point_id, status FROM points WHERE run_id = ?", [run_id])
+    frame = store.query(
+        path,
+        "SELECT point_id, CASE WHEN status = 'ok' AND coalesce(launches, 1) < ? THEN 'partial' "
+        "ELSE status END AS status FROM points WHERE run_id = ?",
+        [spec.launches, run_id],
+    )
     return dict(zip(frame.point_id, frame.status, strict=True))
 
 
@@ -234,9 +253,11 @@ def final_status(
     if failures:
         return "failed", "; ".join(failures)[:2000]
     bad = sum(statuses.get(pid) in ("failed", "timeout") for pid in missing)
+    partial = sum(statuses.get(pid) == "partial" for pid in missing)
     return "failed", (
         f"{len(missing)} of {len(planned)} points are not stored ok or skipped "
-        f"({bad} failed or timed out, {len(missing) - bad} never measured)"
+        f"({bad} failed or timed out, {partial} measured in fewer launches than planned, "
+        f"{len(missing) - bad - partial} never measured)"
     )
 
 
@@ -262,8 +283,10 @@ def _finish(writer: RunWriter, status: str, reason: str, say: Callable[[str], No
 
 
 def resume_spec(path: Path, run_id: str) -> SweepSpec:
-    """The spec a stored run was started with."""
+    """The spec a stored run was started with (a run from before launches: one launch)."""
     run = store.get_run(path, run_id)
     if run is None:
         raise store.StoreError(f"no run {run_id!r} in {path}")
-    return parse_spec(run["spec_toml"])
+    text = run["spec_toml"]
+    older = {} if "launches" in tomllib.loads(text) else {"launches": 1}
+    return parse_spec(text, older)

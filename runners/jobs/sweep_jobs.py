@@ -12,16 +12,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from runners.domain.plan import Group, plan_groups
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.launcher import default_knobs
+from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
+from runners.domain.switching import LAUNCH, RUNTIME
 from runners.jobs import launch
+from runners.jobs.point_history import PointHistory
 from runners.jobs.run_writer import RunWriter
 
 STARTUP_GRACE_S = 60.0
+PROBE_TIMEOUT_S = 60.0
 
 
 def _timestamp(epoch: float) -> datetime:
@@ -29,7 +34,8 @@ def _timestamp(epoch: float) -> datetime:
 
 
 def event_rows(run_id: str, event: dict) -> tuple[dict, list[dict]]:
-    """Turn a worker's `point` event into a points row and its samples rows."""
+    """Turn a worker's `point` event into a points row (before statistics) and this launch's
+    samples (seconds and pass)."""
     key = PointKey(
         run_id, event["algorithm"], event["ranks"], event["bytes"], event["dtype"], event["op"]
     )
@@ -46,14 +52,14 @@ def event_rows(run_id: str, event: dict) -> tuple[dict, list[dict]]:
         "bytes",
         "dtype",
         "op",
+        "launch",
     )
     extra = {k: v for k, v in event.items() if k not in identity}
     extra["started_at"] = _timestamp(extra["started_at"])
     extra["finished_at"] = _timestamp(extra["finished_at"])
     row = base | extra
     samples = [
-        {"point_id": row["point_id"], "run_id": run_id, "iteration": i, "seconds": s, "pass": p}
-        for i, (s, p) in enumerate(zip(event["samples"], event["passes"], strict=True))
+        {"seconds": s, "pass": p} for s, p in zip(event["samples"], event["passes"], strict=True)
     ]
     return row, samples
 
@@ -75,7 +81,8 @@ class Progress:
         median = row.get("median_s")
         shown = f"{median * 1e6:10.2f} us" if median else f"{row['status']:>13}"
         self.out(
-            f"[{self.done:>4}/{self.total}] p={row['ranks']:<3} {row['algorithm']:<27}"
+            f"[{self.done:>4}/{self.total}] L{row.get('launches') or 0} "
+            f"p={row['ranks']:<3} {row['algorithm']:<27}"
             f"{row['bytes']:>11} B {row['dtype']:<8}{row['op']:<14}{shown}"
             f"   ETA {int(eta // 60)}:{int(eta % 60):02d}"
         )
@@ -83,34 +90,40 @@ class Progress:
 
 @dataclass
 class GroupRunner:
-    """Runs one group's cells, relaunching after a crash or hang with the cells left."""
+    """Runs one launch of a group's cells, relaunching after a crash or hang with the cells
+    left; every point's row sums up all of its launches so far (PointHistory)."""
 
     spec: SweepSpec
     run_id: str
     writer: RunWriter
     progress: Progress
+    history: PointHistory = field(default_factory=PointHistory)
+    stored: set[tuple[str, int]] = field(default_factory=set)  # (point_id, launch) this sweep
     failures: list[str] = field(default_factory=list)
     provenance_saved: bool = False
     load_before: tuple[float, ...] = ()
+    switching: tuple[str, str] = (LAUNCH, "")  # the mode the sweep uses, and why
 
-    def run(self, group: Group) -> None:
-        """Measure every cell of `group`; a broken job costs only its in-flight cell."""
-        cells = list(group.cells)
+    def run(self, planned: Launch) -> None:
+        """Measure every cell of the launch; a broken job costs only its in-flight cell."""
+        cells = list(planned.group.cells)
         while cells:
-            finished, failure = self._run_job(group, cells)
+            finished, failure = self._run_job(planned, cells)
             cells = cells[finished:]
             if failure:
                 self.failures.append(failure)
-                self._give_up_cell(group, cells[0], failure)
+                self._give_up_cell(planned, cells[0], failure)
                 cells = cells[1:]
 
-    def _run_job(self, group: Group, cells: list) -> tuple[int, str]:
+    def _run_job(self, planned: Launch, cells: list) -> tuple[int, str]:
         """One launch; returns how many cells finished and why it broke ('' if it didn't)."""
-        job_group = Group(group.ranks, group.config, group.knobs, cells)
+        group = planned.group
+        job_group = replace(group, cells=cells)
         spec = self.spec
         payload = {
             **job_group.as_dict(),
             "run_id": self.run_id,
+            "launch": planned.index,
             "timing": spec.timing().as_dict(),
         }
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -124,12 +137,14 @@ class GroupRunner:
             spec.launcher_shell,
         )
         try:
-            return self._follow(launch.RunningJob(job), group)
+            return self._follow(launch.RunningJob(job), planned)
         finally:
             os.unlink(handle.name)
 
-    def _follow(self, running: launch.RunningJob, group: Group) -> tuple[int, str]:
+    def _follow(self, running: launch.RunningJob, planned: Launch) -> tuple[int, str]:
         """Store the job's events as they come; returns (cells finished, why it broke)."""
+        group = planned.group
+        where = f"ranks={group.ranks} launch {planned.index + 1} of {self.spec.launches}"
         cells_started, done = 0, False
         timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
         try:
@@ -137,43 +152,61 @@ class GroupRunner:
                 event = json.loads(line) if line.startswith("{") else {}
                 kind = event.get("type")
                 if kind == "hello":
-                    self._save_provenance(event, group)
+                    self._save_provenance(event)
                 elif kind == "cell":
                     cells_started += 1
                     timeout = self.spec.point_timeout_s
                 elif kind == "point":
-                    self._store_point(event)
+                    self._store_point(event, planned)
+                elif kind == "probe":
+                    self._store_probe(event, planned)
                 elif kind == "done":
                     done = True
         except launch.JobHung as exc:
             running.kill()
-            return max(cells_started - 1, 0), f"ranks={group.ranks}: watchdog: {exc}"
+            return max(cells_started - 1, 0), f"{where}: watchdog: {exc}"
         except BaseException:
             running.kill()
             raise
         code = running.wait()
         if done and code == 0:
             return cells_started, ""
-        why = f"ranks={group.ranks}: {exit_reason(code, done, running.stderr_tail())}"
+        why = f"{where}: {exit_reason(code, done, running.stderr_tail())}"
         return max(cells_started - 1, 0), why
 
-    def _store_point(self, event: dict) -> None:
+    def _store_probe(self, event: dict, planned: Launch) -> None:
+        fields = {k: event[k] for k in ("moment", "pingpong_s", "copy_gbps")}
+        group = planned.group
+        self.writer.add_probe(
+            fields
+            | {"job": group.label, "ranks": group.ranks, "launch": planned.index}
+            | {"measured_at": _timestamp(event["measured_at"])}
+        )
+
+    def _store_point(self, event: dict, planned: Launch) -> None:
         row, samples = event_rows(self.run_id, event)
-        self.writer.add_point(row, samples)
+        self._store(row, planned, samples)
+
+    def _store(self, row: dict, planned: Launch, samples: list[dict]) -> None:
+        row = row | planned.group.columns(row["algorithm"])
+        launch = planned.index
+        row, samples = self.history.merge(row, launch, samples, self.spec.timing())
+        self.stored.add((row["point_id"], launch))
+        self.writer.add_point(row, samples, complete=row["launches"] >= self.spec.launches)
         self.progress.point(row)
 
-    def _give_up_cell(self, group: Group, cell, reason: str) -> None:
-        """Store the broken cell's points (those not stored yet) as failed or timed out."""
+    def _give_up_cell(self, planned: Launch, cell, reason: str) -> None:
+        """Store the broken cell's points (those without this launch yet) as failed or timed
+        out, keeping their earlier launches' samples."""
         status = "timeout" if "watchdog" in reason else "failed"
+        group = planned.group
         for alg in cell.algorithms:
             key = PointKey(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
             row = key.row()
-            if row["point_id"] not in self.writer.statuses:
-                row |= {"status": status, "reason": reason}
-                self.writer.add_point(row, [])
-                self.progress.point(row)
+            if (row["point_id"], planned.index) not in self.stored:
+                self._store(row | {"status": status, "reason": reason}, planned, [])
 
-    def _save_provenance(self, event: dict, group: Group) -> None:
+    def _save_provenance(self, event: dict) -> None:
         if self.provenance_saved:
             return
         fields = {
@@ -187,7 +220,7 @@ class GroupRunner:
                 "memory_setting",
             )
         }
-        fields["environment"] = environment_record(self.spec, self.load_before)
+        fields["environment"] = environment_record(self.spec, self.load_before, self.switching)
         self.writer.update_run(fields)
         self.provenance_saved = True
 
@@ -201,16 +234,40 @@ def exit_reason(code: int, done: bool, stderr_tail: str) -> str:
     return f"{why}: {stderr_tail}" if stderr_tail else why
 
 
-def environment_record(spec: SweepSpec, load_before: tuple[float, ...] = ()) -> dict:
-    """Every knob the jobs of this sweep set, per job, MPI-related variables inherited, and
-    the machine's 1/5/15-minute load average before the sweep started (other work on the
-    cores shows up as millisecond stalls in the samples)."""
-    jobs = {
-        f"ranks={g.ranks} config={g.config or 'default'}": g.knobs for g in plan_groups(spec, "env")
-    }
+def environment_record(
+    spec: SweepSpec, load_before: tuple[float, ...] = (), switching: tuple[str, str] = (LAUNCH, "")
+) -> dict:
+    """Every knob the jobs of this sweep set, per job, MPI-related variables inherited, the
+    machine's 1/5/15-minute load average before the sweep started (other work on the cores
+    shows up as millisecond stalls in the samples), and how library algorithms were forced."""
+    mode, why = switching
+    jobs = {g.label: g.knobs for g in plan_groups(spec, "env", switching=mode)}
     inherited = {
         k: v
         for k, v in os.environ.items()
         if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_"))
     }
-    return {"jobs": jobs, "inherited": inherited, "load_average_before": list(load_before)}
+    return {
+        "jobs": jobs,
+        "inherited": inherited,
+        "load_average_before": list(load_before),
+        "library_switching": {"mode": mode, "why": why},
+    }
+
+
+def switching_mode(spec: SweepSpec) -> tuple[str, str]:
+    """How this sweep forces library algorithms, and why: MPI_T in shared launches when the
+    spec asks for it and a one-rank probe finds the library can, else launches of their own."""
+    if not any(ALGORITHMS[a].forced for a in spec.algorithms):
+        return LAUNCH, "no forced library algorithm in the spec"
+    if spec.library_switching == LAUNCH:
+        return LAUNCH, "the spec asks for a launch per forced algorithm"
+    probe = launch.Job(
+        1, "runners.ranks.mpit", (), default_knobs(1), spec.launcher, spec.launcher_shell
+    )
+    result = launch.run(probe, PROBE_TIMEOUT_S)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    found = json.loads(lines[-1]) if lines else {"available": False, "reason": result.stderr[-300:]}
+    if found["available"]:
+        return RUNTIME, "MPI_T_cvar_write switches MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM per call"
+    return LAUNCH, f"run-time switching unavailable: {found['reason'].strip() or 'probe failed'}"

@@ -1,8 +1,10 @@
 """Runs inside every rank of a sweep job: times and verifies each point of a job file.
 
-Rank 0 streams one JSON line per event on stdout: `hello` (provenance, once), `cell` (a
-heartbeat as each (bytes, dtype, op) starts) and `point` (a finished point with its raw
-samples). The parent (runners.jobs.sweep) stores them as they arrive.
+Rank 0 streams one JSON line per event on stdout: `hello` (provenance, once), `probe` (the
+machine-state probe, runners.ranks.probe, at the start and the end), `cell` (a heartbeat as each
+(bytes, dtype, op) starts) and `point` (a finished point with this launch's raw samples and
+their passes). The parent (runners.jobs.sweep_jobs) merges every launch's
+samples of a point and computes its statistics (runners.domain.repetition).
 """
 
 from __future__ import annotations
@@ -20,14 +22,18 @@ import mpi4py
 import numpy as np
 from mpi4py import MPI
 
+from runners.domain import switching
 from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.inputs import expected_result, fill_input, mismatches
+from runners.domain.machine import short_library_version
 from runners.domain.records import PointKey, TimingPolicy
-from runners.domain.stats import StopRule, bandwidths, summarize
+from runners.domain.stats import StopRule
 from runners.ranks import parent_watch
 from runners.ranks.algorithms import Allreduce, create
 from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure
 from runners.ranks.mpi_ops import mpi_op
+from runners.ranks.mpit import Switch, allreduce_switch
+from runners.ranks.probe import probe
 
 THREAD_LEVEL_NAMES = {
     MPI.THREAD_SINGLE: "single",
@@ -53,12 +59,6 @@ def memory_setting() -> str:
         thp = "unknown"
     madvise = np._core.multiarray._get_madvise_hugepage()
     return f"THP enabled: {thp}; numpy madvise(MADV_HUGEPAGE): {madvise}"
-
-
-def short_library_version(full: str) -> str:
-    """'MPICH Version:      5.0.2\n...' -> 'MPICH 5.0.2' (the first line, squeezed)."""
-    first = full.strip().splitlines()[0] if full.strip() else "unknown"
-    return " ".join(first.replace("Version:", " ").split())
 
 
 def hello(comm: MPI.Comm) -> dict:
@@ -177,14 +177,23 @@ def time_pass(
     return measure(comm, calls, rule, warmup)
 
 
-def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce]) -> None:
-    """Time every algorithm of one cell, alternating their order over the passes."""
+def run_cell(
+    comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce], switch: Switch | None
+) -> None:
+    """Time every algorithm of one cell, alternating their order over the passes; with a
+    `switch`, each algorithm's MPI_T settings are written before its turn (untimed)."""
+
+    def turn(alg: str) -> None:
+        if switch is not None:
+            switch.apply(job["switches"][alg])
+
     emit(comm, "cell", nbytes=cell["nbytes"], dtype=cell["dtype"], op=cell["op"])
     count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
     timing = TimingPolicy.from_dict(job["timing"])
     buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], timing.cache_mode == "cold")
     states = {a: PointState(a) for a in cell["algorithms"]}
     for alg, state in states.items():
+        turn(alg)
         state.reason = first_call(comm, alg, impls[alg], buffers, cell["op"])
         state.status = (
             "failed" if state.reason.startswith("wrong") else ("skipped" if state.reason else "ok")
@@ -197,6 +206,7 @@ def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce])
             if state.status != "ok":
                 continue
             inject_fault(comm, alg)
+            turn(alg)
             buffers.clear_results()
             samples = time_pass(comm, impls[alg], buffers, cell["op"], rule, timing.warmup)
             state.reason = check_results(comm, buffers)
@@ -204,13 +214,14 @@ def run_cell(comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce])
             state.samples += samples.tolist()
             state.passes += [index] * samples.size
     for state in states.values():
-        emit(comm, "point", **point_event(comm, cell, job["run_id"], timing, state))
+        emit(comm, "point", **point_event(comm, cell, job, timing, state))
 
 
 def point_event(
-    comm: MPI.Comm, cell: dict, run_id: str, timing: TimingPolicy, state: PointState
+    comm: MPI.Comm, cell: dict, job: dict, timing: TimingPolicy, state: PointState
 ) -> dict:
-    """The `point` event: identity, status, summary statistics and raw samples."""
+    """The `point` event: identity, launch, status and this launch's raw samples."""
+    run_id = job["run_id"]
     key = PointKey(
         run_id, state.algorithm, comm.Get_size(), cell["nbytes"], cell["dtype"], cell["op"]
     )
@@ -229,22 +240,11 @@ def point_event(
         "sync_cadence": SYNC_CADENCE,
         "cache_mode": timing.cache_mode,
         "verified": state.status == "ok",
+        "launch": job["launch"],
     }
     if state.status != "ok" or not state.samples:
         return event | {"samples": [], "passes": []}
-    summary = summarize(np.asarray(state.samples))
-    algbw, busbw = bandwidths(cell["nbytes"], comm.Get_size(), summary.median_s)
-    return (
-        event
-        | summary.as_dict()
-        | {
-            "ci_target_met": summary.ci_rel_halfwidth <= timing.target_rel_ci,
-            "algbw_gbps": algbw,
-            "busbw_gbps": busbw,
-            "samples": state.samples,
-            "passes": state.passes,
-        }
-    )
+    return event | {"samples": state.samples, "passes": state.passes}
 
 
 def main() -> None:
@@ -254,8 +254,13 @@ def main() -> None:
     emit(comm, "hello", **hello(comm))
     names = {alg for cell in job["cells"] for alg in cell["algorithms"]}
     impls = {name: create(name) for name in sorted(names)}
+    switch = allreduce_switch() if job.get("switches") else None
+    emit(comm, "probe", moment="start", measured_at=time.time(), **probe(comm))
     for cell in job["cells"]:
-        run_cell(comm, cell, job, impls)
+        run_cell(comm, cell, job, impls, switch)
+    if switch is not None:  # the library's defaults again, as at the start
+        switch.apply(switching.settings("mpi"))
+    emit(comm, "probe", moment="end", measured_at=time.time(), **probe(comm))
     comm.Barrier()
     emit(comm, "done")
 

@@ -53,6 +53,7 @@ from runners.store.writes import (
     replace_best_choices,
     replace_crossovers,
     replace_predictions,
+    replace_winners,
     update_run,
     write_batch,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "replace_best_choices",
     "replace_crossovers",
     "replace_predictions",
+    "replace_winners",
     "stored_schema_version",
     "storefile",
     "update_run",

@@ -89,11 +89,20 @@ def run_record(run_id: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "run", "run_id": run_id, "fields": fields}
 
 
-def batch(records: list[dict[str, Any]]) -> tuple[list[dict], list[dict], dict[str, dict]]:
-    """Records folded into one store write: (points, samples, run updates); later wins."""
+def probe_record(probe: dict[str, Any]) -> dict[str, Any]:
+    """A journal record of one machine-state probe (runners.ranks.probe)."""
+    return {"kind": "probe", "probe": probe}
+
+
+def batch(
+    records: list[dict[str, Any]],
+) -> tuple[list[dict], list[dict], dict[str, dict], list[dict]]:
+    """Records folded into one store write: (points, samples, run updates, probes); later
+    wins."""
     points: dict[str, dict] = {}
     samples: dict[str, list[dict]] = {}
     runs: dict[str, dict] = {}
+    probes: dict[tuple, dict] = {}
     for record in records:
         if record.get("kind") == "point":
             point_id = record["point"]["point_id"]
@@ -101,7 +110,14 @@ def batch(records: list[dict[str, Any]]) -> tuple[list[dict], list[dict], dict[s
             samples[point_id] = record["samples"]
         elif record.get("kind") == "run":
             runs.setdefault(record["run_id"], {}).update(record["fields"])
-    return list(points.values()), [s for ss in samples.values() for s in ss], runs
+        elif record.get("kind") == "probe":
+            probe = record["probe"]
+            probes[tuple(probe[k] for k in PROBE_KEY)] = probe
+    flat = [s for ss in samples.values() for s in ss]
+    return list(points.values()), flat, runs, list(probes.values())
+
+
+PROBE_KEY = ("run_id", "job", "launch", "moment")
 
 
 class RunLock:

@@ -34,6 +34,8 @@ EXPORTED_TABLES = (
     "crossovers",
     "best_choices",
     "agreement",
+    "winners",
+    "probes",
 )
 
 

@@ -180,9 +180,51 @@ _V3 = [
     )""",
 ]
 
+# Launches as the unit of repetition: each sample's launch, and per point how many launches it
+# has and the interval of its median launch (runners.domain.repetition). A store written
+# before had one launch per point, so its intervals are its within-launch CIs.
+_V4 = [
+    "ALTER TABLE samples ADD COLUMN launch INTEGER",
+    "UPDATE samples SET launch = 0",
+    "ALTER TABLE points ADD COLUMN launches INTEGER",
+    "ALTER TABLE points ADD COLUMN interval_low_s DOUBLE",
+    "ALTER TABLE points ADD COLUMN interval_high_s DOUBLE",
+    "ALTER TABLE points ADD COLUMN interval_rel_halfwidth DOUBLE",
+    "ALTER TABLE points ADD COLUMN job VARCHAR",
+    """UPDATE points SET launches = CASE WHEN median_s IS NULL THEN 0 ELSE 1 END,
+           interval_low_s = ci_low_s, interval_high_s = ci_high_s,
+           interval_rel_halfwidth = ci_rel_halfwidth""",
+    """CREATE TABLE probes (
+        run_id VARCHAR NOT NULL,
+        job VARCHAR NOT NULL,
+        ranks INTEGER,
+        launch INTEGER NOT NULL,
+        moment VARCHAR NOT NULL,
+        pingpong_s DOUBLE,
+        copy_gbps DOUBLE,
+        measured_at TIMESTAMP
+    )""",
+    """CREATE TABLE winners (
+        run_id VARCHAR NOT NULL,
+        ranks INTEGER NOT NULL,
+        dtype VARCHAR NOT NULL,
+        op VARCHAR NOT NULL,
+        bytes BIGINT NOT NULL,
+        winner VARCHAR NOT NULL,
+        runner_up VARCHAR NOT NULL,
+        decided BOOLEAN NOT NULL,
+        ratio DOUBLE,
+        ratio_low DOUBLE,
+        ratio_high DOUBLE,
+        launches INTEGER,
+        pairing VARCHAR,
+        candidates INTEGER
+    )""",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
-MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3)]
+MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 

@@ -258,8 +258,10 @@ def write_batch(
     run_updates: dict[str, dict[str, Any]],
     *,
     timeout: float = LOCK_TIMEOUT_S,
+    probes: list[dict[str, Any]] = (),
 ) -> None:
-    """Store points with their samples and set columns of runs, all in one transaction.
+    """Store points with their samples, machine-state probes, and set columns of runs, all in
+    one transaction.
 
     ``run_updates`` maps run_id -> columns to set (as update_run). Points replace stored ones
     with the same point_id (as add_points), so writing a batch twice changes nothing.
@@ -272,8 +274,19 @@ def write_batch(
     with _writing(path, timeout) as con:
         if points:
             _replace_points(con, points, samples)
+        for probe in probes:
+            _replace_probe(con, probe)
         for run_id, fields in run_updates.items():
             _update_run(con, path, run_id, fields)
+
+
+def _replace_probe(con: Connection, probe: dict[str, Any]) -> None:
+    """Store one probe, replacing the one of the same run, job, launch and moment."""
+    con.execute(
+        "DELETE FROM probes WHERE run_id = ? AND job = ? AND launch = ? AND moment = ?",
+        [probe["run_id"], probe["job"], probe["launch"], probe["moment"]],
+    )
+    _insert(con, "probes", [probe])
 
 
 def add_calibration(path: Path | str, cal: dict[str, Any]) -> None:
@@ -360,6 +373,11 @@ def replace_predictions(path: Path | str, run_id: str, rows: list[dict[str, Any]
 def replace_best_choices(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's best_choices rows (measured and predicted best per point)."""
     _replace_run_rows(path, "best_choices", run_id, _for_run(run_id, rows))
+
+
+def replace_winners(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace all of a run's winners rows (the fastest two of each cell, decided or a tie)."""
+    _replace_run_rows(path, "winners", run_id, _for_run(run_id, rows))
 
 
 def replace_agreement(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:

@@ -9,21 +9,12 @@ import json
 import sys
 
 import numpy as np
+from counting import COUNTING_SUM, calls
 from mpi4py import MPI
-
-calls: list[int] = []
-
-
-def counting_sum(inbuf, inoutbuf, datatype):
-    a = np.frombuffer(inbuf, dtype=np.float64)
-    b = np.frombuffer(inoutbuf, dtype=np.float64)
-    b += a
-    calls.append(int(a.size))
-
 
 comm = MPI.COMM_WORLD
 count = int(sys.argv[1])
-op = MPI.Op.Create(counting_sum, commute=True)
+op = COUNTING_SUM
 send = np.full(count, comm.Get_rank() + 1.0)
 recv = np.zeros(count)
 error = ""

@@ -1,0 +1,175 @@
+"""Figure 6: do the numbers hold up when the sweep is run again?
+
+The quick preset (data/quick.toml, as `make demo` sweeps it) is swept three times (twice with
+--quick), as separate `collsweep sweep` commands into one store. Printed, per group size (p > 2
+is oversubscribed here and reported apart, never a target), over every ordered pair of runs:
+(a) coverage: the share of points whose median in one run lies inside the other run's interval,
+    against the same share for the within-launch CI (the baseline: what a single launch claims);
+(b) agreement: among cells decided in both runs, the share with the same winner, against the
+    share of all cells whose fastest median is the same algorithm (the baseline);
+(c) the share of cells decided;
+(d) each sweep's wall time.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks.common import ROOT, Check, Figure, JobFailed, log, run_command, table
+from runners import store
+
+PRESET = ROOT / "data" / "quick.toml"
+TARGETS = {"coverage": 0.90, "agreement": 0.95, "decided": 0.60, "wall_s": 120.0}
+POINTS_SQL = (
+    "SELECT run_id, algorithm, ranks, bytes, median_s, ci_low_s, ci_high_s, interval_low_s, "
+    "interval_high_s FROM points WHERE status = 'ok'"
+)
+WINNERS_SQL = "SELECT run_id, ranks, bytes, winner, decided FROM winners"
+FASTEST_SQL = (
+    "SELECT run_id, ranks, bytes, arg_min(algorithm, median_s) AS fastest FROM points "
+    "WHERE status = 'ok' GROUP BY ALL"
+)
+
+
+def sweep_repeatedly(store_path: Path, extra: list[str], times: int) -> list[float]:
+    """Separate sweeps of the preset into one store; their wall times."""
+    argv = [sys.executable, "-m", "runners.cli", "sweep", str(PRESET), "--store", str(store_path)]
+    walls = []
+    for attempt in range(1, times + 1):
+        log(f"figure 6: sweep {attempt} of {times}")
+        started = time.monotonic()
+        result = run_command([*argv, *extra], timeout=900)
+        if result.returncode != 0 or result.timed_out:
+            tail = " | ".join(result.stderr.strip().splitlines()[-3:])
+            raise JobFailed(f"collsweep sweep failed: {tail}")
+        walls.append(time.monotonic() - started)
+    return walls
+
+
+def _pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Every ordered pair of different runs in the frame."""
+    runs = sorted(frame.run_id.unique())
+    return [(a, b) for a in runs for b in runs if a != b]
+
+
+def coverage(points: pd.DataFrame, low: str, high: str) -> float:
+    """The share of (point, other run) pairs whose median lies in the other run's [low, high]."""
+    keyed = {r: rows.set_index(["algorithm", "bytes"]) for r, rows in points.groupby("run_id")}
+    inside, total = 0, 0
+    for mine, other in _pairs(points):
+        shared = keyed[mine].index.intersection(keyed[other].index)
+        bounds = keyed[other].loc[shared]
+        median = keyed[mine].loc[shared, "median_s"]
+        inside += int(median.between(bounds[low], bounds[high]).sum())
+        total += len(shared)
+    return inside / total if total else float("nan")
+
+
+def same_by_cell(frame: pd.DataFrame, column: str) -> tuple[int, int]:
+    """Over unordered pairs of runs: cells (bytes) with the same `column`, out of how many."""
+    keyed = {r: rows.set_index("bytes")[column] for r, rows in frame.groupby("run_id")}
+    same, total = 0, 0
+    for mine, other in _pairs(frame):
+        if mine < other:
+            shared = keyed[mine].index.intersection(keyed[other].index)
+            same += int((keyed[mine].loc[shared] == keyed[other].loc[shared]).sum())
+            total += len(shared)
+    return same, total
+
+
+def group_rows(points: pd.DataFrame, winners: pd.DataFrame, fastest: pd.DataFrame, ranks: int):
+    """The figure's numbers for one group size."""
+    mine = points[points.ranks == ranks]
+    won = winners[winners.ranks == ranks]
+    agree, decided_both = same_by_cell(won[won.decided], "winner")
+    same_fastest, cells = same_by_cell(fastest[fastest.ranks == ranks], "fastest")
+    return {
+        "coverage": coverage(mine, "interval_low_s", "interval_high_s"),
+        "baseline_coverage": coverage(mine, "ci_low_s", "ci_high_s"),
+        "agreement": agree / decided_both if decided_both else float("nan"),
+        "agreement_counts": (agree, decided_both),
+        "baseline_agreement": same_fastest / cells if cells else float("nan"),
+        "decided": float(won.decided.mean()) if len(won) else float("nan"),
+        "cells": cells,
+    }
+
+
+def run(quick_mode: bool) -> Figure:
+    """Sweep the preset twice and compare the two runs."""
+    extra = ["--ranks", "2"] if quick_mode else []
+    with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
+        path = Path(folder) / "repro.duckdb"
+        walls = sweep_repeatedly(path, extra, 2 if quick_mode else 3)
+        points = store.query(path, POINTS_SQL)
+        winners, fastest = store.query(path, WINNERS_SQL), store.query(path, FASTEST_SQL)
+    figure = Figure(
+        6,
+        "Reproducibility",
+        "the same figures for what one launch claims: its within-launch CI, and the fastest "
+        "median per cell",
+    )
+    results = {r: group_rows(points, winners, fastest, r) for r in sorted(points.ranks.unique())}
+    figure.table = table(
+        ["p", "coverage", "(CI baseline)", "agreement", "(fastest baseline)", "decided", "cells"],
+        [_row(r, v) for r, v in results.items()],
+    )
+    figure.checks = _checks(results, walls)
+    figure.notes += [
+        "coverage: the share of points whose median in one run lies inside another run's "
+        "95% interval over launches (every ordered pair of runs); agreement: cells decided in "
+        "both runs of a pair that have the same winner",
+        f"sweep wall times {', '.join(f'{w:.0f}' for w in walls)} s ({PRESET.name}"
+        f"{' ' + ' '.join(extra) if extra else ''}, including calibration and analysis)",
+        "p > 2 is oversubscribed on this 2-core machine: reported, never a target",
+    ]
+    return figure
+
+
+def _row(ranks: int, v: dict) -> list[object]:
+    agree, both = v["agreement_counts"]
+    return [
+        ranks,
+        f"{v['coverage']:.0%}",
+        f"{v['baseline_coverage']:.0%}",
+        f"{v['agreement']:.0%} ({agree}/{both})",
+        f"{v['baseline_agreement']:.0%}",
+        f"{v['decided']:.0%}",
+        v["cells"],
+    ]
+
+
+def _checks(results: dict, walls: list[float]) -> list[Check]:
+    """Targets at p=2 (a core per rank); the other group sizes as INFO."""
+    checks = []
+    for ranks, v in results.items():
+        targeted = ranks <= 2
+        for key, label in (
+            ("coverage", "coverage"),
+            ("agreement", "agreement"),
+            ("decided", "decided cells"),
+        ):
+            value, target = v[key], TARGETS[key]
+            ok = (value >= target) if targeted and value == value else None
+            checks.append(
+                Check(
+                    f"p={ranks} {label}",
+                    f"{value:.0%}",
+                    f">= {target:.0%}" if targeted else "(oversubscribed)",
+                    ok,
+                )
+            )
+    slowest = max(walls)
+    checks.append(
+        Check(
+            "quick preset sweep wall time",
+            f"{slowest:.0f} s",
+            f"<= {TARGETS['wall_s']:.0f} s",
+            slowest <= TARGETS["wall_s"],
+        )
+    )
+    return checks

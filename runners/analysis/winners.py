@@ -1,0 +1,134 @@
+"""Which algorithm wins each cell, decided only when the launches agree, and the measured
+crossovers between decided sizes (runners.domain.comparison)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runners import store
+from runners.analysis.crossings import crossing_row
+from runners.analysis.points import Key, Point
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.comparison import Comparison, Unit, compare
+from runners.domain.crossovers import decided_crossovers
+
+UNITS_SQL = """
+SELECT s.point_id, coalesce(s.launch, 0) AS launch, coalesce(s.pass, 0) AS pass,
+       median(s.seconds) AS median_s
+FROM samples s JOIN points p USING (point_id)
+WHERE p.run_id = ? AND p.status = 'ok'
+GROUP BY ALL
+"""
+
+JOBS_SQL = "SELECT point_id, job FROM points WHERE run_id = ? AND job IS NOT NULL"
+
+Groups = Mapping[Key, Mapping[str, Mapping[int, Point]]]
+
+
+class Comparisons:
+    """Paired comparisons of a run's points, from each (launch, pass) median, computed once."""
+
+    def __init__(
+        self, units: dict[str, dict[Unit, float]], jobs: dict[str, str] | None = None
+    ) -> None:
+        self.units = units
+        self.jobs = jobs or {}  # point_id -> the job whose launches measured it
+        self._done: dict[tuple[str, str], Comparison | None] = {}
+
+    @classmethod
+    def load(cls, path: Path, run_id: str) -> Comparisons:
+        """Every ok point's median per (launch, pass)."""
+        frame = store.query(path, UNITS_SQL, [run_id])
+        units: dict[str, dict[Unit, float]] = {}
+        for row in frame.itertuples(index=False):
+            units.setdefault(row.point_id, {})[(int(row.launch), int(row[2]))] = row.median_s
+        jobs = store.query(path, JOBS_SQL, [run_id])
+        return cls(units, dict(zip(jobs.point_id, jobs.job, strict=True)))
+
+    def pairing(self, a: Point, b: Point) -> str:
+        """How two points' passes were paired: in one launch (one job), or in one round of
+        launches (jobs of their own: a forced library algorithm without run-time switching)."""
+        jobs = self.jobs.get(a.point_id), self.jobs.get(b.point_id)
+        if None in jobs:  # stored before points.job: forced algorithms had launches of their own
+            same = ALGORITHMS[a.algorithm].forced == ALGORITHMS[b.algorithm].forced
+        else:
+            same = jobs[0] == jobs[1]
+        return "same launch" if same else "same round"
+
+    def of(self, a: Point, b: Point) -> Comparison | None:
+        """a's time over b's (None when they share fewer than two passes)."""
+        key = (a.point_id, b.point_id)
+        if key not in self._done:
+            self._done[key] = compare(
+                self.units.get(a.point_id, {}), self.units.get(b.point_id, {})
+            )
+        return self._done[key]
+
+
+def winner_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:
+    """Per (ranks, dtype, op, bytes) with two or more ok points: the fastest two by median,
+    whether the launches decide between them, and their time ratio with its interval."""
+    rows = []
+    for (ranks, dtype, op), by_alg in groups.items():
+        sizes = sorted({n for points in by_alg.values() for n in points})
+        for nbytes in sizes:
+            here = sorted(
+                (p for points in by_alg.values() if (p := points.get(nbytes))),
+                key=lambda p: (p.median_s, p.algorithm),
+            )
+            if len(here) < 2:
+                continue
+            best, second = here[0], here[1]
+            found = comparisons.of(best, second)
+            rows.append(
+                {
+                    "ranks": ranks,
+                    "dtype": dtype,
+                    "op": op,
+                    "bytes": nbytes,
+                    "winner": best.algorithm,
+                    "runner_up": second.algorithm,
+                    "decided": bool(found and found.decided and found.a_faster),
+                    "ratio": found.ratio if found else None,
+                    "ratio_low": found.low if found else None,
+                    "ratio_high": found.high if found else None,
+                    "launches": found.launches if found else 0,
+                    "pairing": comparisons.pairing(best, second),
+                    "candidates": len(here),
+                }
+            )
+    return rows
+
+
+def measured_crossover_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:
+    """Measured crossovers of every pair of algorithms in every (ranks, dtype, op): where
+    their decided order flips, bracketed by the two measured sizes around the flip."""
+    rows = []
+    for key, by_alg in groups.items():
+        for a, b in itertools.combinations(sorted(by_alg), 2):
+            sizes = sorted(by_alg[a].keys() & by_alg[b].keys())
+            found = [comparisons.of(by_alg[a][n], by_alg[b][n]) for n in sizes]
+            for estimate, low, high in decided_crossovers(sizes, found):
+                how = comparisons.pairing(by_alg[a][int(low)], by_alg[b][int(low)])
+                rows.append(_measured_row(key, (a, b), (estimate, low, high), found, sizes, how))
+    return rows
+
+
+def _measured_row(
+    key: Key, names: tuple[str, str], where: tuple, found: list, sizes: list, how: str
+) -> dict[str, Any]:
+    """A crossovers row; algorithm_a is the faster one below the crossover."""
+    (a, b), (estimate, low, high) = names, where
+    below = found[sizes.index(int(low))]
+    ties = sum(low < n < high for n in sizes)
+    detail = (
+        f"the order, decided by the paired launches at both sizes ({how}), flips "
+        "between these two measured sizes"
+        + (f" ({ties} undecided sizes between)" if ties else "")
+        + "; bytes interpolates the time ratio log-log between them"
+    )
+    rest = {"bytes": estimate, "low_bytes": low, "high_bytes": high, "detail": detail}
+    return crossing_row(key, a, b, below.a_faster, "measured", **rest)

@@ -1,0 +1,140 @@
+"""A point's numbers over all its launches: the summary and an interval that covers a repeat.
+
+No MPI here. On these machines most of the variance is between launches (each mpiexec lands the
+ranks in one machine state for its lifetime: placement, frequency, neighbours), and some is
+between the passes of a launch (states last seconds). Hunold & Carpen-Amarie (IEEE TPDS 2016)
+and Hoefler & Belli (SC15) therefore repeat whole launches and report the spread between them.
+
+The interval is about the *median launch*: the median of the launch medians, what a launch
+typically measures. It is the union of
+- a hierarchical bootstrap (launches resampled with replacement, then each launch's passes with
+  replacement; each replicate is the median of the resampled launches' medians), percentile
+  2.5-97.5%;
+- the bootstrap's standard error times Student's t with L-1 degrees of freedom and the
+  small-sample factor sqrt(L / (L - 1)), around the median launch: a bootstrap over three
+  launches sees at most ten different resamples and is far too narrow on its own;
+- the pooled samples' own distribution-free CI of the median (order statistics);
+clamped to the fastest and slowest sample. As a confidence interval (comparisons) it covers the
+true median launch; widened by sqrt(2) (`repeat`, stored with every point) it covers where a
+repeat run's median launch lands. With one launch only the last part is known, and the interval
+says nothing about launch-to-launch variation. tests/test_repetition.py measures both
+coverages by simulation (normal and bimodal launch effects).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from runners.domain.stats import bandwidths, median_ci, summarize
+
+LEVEL = 0.95
+REPLICATES = 1000
+SKETCH = 101  # quantiles kept per pass: the bootstrap's cost stays fixed however many samples
+# Student's t, 97.5% quantile, by degrees of freedom (1.96 beyond the table)
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
+T_975 |= {9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t_975(df: int) -> float:
+    """Student's t 97.5% quantile for `df` degrees of freedom (the next smaller df tabled)."""
+    return T_975[max(k for k in T_975 if k <= df)] if df < 60 else 1.96
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """A point's samples with where each came from: its launch and its pass in that launch."""
+
+    seconds: np.ndarray
+    passes: np.ndarray
+    launches: np.ndarray
+
+    @classmethod
+    def of(cls, seconds: list[float], passes: list[int], launches: list[int]) -> Repetition:
+        """Arrays from three equally long lists."""
+        return cls(np.asarray(seconds, float), np.asarray(passes, int), np.asarray(launches, int))
+
+    @property
+    def launch_count(self) -> int:
+        """How many launches contributed samples."""
+        return int(np.unique(self.launches).size)
+
+    def sketches(self, width: int = SKETCH) -> tuple[np.ndarray, np.ndarray]:
+        """Per launch and pass, `width` quantiles of its samples: (launches, passes, width),
+        padded by repeating a launch's passes, and each launch's number of passes."""
+        probabilities = np.linspace(0, 1, width) if width > 1 else np.array([0.5])
+        per_launch = []
+        for launch in np.unique(self.launches):
+            mine = self.launches == launch
+            per_launch.append(
+                [
+                    np.quantile(self.seconds[mine & (self.passes == p)], probabilities)
+                    for p in np.unique(self.passes[mine])
+                ]
+            )
+        counts = np.array([len(p) for p in per_launch])
+        padded = [[p[i % len(p)] for i in range(counts.max())] for p in per_launch]
+        return np.asarray(padded), counts
+
+
+def median_launch_interval(
+    rep: Repetition,
+    replicates: int = REPLICATES,
+    seed: int = 0,
+    width: int = SKETCH,
+    repeat: bool = False,
+) -> tuple[float, float]:
+    """The 95% interval of the median launch (see the module docstring); `width` quantiles
+    stand for each pass (1: its median, for values that are one per pass already).
+
+    repeat: where the median launch of a repeat run with as many launches lands instead (a
+    prediction interval: the difference of two independent estimates spreads sqrt(2) times
+    wider than one estimate), which is what a second run is compared with.
+    """
+    ordered = np.sort(rep.seconds)
+    low, high = median_ci(ordered)
+    count = rep.launch_count
+    if count >= 2:
+        sketch, passes = rep.sketches(width)
+        boot = _bootstrap(sketch, passes, replicates, np.random.default_rng(seed))
+        centre = float(np.median(np.median(sketch.reshape(count, -1), axis=1)))
+        widen = math.sqrt(2) if repeat else 1.0
+        spread = t_975(count - 1) * math.sqrt(count / (count - 1)) * float(boot.std(ddof=1))
+        tails = centre + widen * (np.quantile(boot, [(1 - LEVEL) / 2, (1 + LEVEL) / 2]) - centre)
+        low = min(low, float(tails[0]), centre - widen * spread)
+        high = max(high, float(tails[1]), centre + widen * spread)
+    return max(low, float(ordered[0])), min(high, float(ordered[-1]))
+
+
+def _bootstrap(
+    sketch: np.ndarray, passes: np.ndarray, replicates: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Replicates of the median launch: launches, then their passes, resampled."""
+    count, width = sketch.shape[0], sketch.shape[1]
+    chosen = rng.integers(0, count, size=(replicates, count))
+    draws = rng.random((replicates, count, width))
+    pass_index = (draws * passes[chosen][:, :, None]).astype(int)
+    resampled = sketch[chosen[:, :, None], pass_index]  # (replicates, launches, passes, SKETCH)
+    launch_medians = np.median(resampled.reshape(replicates, count, -1), axis=2)
+    return np.median(launch_medians, axis=1)
+
+
+def point_summary(rep: Repetition, nbytes: int, ranks: int, target_rel_ci: float) -> dict:
+    """A point's columns from all its samples: statistics, the interval, bandwidths, and
+    whether the interval met the target (`ci_target_met` applies to it, not the within-launch CI).
+    """
+    summary = summarize(rep.seconds)
+    low, high = median_launch_interval(rep, repeat=True)
+    algbw, busbw = bandwidths(nbytes, ranks, summary.median_s)
+    relative = (high - low) / 2 / summary.median_s if summary.median_s > 0 else math.inf
+    return summary.as_dict() | {
+        "interval_low_s": low,
+        "interval_high_s": high,
+        "interval_rel_halfwidth": relative,
+        "launches": rep.launch_count,
+        "ci_target_met": relative <= target_rel_ci,
+        "algbw_gbps": algbw,
+        "busbw_gbps": busbw,
+    }

@@ -1,0 +1,75 @@
+"""Every launch's samples of a run's points, so each stored row sums up all of its launches.
+
+No MPI here. A point is measured once per launch; after each, its row is rewritten with the
+statistics of all its samples so far (runners.domain.repetition) and all of them. A launch
+measured again (a resumed run redoing a killed launch) replaces that launch's samples, so no
+sample is stored twice. A point that failed in one launch of a sweep stays failed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runners import store
+from runners.domain.records import TimingPolicy
+from runners.domain.repetition import Repetition, point_summary
+
+Sample = dict[str, Any]  # seconds, pass, launch
+
+
+class PointHistory:
+    """The samples of each point of one run, by point_id, with their launch and pass."""
+
+    def __init__(self, samples: dict[str, list[Sample]] | None = None) -> None:
+        self.samples: dict[str, list[Sample]] = samples or {}
+        self.failed: dict[str, str] = {}  # point_id -> why a launch of this sweep failed it
+
+    @classmethod
+    def load(cls, path: Path, run_id: str) -> PointHistory:
+        """The samples a run has stored (for a resumed run)."""
+        frame = store.query(
+            path,
+            "SELECT point_id, seconds, pass, coalesce(launch, 0) AS launch FROM samples "
+            "WHERE run_id = ? ORDER BY point_id, iteration",
+            [run_id],
+        )
+        history = cls()
+        for row in frame.itertuples(index=False):
+            history.samples.setdefault(row.point_id, []).append(
+                {"seconds": row.seconds, "pass": row[2], "launch": row.launch}
+            )
+        return history
+
+    def done(self) -> set[tuple[str, int]]:
+        """The (point_id, launch) pairs with samples."""
+        return {(pid, s["launch"]) for pid, samples in self.samples.items() for s in samples}
+
+    def launches(self, point_id: str) -> int:
+        """How many launches gave the point samples."""
+        return len({s["launch"] for s in self.samples.get(point_id, [])})
+
+    def merge(
+        self, row: dict[str, Any], launch: int, new: list[Sample], timing: TimingPolicy
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The point's row and samples rows with `launch`'s samples replaced by `new`."""
+        point_id = row["point_id"]
+        kept = [s for s in self.samples.get(point_id, []) if s["launch"] != launch]
+        merged = self.samples[point_id] = kept + [{**s, "launch": launch} for s in new]
+        row = {**row, "launches": self.launches(point_id)}
+        if row["status"] == "failed":
+            self.failed[point_id] = row.get("reason") or "failed"
+        elif row["status"] == "ok" and point_id in self.failed:  # a wrong answer stays on record
+            row |= {"status": "failed", "reason": f"an earlier launch: {self.failed[point_id]}"}
+        if row["status"] == "ok" and merged:
+            rep = Repetition.of(
+                [s["seconds"] for s in merged],
+                [s["pass"] for s in merged],
+                [s["launch"] for s in merged],
+            )
+            row |= point_summary(rep, row["bytes"], row["ranks"], timing.target_rel_ci)
+        samples = [
+            {"point_id": point_id, "run_id": row["run_id"], "iteration": i, **s}
+            for i, s in enumerate(merged)
+        ]
+        return row, samples

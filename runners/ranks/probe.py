@@ -1,0 +1,52 @@
+"""A short fixed probe of the machine's state, timed at the start and end of every launch.
+
+An 8-byte ping-pong between ranks 0 and 1 (one-way time, median of 64) and a 4 MiB numpy copy
+on every rank (median of 16, the slowest rank's) take about 10 ms. The same probe in every
+launch of a run shows when the machine changed state, which the `stable_machine` assumption
+checks (runners.domain.assumptions).
+"""
+
+from __future__ import annotations
+
+from time import perf_counter
+
+import numpy as np
+from mpi4py import MPI
+
+PINGPONGS = 64
+COPIES = 16
+COPY_BYTES = 4 * 2**20
+
+
+def pingpong_s(comm: MPI.Comm) -> float:
+    """Median one-way time of an 8-byte message between ranks 0 and 1 (0.0 on one rank)."""
+    rank, buf, times = comm.Get_rank(), np.zeros(1), np.empty(PINGPONGS)
+    comm.Barrier()
+    for i in range(PINGPONGS):
+        start = perf_counter()
+        if rank == 0 and comm.Get_size() > 1:
+            comm.Send(buf, 1, 7)
+            comm.Recv(buf, 1, 7)
+        elif rank == 1:
+            comm.Recv(buf, 0, 7)
+            comm.Send(buf, 0, 7)
+        times[i] = (perf_counter() - start) / 2
+    return float(np.median(times)) if comm.Get_size() > 1 else 0.0
+
+
+def copy_gbps(comm: MPI.Comm) -> float:
+    """The slowest rank's median rate of a 4 MiB copy, GB/s (all ranks copy at once)."""
+    src, dst = np.ones(COPY_BYTES // 8), np.empty(COPY_BYTES // 8)
+    times = np.empty(COPIES)
+    comm.Barrier()
+    for i in range(COPIES):
+        start = perf_counter()
+        np.copyto(dst, src)
+        times[i] = perf_counter() - start
+    return COPY_BYTES / comm.allreduce(float(np.median(times)), op=MPI.MAX) / 1e9
+
+
+def probe(comm: MPI.Comm) -> dict[str, float]:
+    """Both measurements, as rank 0 reports them."""
+    pingpong = comm.bcast(pingpong_s(comm), root=0)
+    return {"pingpong_s": pingpong, "copy_gbps": copy_gbps(comm)}

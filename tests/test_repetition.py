@@ -1,0 +1,165 @@
+"""Launches as the unit of repetition: the interval's coverage by simulation, the plan's rounds,
+and a point's samples merged over its launches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runners.domain.plan import plan_launches
+from runners.domain.records import TimingPolicy
+from runners.domain.repetition import Repetition, median_launch_interval
+from runners.domain.spec import parse_spec
+from runners.domain.stats import median_ci
+from runners.jobs.point_history import PointHistory
+
+PASSES, PER_PASS = 2, 60
+
+
+def launch_samples(rng: np.random.Generator, effect: float) -> tuple[np.ndarray, np.ndarray]:
+    """One launch: each pass drifts a little, samples are log-normal with rare stalls."""
+    seconds, passes = [], []
+    for index in range(PASSES):
+        drift = 1 + 0.02 * rng.standard_normal()
+        noise = np.exp(0.05 * rng.standard_normal(PER_PASS))
+        stalls = (rng.random(PER_PASS) < 0.05) * rng.exponential(0.5, PER_PASS)
+        seconds.append(effect * drift * noise + stalls)
+        passes.append(np.full(PER_PASS, index))
+    return np.concatenate(seconds), np.concatenate(passes)
+
+
+def launch_effects(rng: np.random.Generator, kind: str, size: int) -> np.ndarray:
+    """Each launch's machine state: a 5% normal spread, or two states 2.2x apart (70/30)."""
+    if kind == "normal":
+        return 1 + 0.05 * rng.standard_normal(size)
+    return np.where(rng.random(size) < 0.7, 1.0, 2.2)
+
+
+def one_run(rng: np.random.Generator, kind: str, launches: int) -> Repetition:
+    """A point measured in `launches` launches."""
+    parts = [launch_samples(rng, effect) for effect in launch_effects(rng, kind, launches)]
+    return Repetition(
+        np.concatenate([s for s, _ in parts]),
+        np.concatenate([p for _, p in parts]),
+        np.concatenate([np.full(s.size, i) for i, (s, _) in enumerate(parts)]),
+    )
+
+
+def true_median_launch(kind: str) -> float:
+    """The median over many launches of each launch's median: what the interval estimates."""
+    rng = np.random.default_rng(99)
+    effects = launch_effects(rng, kind, 3000)
+    return float(np.median([np.median(launch_samples(rng, e)[0]) for e in effects]))
+
+
+def median_launch(rep: Repetition) -> float:
+    """The median of a run's launch medians: what its interval is about."""
+    return float(np.median([np.median(rep.seconds[rep.launches == i]) for i in set(rep.launches)]))
+
+
+@pytest.mark.parametrize("kind", ["normal", "bimodal"])
+@pytest.mark.parametrize("launches", [3, 5])
+def test_the_interval_covers_the_median_launch_at_least_90_percent(kind, launches):
+    """repeat=False (comparisons): covers the true median launch."""
+    truth, rng, trials = true_median_launch(kind), np.random.default_rng(launches), 200
+    hits = 0
+    for _ in range(trials):
+        low, high = median_launch_interval(one_run(rng, kind, launches), replicates=400)
+        hits += low <= truth <= high
+    assert hits / trials >= 0.90, f"coverage {hits / trials:.0%} with {launches} {kind} launches"
+
+
+@pytest.mark.parametrize("kind", ["normal", "bimodal"])
+@pytest.mark.parametrize("launches", [3, 5])
+def test_the_repeat_interval_covers_a_second_run_at_least_90_percent(kind, launches):
+    """repeat=True (stored with every point): a second run's median launch lands inside."""
+    rng, trials, hits = np.random.default_rng(10 + launches), 200, 0
+    for _ in range(trials):
+        first, second = one_run(rng, kind, launches), one_run(rng, kind, launches)
+        low, high = median_launch_interval(first, replicates=400, repeat=True)
+        hits += low <= median_launch(second) <= high
+    assert hits / trials >= 0.90, f"coverage {hits / trials:.0%} with {launches} {kind} launches"
+
+
+def test_one_launch_gives_the_within_launch_ci_and_says_nothing_more():
+    rep = one_run(np.random.default_rng(1), "normal", 1)
+    assert median_launch_interval(rep) == median_ci(np.sort(rep.seconds))
+
+
+def test_more_launches_narrow_the_interval_and_it_stays_inside_the_samples():
+    rng = np.random.default_rng(2)
+    widths = {}
+    for launches in (3, 8):
+        runs = [one_run(rng, "normal", launches) for _ in range(30)]
+        intervals = [median_launch_interval(rep, replicates=300) for rep in runs]
+        widths[launches] = np.median([high - low for low, high in intervals])
+        assert all(
+            rep.seconds.min() <= low <= high <= rep.seconds.max()
+            for rep, (low, high) in zip(runs, intervals, strict=True)
+        )
+    assert widths[8] < widths[3] / 1.5
+
+
+def test_launches_visit_the_whole_grid_in_rounds_in_a_seeded_shuffled_order():
+    spec = parse_spec(
+        "sizes = [8, 64, 512]\nranks = [2, 3]\nalgorithms = ['ring', 'mpi', 'mpi:ring']\n"
+        "launches = 3\nseed = 7\n"
+    )
+    launches = plan_launches(spec, "r", set())
+    assert [p.index for p in launches] == sorted(p.index for p in launches)
+    per_round = [
+        [(p.group.ranks, p.group.config) for p in launches if p.index == i] for i in range(3)
+    ]
+    assert all(sorted(r) == sorted(per_round[0]) for r in per_round) and len(per_round[0]) == 4
+    orders = {tuple(c.nbytes for c in p.group.cells) for p in launches}
+    assert len(orders) > 1, "every round visited the cells in the same order"
+    assert [p.group.cells for p in plan_launches(spec, "r", set())] == [
+        p.group.cells for p in launches
+    ]
+
+
+def test_a_resumed_run_plans_only_the_missing_launches_of_each_point():
+    spec = parse_spec("sizes = [8, 64]\nranks = [2]\nalgorithms = ['ring', 'mpi']\nlaunches = 2\n")
+    every = {pid for p in plan_launches(spec, "r", set()) for pid in p.group.points("r")}
+    first = next(iter(sorted(every)))
+    done = {(pid, 0) for pid in every} | {(first, 1)}
+    left = plan_launches(spec, "r", set(), done)
+    assert {p.index for p in left} == {1}
+    assert {pid for p in left for pid in p.group.points("r")} == every - {first}
+    assert plan_launches(spec, "r", every) == []
+
+
+def point_row(status: str = "ok") -> dict:
+    return {
+        "point_id": "r/ring/2/8/float32/sum",
+        "run_id": "r",
+        "bytes": 8,
+        "ranks": 2,
+        "status": status,
+    }
+
+
+def samples(values: list[float]) -> list[dict]:
+    return [{"seconds": v, "pass": i % 2} for i, v in enumerate(values)]
+
+
+def test_a_launch_measured_again_replaces_its_samples_and_rows_sum_up_every_launch():
+    history, timing = PointHistory(), TimingPolicy(launches=2, target_rel_ci=0.5)
+    history.merge(point_row(), 0, samples([1.0, 1.1, 1.0, 1.2]), timing)
+    row, rows = history.merge(point_row(), 1, samples([2.0, 2.1]), timing)
+    assert row["launches"] == 2 and len(rows) == 6
+    row, rows = history.merge(point_row(), 1, samples([1.5, 1.4, 1.6]), timing)
+    assert row["launches"] == 2 and [r["iteration"] for r in rows] == list(range(7))
+    assert sorted(r["seconds"] for r in rows if r["launch"] == 1) == [1.4, 1.5, 1.6]
+    assert row["median_s"] == pytest.approx(1.2)
+    assert row["interval_low_s"] <= row["median_s"] <= row["interval_high_s"]
+
+
+def test_a_wrong_result_in_one_launch_keeps_the_point_failed():
+    history, timing = PointHistory(), TimingPolicy(launches=3)
+    history.merge(point_row(), 0, samples([1.0, 1.1]), timing)
+    history.merge(
+        point_row("failed") | {"reason": "wrong result: 3 elements differ"}, 1, [], timing
+    )
+    row, rows = history.merge(point_row(), 2, samples([1.0, 1.2]), timing)
+    assert row["status"] == "failed" and "wrong result" in row["reason"] and len(rows) == 4
