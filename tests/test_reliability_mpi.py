@@ -25,7 +25,9 @@ QUICK = (
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
     "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\nwarmup = 1\n"
 )
-SLOW = (  # every point takes its whole budget (the CI target is out of reach), in one launch
+# Every point takes its whole budget, in one launch: the CI target is out of reach at these
+# sizes (at a few bytes the clock's resolution can make a 100-sample CI exactly zero wide).
+SLOW = (
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
     "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 2000000\n"
     "target_rel_ci = 0.00001\nwarmup = 1\nlaunches = 1\n"
@@ -116,7 +118,7 @@ def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
 ) -> None:
     """A reader holds the store for 35 s (the old writer gave up after 30): the sweep keeps
     measuring, says who holds the store, and ends complete with every point."""
-    spec = write_spec(tmp_path, "sizes = [8, 64, 512, 4096, 32768]\n" + SLOW)
+    spec = write_spec(tmp_path, "sizes = [16384, 32768, 65536, 131072, 262144]\n" + SLOW)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     sweep = start(db, spec, log=log)
     wait_for_text(log, "[   2/15]")
@@ -139,7 +141,7 @@ def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
     """Ctrl-C while the store is busy: the first says it still waits, the second leaves at once
     with the points in the journal; the run is then shown abandoned, and the next sweep on the
     store stores the journal's points and the run's true status."""
-    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + SLOW.replace("0.3", "1.2"))
+    spec = write_spec(tmp_path, "sizes = [16384, 32768]\n" + SLOW.replace("0.3", "1.2"))
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     sweep = start(db, spec, log=log)
     wait_for_text(log, "[   1/6]")
@@ -176,7 +178,7 @@ def test_every_stop_signal_ends_the_sweep_the_same_way(
     """Points kept, run interrupted with the signal named, no job file and no rank left."""
     spec = write_spec(
         tmp_path,
-        "sizes = {min = 8, max = 262144, factor = 8}\n" + SLOW,
+        "sizes = {min = 16384, max = 524288, factor = 2}\n" + SLOW,
     )
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     temp = tmp_path / "tmp"
@@ -260,7 +262,7 @@ def test_resume_measures_failed_points_again_unless_told_to_keep_them(
 
 def test_a_live_run_cannot_be_resumed_twice(tmp_path: Path, reliability) -> None:
     """--resume of a run another sweep is measuring is refused, naming that process."""
-    spec = write_spec(tmp_path, "sizes = [8, 64, 512, 4096]\n" + SLOW)
+    spec = write_spec(tmp_path, "sizes = [16384, 32768, 65536, 131072]\n" + SLOW)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     sweep = start(db, spec, log=log)
     try:

@@ -86,17 +86,14 @@ def test_one_launch_gives_the_within_launch_ci_and_says_nothing_more():
     assert median_launch_interval(rep) == median_ci(np.sort(rep.seconds))
 
 
-def test_more_launches_narrow_the_interval_and_it_stays_inside_the_samples():
+def test_more_launches_narrow_the_interval_and_it_stays_above_zero():
     rng = np.random.default_rng(2)
     widths = {}
     for launches in (3, 8):
         runs = [one_run(rng, "normal", launches) for _ in range(30)]
         intervals = [median_launch_interval(rep, replicates=300) for rep in runs]
         widths[launches] = np.median([high - low for low, high in intervals])
-        assert all(
-            rep.seconds.min() <= low <= high <= rep.seconds.max()
-            for rep, (low, high) in zip(runs, intervals, strict=True)
-        )
+        assert all(0 < low <= high for low, high in intervals)
     assert widths[8] < widths[3] / 1.5
 
 
@@ -163,3 +160,28 @@ def test_a_wrong_result_in_one_launch_keeps_the_point_failed():
     )
     row, rows = history.merge(point_row(), 2, samples([1.0, 1.2]), timing)
     assert row["status"] == "failed" and "wrong result" in row["reason"] and len(rows) == 4
+
+
+def test_a_point_whose_launches_agreed_borrows_the_spread_of_its_job():
+    """Three launches that happen to agree give a narrow interval of their own; the spread
+    pooled over the job's other points widens it to what launches really vary by."""
+    rng = np.random.default_rng(5)
+    seconds = 1 + 0.001 * rng.standard_normal(6 * 40)  # three launches that agree to 0.1%
+    lucky = Repetition(seconds, np.tile(np.repeat([0, 1], 40), 3), np.repeat([0, 1, 2], 80))
+    own = median_launch_interval(lucky, repeat=True)
+    pooled = median_launch_interval(lucky, repeat=True, spread_floor=0.05)
+    assert pooled[0] <= own[0] and pooled[1] >= own[1]
+    assert (pooled[1] - pooled[0]) > 1.5 * (own[1] - own[0])
+
+
+def test_the_sweep_pools_the_launch_spread_over_the_points_of_a_job():
+    history, timing = PointHistory(), TimingPolicy(launches=3)
+    rng = np.random.default_rng(6)
+    for index in range(4):  # points whose launches vary by +-10%
+        row = point_row() | {"point_id": f"r/p{index}", "job": "ranks=2 config=default"}
+        for launch, scale in enumerate((0.9, 1.0, 1.1)):
+            history.merge(row, launch, samples(list(scale * (1 + 0.01 * rng.random(8)))), timing)
+    steady = point_row() | {"point_id": "r/steady", "job": "ranks=2 config=default"}
+    for launch in range(3):
+        row, _ = history.merge(steady, launch, samples(list(1 + 0.01 * rng.random(8))), timing)
+    assert row["interval_high_s"] - row["interval_low_s"] > 0.15  # not the 1% of its own

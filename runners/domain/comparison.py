@@ -49,7 +49,7 @@ def compare(a: Mapping[Unit, float], b: Mapping[Unit, float]) -> Comparison | No
         return None
     logs = [math.log(a[u] / b[u]) for u in shared]
     rep = Repetition.of(logs, [u[1] for u in shared], [u[0] for u in shared])
-    low, high = median_launch_interval(rep, width=1)
+    low, high = median_launch_interval(rep, width=1, logs=True)
     per_launch = [
         np.median([v for u, v in zip(shared, logs, strict=True) if u[0] == launch])
         for launch in sorted({u[0] for u in shared})

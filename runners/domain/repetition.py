@@ -14,11 +14,15 @@ typically measures. It is the union of
   small-sample factor sqrt(L / (L - 1)), around the median launch: a bootstrap over three
   launches sees at most ten different resamples and is far too narrow on its own;
 - the pooled samples' own distribution-free CI of the median (order statistics);
-clamped to the fastest and slowest sample. As a confidence interval (comparisons) it covers the
+all on log times (launch effects are factors, and the interval never reaches below zero). As a
+confidence interval (comparisons) it covers the
 true median launch; widened by sqrt(2) (`repeat`, stored with every point) it covers where a
-repeat run's median launch lands. With one launch only the last part is known, and the interval
-says nothing about launch-to-launch variation. tests/test_repetition.py measures both
-coverages by simulation (normal and bimodal launch effects).
+repeat run's median launch lands. A machine state slows every point of a launch alike, so a
+point whose few launches happened to agree borrows the launch-to-launch spread pooled over the
+other points of its job (the median of their spreads) as a floor of its standard error. With
+one launch only the last part is known, and the interval says nothing about launch-to-launch
+variation. tests/test_repetition.py measures both coverages by simulation (normal and bimodal
+launch effects).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import numpy as np
 from runners.domain.stats import bandwidths, median_ci, summarize
 
 LEVEL = 0.95
+MEDIAN_SE = 1.2533  # a median's standard error over the mean's, for normal data (sqrt(pi/2))
 REPLICATES = 1000
 SKETCH = 101  # quantiles kept per pass: the bootstrap's cost stays fixed however many samples
 # Student's t, 97.5% quantile, by degrees of freedom (1.96 beyond the table)
@@ -85,27 +90,36 @@ def median_launch_interval(
     seed: int = 0,
     width: int = SKETCH,
     repeat: bool = False,
+    spread_floor: float = 0.0,
+    logs: bool = False,
 ) -> tuple[float, float]:
     """The 95% interval of the median launch (see the module docstring); `width` quantiles
     stand for each pass (1: its median, for values that are one per pass already).
 
+    The interval is built on log values (times vary by factors; medians commute with the log),
+    so it never reaches below zero; `logs`: the values are logs already (ratios), and so is the
+    interval returned.
     repeat: where the median launch of a repeat run with as many launches lands instead (a
     prediction interval: the difference of two independent estimates spreads sqrt(2) times
     wider than one estimate), which is what a second run is compared with.
+    spread_floor: a launch-to-launch spread (standard deviation of log launch medians) known
+    from elsewhere, e.g. pooled over the other points of the job; the standard error is then
+    at least that of a median of this many launches with that spread.
     """
-    ordered = np.sort(rep.seconds)
-    low, high = median_ci(ordered)
-    count = rep.launch_count
+    values = rep if logs else Repetition(np.log(rep.seconds), rep.passes, rep.launches)
+    low, high = median_ci(np.sort(values.seconds))
+    count = values.launch_count
     if count >= 2:
-        sketch, passes = rep.sketches(width)
+        sketch, passes = values.sketches(width)
         boot = _bootstrap(sketch, passes, replicates, np.random.default_rng(seed))
         centre = float(np.median(np.median(sketch.reshape(count, -1), axis=1)))
         widen = math.sqrt(2) if repeat else 1.0
-        spread = t_975(count - 1) * math.sqrt(count / (count - 1)) * float(boot.std(ddof=1))
+        error = max(float(boot.std(ddof=1)), MEDIAN_SE * spread_floor / math.sqrt(count))
+        spread = t_975(count - 1) * math.sqrt(count / (count - 1)) * error * widen
         tails = centre + widen * (np.quantile(boot, [(1 - LEVEL) / 2, (1 + LEVEL) / 2]) - centre)
-        low = min(low, float(tails[0]), centre - widen * spread)
-        high = max(high, float(tails[1]), centre + widen * spread)
-    return max(low, float(ordered[0])), min(high, float(ordered[-1]))
+        low = min(low, float(tails[0]), centre - spread)
+        high = max(high, float(tails[1]), centre + spread)
+    return (low, high) if logs else (math.exp(low), math.exp(high))
 
 
 def _bootstrap(
@@ -121,12 +135,22 @@ def _bootstrap(
     return np.median(launch_medians, axis=1)
 
 
-def point_summary(rep: Repetition, nbytes: int, ranks: int, target_rel_ci: float) -> dict:
-    """A point's columns from all its samples: statistics, the interval, bandwidths, and
-    whether the interval met the target (`ci_target_met` applies to it, not the within-launch CI).
-    """
+def launch_spread(rep: Repetition) -> float | None:
+    """The standard deviation of the log launch medians; None with fewer than two launches."""
+    medians = [np.median(rep.seconds[rep.launches == launch]) for launch in np.unique(rep.launches)]
+    if len(medians) < 2 or min(medians) <= 0:
+        return None
+    return float(np.std(np.log(medians), ddof=1))
+
+
+def point_summary(
+    rep: Repetition, nbytes: int, ranks: int, target_rel_ci: float, spread_floor: float = 0.0
+) -> dict:
+    """A point's columns from all its samples: statistics, the repeat interval (with the job's
+    pooled launch-to-launch spread as `spread_floor`), bandwidths, and whether the interval
+    met the target (`ci_target_met` applies to it, not the within-launch CI)."""
     summary = summarize(rep.seconds)
-    low, high = median_launch_interval(rep, repeat=True)
+    low, high = median_launch_interval(rep, repeat=True, spread_floor=spread_floor)
     algbw, busbw = bandwidths(nbytes, ranks, summary.median_s)
     relative = (high - low) / 2 / summary.median_s if summary.median_s > 0 else math.inf
     return summary.as_dict() | {

@@ -11,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from runners import store
 from runners.domain.records import TimingPolicy
-from runners.domain.repetition import Repetition, point_summary
+from runners.domain.repetition import Repetition, launch_spread, point_summary
 
 Sample = dict[str, Any]  # seconds, pass, launch
 
@@ -24,6 +26,7 @@ class PointHistory:
     def __init__(self, samples: dict[str, list[Sample]] | None = None) -> None:
         self.samples: dict[str, list[Sample]] = samples or {}
         self.failed: dict[str, str] = {}  # point_id -> why a launch of this sweep failed it
+        self.spreads: dict[str, tuple[str, float]] = {}  # point_id -> (job, launch spread)
 
     @classmethod
     def load(cls, path: Path, run_id: str) -> PointHistory:
@@ -49,6 +52,14 @@ class PointHistory:
         """How many launches gave the point samples."""
         return len({s["launch"] for s in self.samples.get(point_id, [])})
 
+    def _pooled_spread(self, point_id: str, job: str, rep: Repetition) -> float:
+        """The median launch-to-launch spread of the job's points (this one's updated)."""
+        spread = launch_spread(rep)
+        if spread is not None:
+            self.spreads[point_id] = (job, spread)
+        same_job = [s for j, s in self.spreads.values() if j == job]
+        return float(np.median(same_job)) if same_job else 0.0
+
     def merge(
         self, row: dict[str, Any], launch: int, new: list[Sample], timing: TimingPolicy
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -67,7 +78,9 @@ class PointHistory:
                 [s["pass"] for s in merged],
                 [s["launch"] for s in merged],
             )
-            row |= point_summary(rep, row["bytes"], row["ranks"], timing.target_rel_ci)
+            floor = self._pooled_spread(point_id, row.get("job") or "", rep)
+            target = timing.target_rel_ci
+            row |= point_summary(rep, row["bytes"], row["ranks"], target, floor)
         samples = [
             {"point_id": point_id, "run_id": row["run_id"], "iteration": i, **s}
             for i, s in enumerate(merged)
