@@ -1,4 +1,4 @@
-"""Points timed by collsweep's own sweep worker (runners.ranks.sweep_worker) in a job we plan.
+"""Points timed by collsweep's own sweep worker (`python -m runners.ranks sweep`) in a job we plan.
 
 A sweep puts each forced MPICH algorithm in its own job, apart from the hand-written ones.
 The figures instead put the algorithms they compare into one job, so they alternate over
@@ -8,20 +8,20 @@ of the algorithms within a job.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 
 from benchmarks.common import run_python_job
 from runners.domain.catalog import library_knobs
 from runners.domain.plan import Cell, Group
 from runners.domain.records import TimingPolicy
+from runners.jobs import launch
 
 
 def Timing(**limits: object) -> TimingPolicy:
-    """The benchmarks' timing policy: the sweep's record with tighter defaults."""
+    """The benchmarks' timing policy: the sweep's record with tighter defaults, in one launch
+    (a figure compares inside one launch)."""
     defaults = {"min_iterations": 20, "max_iterations": 4000, "target_rel_ci": 0.02, "passes": 3}
+    defaults |= {"launches": 1}
     return TimingPolicy(**(defaults | limits))
 
 
@@ -47,14 +47,9 @@ def time_points(
     payload = {
         **Group(ranks, "", knobs, cells).as_dict(),
         "run_id": "bench",
+        "launch": 0,
         "timing": timing.as_dict(),
     }
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(payload, handle)
-    try:
-        lines = run_python_job(
-            ranks, "runners.ranks.sweep_worker", [handle.name], knobs, timeout=900
-        )
-    finally:
-        os.unlink(handle.name)
+    with launch.job_file(payload) as path:
+        lines = run_python_job(ranks, launch.RANKS_ENTRY, ["sweep", path], knobs, timeout=900)
     return [line for line in lines if line.get("type") == "point"]

@@ -166,9 +166,7 @@ def test_launcher_program_must_exist() -> None:
 
 
 def test_shell_launcher_runs_through_sh() -> None:
-    job = launch.Job(
-        2, "runners.ranks.verify_worker", launcher="mpiexec -n {ranks} 2>&1", launcher_shell=True
-    )
+    job = launch.Job(2, launch.RANKS_ENTRY, launcher="mpiexec -n {ranks} 2>&1", launcher_shell=True)
     command = launch.command(job)
     assert command[:3] == ["sh", "-c", 'mpiexec -n 2 2>&1 "$@"']
 

@@ -31,13 +31,9 @@ def assumption_rows(
     if not isinstance(environment, dict):
         environment = {}
     inherited = environment.get("inherited", {})
-    facts = [
-        assumptions.PointFacts(p.point_id, p.algorithm, p.ranks, p.nbytes, p.dtype, p.op)
-        for p in points
-    ]
     cores = int(run.get("physical_cores") or physical_cores())
     return assumptions.run_checks(
-        facts,
+        points,
         cores,
         _launcher(run),
         inherited,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from runners import store
+from runners.domain.assumptions import PointFacts
 from runners.domain.catalog import DTYPES
 from runners.domain.models import Prediction, model_for, predict
 
@@ -27,15 +28,10 @@ ORDER BY ranks, dtype, op, algorithm, bytes
 
 
 @dataclass(frozen=True)
-class Point:
-    """One ok point of a run, as the analysis needs it."""
+class Point(PointFacts):
+    """One ok point of a run, as the analysis needs it: its facts (which the assumption checks
+    read too) and its median."""
 
-    point_id: str
-    algorithm: str
-    ranks: int
-    nbytes: int
-    dtype: str
-    op: str
     median_s: float
     oversubscribed: bool
 

@@ -1,8 +1,9 @@
 """`collsweep calibrate`: measure alpha, beta and gamma on this machine (no MPI here).
 
-The ranks (runners.ranks.calibrate_worker) time a ping-pong between ranks 0 and 1 and the local
-reductions; this module launches them, fits the alpha-beta-gamma parameters with
-runners.domain.fitting and returns one row of the store's `calibrations` table.
+The ranks (`python -m runners.ranks calibrate`, runners.ranks.calibrate_worker) time a
+ping-pong between ranks 0 and 1 and the local reductions; this module launches them, fits the
+alpha-beta-gamma parameters with runners.domain.fitting and returns one row of the store's
+`calibrations` table.
 
 What the row's numbers mean:
 - `alpha_s`, `beta_s_per_byte` and `r_squared` come from one linear fit of the one-way
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,11 +37,11 @@ from runners.domain.catalog import DTYPES, OPS, known_names
 from runners.domain.errors import BadInput, CollsweepError
 from runners.domain.fitting import PINGPONG_SOURCE, LinearFit, fit_gamma, fit_linear, fit_piecewise
 from runners.domain.machine import cpu_model, hostname, physical_cores
+from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec
 from runners.domain.units import format_bytes
 from runners.jobs import launch
 
-WORKER = "runners.ranks.calibrate_worker"
 DEFAULT_BUDGET_S = 20.0
 STARTUP_ALLOWANCE_S = 60.0
 
@@ -102,22 +104,28 @@ def check_request(
         raise CalibrationRequestError(f"reduction sizes must be >= {smallest} bytes")
 
 
-def worker_args(
+# Every measured size: 10 warm-ups, 20 to 10,000 iterations until the median's CI is 2%.
+TIMING = TimingPolicy(
+    warmup=10, min_iterations=20, max_iterations=10_000, target_rel_ci=0.02, passes=1, launches=1
+)
+
+
+def worker_job(
     sizes: Sequence[int],
     reduce_sizes: Sequence[int],
     dtypes: Sequence[str],
     ops: Sequence[str],
     budget_s: float,
-) -> list[str]:
-    """The worker's command line; `budget_s` is shared out evenly over every measured size."""
+) -> dict:
+    """The ranks' job file; `budget_s` is shared out evenly over every measured size."""
     points = len(set(sizes)) + len(set(reduce_sizes)) * len(dtypes) * len(ops)
-    return [
-        *("--sizes", ",".join(str(n) for n in sorted(set(sizes)))),
-        *("--reduce-sizes", ",".join(str(n) for n in sorted(set(reduce_sizes)))),
-        *("--dtypes", ",".join(dtypes)),
-        *("--ops", ",".join(ops)),
-        *("--budget-s", f"{budget_s / points:.6g}"),
-    ]
+    return {
+        "sizes": sorted(set(sizes)),
+        "reduce_sizes": sorted(set(reduce_sizes)),
+        "dtypes": list(dtypes),
+        "ops": list(ops),
+        "timing": replace(TIMING, budget_s=budget_s / points).as_dict(),
+    }
 
 
 def parse_worker_output(stdout: str) -> dict:
@@ -240,14 +248,16 @@ def run_calibration(
         raise CalibrationRequestError(f"the budget must be > 0 s, got {budget_s}")
     timeout = timeout_s if timeout_s is not None else STARTUP_ALLOWANCE_S + 3 * budget_s
     knobs = launcher.default_knobs(ranks)
-    args = worker_args(sizes, reduce_sizes, dtypes, ops, budget_s)
+    job = worker_job(sizes, reduce_sizes, dtypes, ops, budget_s)
     progress(
         f"calibrating on {ranks} ranks: ping-pong over {len(set(sizes))} sizes "
         f"({format_bytes(min(sizes))} .. {format_bytes(max(sizes))}), local reductions of "
         f"{', '.join(f'{d}/{o}' for d in dtypes for o in ops)}; budget {budget_s:g} s"
     )
     started = time.monotonic()
-    result = launch.run(launch.Job(ranks, WORKER, args, knobs), timeout)
+    with launch.job_file(job) as path:
+        job_of_ranks = launch.Job(ranks, launch.RANKS_ENTRY, ["calibrate", path], knobs)
+        result = launch.run(job_of_ranks, timeout)
     if result.timed_out or result.returncode != 0:
         raise _job_failure(result, timeout)
     wall_s = time.monotonic() - started

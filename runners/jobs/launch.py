@@ -6,6 +6,7 @@ No MPI is imported here: the parent process only starts and watches the ranks.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import shlex
@@ -14,9 +15,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,20 @@ class Job:
     knobs: Mapping[str, str] = field(default_factory=dict)
     launcher: str = DEFAULT_LAUNCHER
     launcher_shell: bool = False
+
+
+RANKS_ENTRY = "runners.ranks"  # `python -m runners.ranks KIND JOB`: every job's rank program
+
+
+@contextlib.contextmanager
+def job_file(payload: Mapping) -> Iterator[str]:
+    """The payload as a JSON job file for the ranks, removed when the block ends."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(payload, handle)
+    try:
+        yield handle.name
+    finally:
+        os.unlink(handle.name)
 
 
 @dataclass(frozen=True)

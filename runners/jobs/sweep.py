@@ -65,27 +65,22 @@ def new_run_id() -> str:
 
 def code_version() -> str:
     """The git commit of this checkout (+dirty), or the package version outside git."""
-    root = Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        commit = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return f"collsweep {__version__}"
-    suffix = "+dirty" if dirty.stdout.strip() else ""
-    return f"collsweep {__version__} git {commit.stdout.strip()}{suffix}"
+    suffix = "+dirty" if dirty else ""
+    return f"collsweep {__version__} git {commit}{suffix}"
+
+
+def _git(*args: str) -> str:
+    """A git command's output in this checkout; CalledProcessError when git fails."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
+    )
+    return done.stdout.strip()
 
 
 def run_row(spec: SweepSpec, run_id: str, command_line: str) -> dict:

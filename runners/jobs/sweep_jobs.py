@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -126,20 +125,16 @@ class GroupRunner:
             "launch": planned.index,
             "timing": spec.timing().as_dict(),
         }
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-            json.dump(payload, handle)
-        job = launch.Job(
-            group.ranks,
-            "runners.ranks.sweep_worker",
-            [handle.name],
-            group.knobs,
-            spec.launcher,
-            spec.launcher_shell,
-        )
-        try:
+        with launch.job_file(payload) as path:
+            job = launch.Job(
+                group.ranks,
+                launch.RANKS_ENTRY,
+                ["sweep", path],
+                group.knobs,
+                spec.launcher,
+                spec.launcher_shell,
+            )
             return self._follow(launch.RunningJob(job), planned)
-        finally:
-            os.unlink(handle.name)
 
     def _follow(self, running: launch.RunningJob, planned: Launch) -> tuple[int, str]:
         """Store the job's events as they come; returns (cells finished, why it broke)."""
@@ -263,7 +258,7 @@ def switching_mode(spec: SweepSpec) -> tuple[str, str]:
     if spec.library_switching == LAUNCH:
         return LAUNCH, "the spec asks for a launch per forced algorithm"
     probe = launch.Job(
-        1, "runners.ranks.mpit", (), default_knobs(1), spec.launcher, spec.launcher_shell
+        1, launch.RANKS_ENTRY, ["probe"], default_knobs(1), spec.launcher, spec.launcher_shell
     )
     result = launch.run(probe, PROBE_TIMEOUT_S)
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]

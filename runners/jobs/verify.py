@@ -24,12 +24,14 @@ class VerifyPlan:
     timeout_s: float = 600.0
 
 
-def _worker_args(plan: VerifyPlan) -> list[str]:
-    args = ["--algorithms", ",".join(plan.algorithms), "--dtypes", ",".join(plan.dtypes)]
-    args += ["--ops", ",".join(plan.ops)]
-    if plan.counts:
-        args += ["--counts", ",".join(str(c) for c in plan.counts)]
-    return args
+def _job(plan: VerifyPlan) -> dict:
+    """The ranks' job file: the matrix to check."""
+    return {
+        "algorithms": list(plan.algorithms),
+        "dtypes": list(plan.dtypes),
+        "ops": list(plan.ops),
+        "counts": list(plan.counts),
+    }
 
 
 def _job_failure(ranks: int, result: launch.JobResult) -> dict:
@@ -48,10 +50,10 @@ def _job_failure(ranks: int, result: launch.JobResult) -> dict:
 
 def verify_ranks(plan: VerifyPlan, ranks: int) -> list[dict]:
     """Launch `ranks` ranks once and return one row per checked combination."""
-    job = launch.Job(
-        ranks, "runners.ranks.verify_worker", _worker_args(plan), launcher.default_knobs(ranks)
-    )
-    result = launch.run(job, plan.timeout_s)
+    with launch.job_file(_job(plan)) as path:
+        knobs = launcher.default_knobs(ranks)
+        job = launch.Job(ranks, launch.RANKS_ENTRY, ["verify", path], knobs)
+        result = launch.run(job, plan.timeout_s)
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     counts = plan.counts or default_counts(ranks)
     expected = len(plan.algorithms) * len(plan.dtypes) * len(plan.ops) * len(counts)

@@ -2,9 +2,11 @@
 
 Ranks 0 and 1 time a ping-pong over the message sizes (one-way time = round trip / 2), then
 time `op.Reduce_local(inbuf, inoutbuf)` for each dtype x op, both at once as the algorithms
-reduce (an iteration's time is the slower rank's). Timing follows runners.ranks.harness: warm-up
-(fewer calls when one call is slow), MPI_Barrier before every iteration, samples kept until
-the median's confidence interval meets the target or the per-size budget is spent. Ranks >= 2
+reduce (an iteration's time is the slower rank's). Timing follows runners.ranks.harness and the
+job file's timing policy (runners.domain.records.TimingPolicy, one pass and one launch, its
+budget per measured size): warm-up (fewer calls when one call is slow), MPI_Barrier before every
+iteration, samples kept until the median's confidence interval meets the target or the budget
+is spent. Ranks >= 2
 take no part and wait without spinning.
 
 Rank 0 prints one JSON line (`"type": "calibration"`) with the per-size medians and the MPI
@@ -13,7 +15,6 @@ library's facts; runners.jobs.calibrate fits the models to it. No fitting happen
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable
@@ -25,8 +26,8 @@ from mpi4py import MPI
 
 from runners.domain.catalog import DTYPES
 from runners.domain.inputs import fill_input
+from runners.domain.records import TimingPolicy
 from runners.domain.stats import StopRule, summarize
-from runners.ranks import parent_watch
 from runners.ranks.harness import SYNC_CADENCE, measure
 from runners.ranks.mpi_ops import mpi_op
 
@@ -34,26 +35,6 @@ PINGPONG_TAG = 17
 # Small messages repeat the round trip inside one sample so the barrier's skew is amortised.
 ROUND_TRIP_BYTES = 2**16
 MAX_ROUND_TRIPS = 16
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The calibration settings given by runners.jobs.calibrate on the command line."""
-    parser = argparse.ArgumentParser(prog="runners.ranks.calibrate_worker")
-    parser.add_argument("--sizes", required=True, help="ping-pong message sizes, bytes")
-    parser.add_argument("--reduce-sizes", required=True, help="reduction buffer sizes, bytes")
-    parser.add_argument("--dtypes", required=True)
-    parser.add_argument("--ops", required=True)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--min-iterations", type=int, default=20)
-    parser.add_argument("--max-iterations", type=int, default=10_000)
-    parser.add_argument("--target-rel-ci", type=float, default=0.02)
-    parser.add_argument("--budget-s", type=float, default=0.5, help="timing budget per size")
-    return parser.parse_args(argv)
-
-
-def int_list(text: str) -> list[int]:
-    """Comma-separated integers."""
-    return [int(item) for item in text.split(",") if item]
 
 
 def round_trips_per_sample(nbytes: int) -> int:
@@ -143,30 +124,21 @@ def time_reduction(
     }
 
 
-def stop_rule(args: argparse.Namespace) -> StopRule:
-    """The stopping rule of every measured size."""
-    return StopRule(
-        min_iterations=args.min_iterations,
-        max_iterations=args.max_iterations,
-        target_rel_ci=args.target_rel_ci,
-        budget_s=args.budget_s,
-    )
-
-
-def measure_pair(pair: MPI.Comm, args: argparse.Namespace) -> dict:
+def measure_pair(pair: MPI.Comm, job: dict) -> dict:
     """Every ping-pong and reduction timing, taken by ranks 0 and 1 together."""
-    rule = stop_rule(args)
-    pingpong = [time_pingpong(pair, n, rule, args.warmup) for n in int_list(args.sizes)]
+    timing = TimingPolicy.from_dict(job["timing"])
+    rule, warmup = timing.pass_rule(), timing.warmup
+    pingpong = [time_pingpong(pair, n, rule, warmup) for n in job["sizes"]]
     reductions = [
-        time_reduction(pair, dtype, op, n, rule, args.warmup)
-        for dtype in args.dtypes.split(",")
-        for op in args.ops.split(",")
-        for n in int_list(args.reduce_sizes)
+        time_reduction(pair, dtype, op, n, rule, warmup)
+        for dtype in job["dtypes"]
+        for op in job["ops"]
+        for n in job["reduce_sizes"]
     ]
     return {"pingpong": pingpong, "reductions": reductions}
 
 
-def provenance(comm: MPI.Comm, args: argparse.Namespace) -> dict:
+def provenance(comm: MPI.Comm, job: dict) -> dict:
     """The MPI library, versions and timing settings of this job."""
     return {
         "mpi_library": MPI.Get_library_version().strip(),
@@ -175,14 +147,7 @@ def provenance(comm: MPI.Comm, args: argparse.Namespace) -> dict:
         "numpy_version": np.__version__,
         "ranks": comm.Get_size(),
         "processor_names": comm.gather(MPI.Get_processor_name(), root=0),
-        "settings": {
-            "warmup": args.warmup,
-            "min_iterations": args.min_iterations,
-            "max_iterations": args.max_iterations,
-            "target_rel_ci": args.target_rel_ci,
-            "budget_s_per_size": args.budget_s,
-            "sync_cadence": SYNC_CADENCE,
-        },
+        "settings": job["timing"] | {"sync_cadence": SYNC_CADENCE},
     }
 
 
@@ -193,16 +158,16 @@ def wait_quietly(comm: MPI.Comm) -> None:
         time.sleep(0.005)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Measure on ranks 0 and 1, then print the results as one JSON line from rank 0."""
-    args = parse_args(argv)
+def run(job: dict) -> None:
+    """Measure on ranks 0 and 1, then print the results as one JSON line from rank 0
+    (`python -m runners.ranks calibrate JOB`)."""
     world = MPI.COMM_WORLD
     if world.Get_size() < 2:
         raise SystemExit("calibration needs at least 2 ranks for a ping-pong")
-    info = provenance(world, args)
+    info = provenance(world, job)
     pair = world.Split(0 if world.Get_rank() < 2 else MPI.UNDEFINED, world.Get_rank())
     started = time.perf_counter()
-    results = measure_pair(pair, args) if pair != MPI.COMM_NULL else {}
+    results = measure_pair(pair, job) if pair != MPI.COMM_NULL else {}
     if pair != MPI.COMM_NULL:
         pair.Free()
     wait_quietly(world)
@@ -210,8 +175,3 @@ def main(argv: list[str] | None = None) -> None:
         line = {"type": "calibration", **info, **results}
         line["measure_s"] = time.perf_counter() - started
         print(json.dumps(line), flush=True)
-
-
-if __name__ == "__main__":
-    parent_watch.start()
-    main()

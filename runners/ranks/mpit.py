@@ -4,7 +4,7 @@ mpi4py has no MPI_T bindings; MPICH's libmpi exports them (MPI 3.1): MPI_T_init_
 MPI_T_cvar_get_index, MPI_T_cvar_handle_alloc, MPI_T_cvar_write. A `Switch` opens a handle per
 control variable once; `apply` writes integers (enum values, booleans), the same on every rank.
 
-`python -m runners.ranks.mpit` (one rank) prints one JSON line saying whether the running
+`python -m runners.ranks probe` (one rank) prints one JSON line saying whether the running
 library can switch the allreduce algorithm at run time, and why not.
 """
 
@@ -86,14 +86,11 @@ def allreduce_switch() -> Switch:
     return switch
 
 
-def main() -> None:
-    """Print whether run-time switching works here, as one JSON line."""
+def run(job: dict) -> None:
+    """Print whether run-time switching works here, as one JSON line
+    (`python -m runners.ranks probe`)."""
     try:
         allreduce_switch()
         print(json.dumps({"available": True, "reason": ""}), flush=True)
     except SwitchUnavailable as exc:
         print(json.dumps({"available": False, "reason": str(exc)}), flush=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -13,7 +13,6 @@ import json
 import math
 import os
 import platform
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,6 @@ from runners.domain.inputs import expected_result, fill_input, mismatches
 from runners.domain.machine import short_library_version
 from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule
-from runners.ranks import parent_watch
 from runners.ranks.algorithms import Allreduce, create
 from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure
 from runners.ranks.mpi_ops import mpi_op
@@ -247,9 +245,8 @@ def point_event(
     return event | {"samples": state.samples, "passes": state.passes}
 
 
-def main() -> None:
-    """Read the job file named on the command line and run its cells in order."""
-    job = json.loads(Path(sys.argv[1]).read_text())
+def run(job: dict) -> None:
+    """Run a job file's cells in order (`python -m runners.ranks sweep JOB`)."""
     comm = MPI.COMM_WORLD
     emit(comm, "hello", **hello(comm))
     names = {alg for cell in job["cells"] for alg in cell["algorithms"]}
@@ -263,8 +260,3 @@ def main() -> None:
     emit(comm, "probe", moment="end", measured_at=time.time(), **probe(comm))
     comm.Barrier()
     emit(comm, "done")
-
-
-if __name__ == "__main__":
-    parent_watch.start()
-    main()

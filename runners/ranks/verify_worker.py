@@ -1,18 +1,17 @@
 """Runs inside every rank: checks algorithms x dtypes x ops x counts exactly.
 
-Rank 0 prints one JSON object per check on stdout. Launched by runners.jobs.verify.
+Rank 0 prints one JSON object per check on stdout. Launched by runners.jobs.verify as
+`python -m runners.ranks verify JOB`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
 from mpi4py import MPI
 
 from runners.domain.inputs import default_counts, expected_result, make_input, mismatches
-from runners.ranks import parent_watch
 from runners.ranks.algorithms import UnsupportedError, create
 from runners.ranks.mpi_ops import mpi_op
 
@@ -43,24 +42,15 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> di
     }
 
 
-def main() -> None:
-    """Parse the matrix, check every combination, print results from rank 0."""
-    parser = argparse.ArgumentParser()
-    for name in ("algorithms", "dtypes", "ops"):
-        parser.add_argument(f"--{name}", required=True)
-    parser.add_argument("--counts", default="")
-    args = parser.parse_args()
+def run(job: dict) -> None:
+    """Check every combination of the job file's matrix, print results from rank 0
+    (`python -m runners.ranks verify JOB`)."""
     comm = MPI.COMM_WORLD
-    counts = [int(c) for c in args.counts.split(",") if c] or default_counts(comm.Get_size())
-    for algorithm in args.algorithms.split(","):
-        for dtype in args.dtypes.split(","):
-            for op in args.ops.split(","):
+    counts = list(job.get("counts") or default_counts(comm.Get_size()))
+    for algorithm in job["algorithms"]:
+        for dtype in job["dtypes"]:
+            for op in job["ops"]:
                 for count in counts:
                     row = check(comm, algorithm, dtype, op, count)
                     if comm.Get_rank() == 0:
                         print(json.dumps(row), flush=True)
-
-
-if __name__ == "__main__":
-    parent_watch.start()
-    main()
