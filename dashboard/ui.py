@@ -218,6 +218,16 @@ def choose_run(
 # --- display -----------------------------------------------------------------------------------
 
 
+def choose_run_with_points(path: Path) -> tuple[str, pd.DataFrame] | None:
+    """Pick a run and return it with its grid (run_grid); None, said so, when it has no points."""
+    run_id = choose_run(queries.runs_table(path))
+    grid = queries.run_grid(path, run_id)
+    if grid.empty:
+        st.info("This run has no points yet.")
+        return None
+    return run_id, grid
+
+
 def show_badges(summary: pd.DataFrame) -> list[badges.Badge]:
     """The view's assumption badges on one line, and a warning when any is violated."""
     items = badges.badges(summary)

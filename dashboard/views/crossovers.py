@@ -48,11 +48,10 @@ def _agreement(data: queries.CrossoverData, run_id: str) -> None:
 
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
-    run_id = ui.choose_run(queries.runs_table(path))
-    grid = queries.run_grid(path, run_id)
-    if grid.empty:
-        st.info("This run has no points yet.")
+    chosen = ui.choose_run_with_points(path)
+    if chosen is None:
         return
+    run_id, grid = chosen
     dtype, op = _dtype_op(grid)
     cals = queries.prediction_calibrations(path, run_id)
     cal = ui.choose("Calibration of the predictions", cals, "cal") if cals else None

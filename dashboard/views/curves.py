@@ -89,11 +89,10 @@ def _details(path, scope: queries.Scope, data: queries.CurvesData) -> None:
 
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
-    run_id = ui.choose_run(queries.runs_table(path))
-    grid = queries.run_grid(path, run_id)
-    if grid.empty:
-        st.info("This run has no points yet.")
+    chosen = ui.choose_run_with_points(path)
+    if chosen is None:
         return
+    run_id, grid = chosen
     ranks, dtype, op, metric = _view(grid)
     in_view = grid[(grid["ranks"] == ranks) & (grid["dtype"] == dtype) & (grid["op"] == op)]
     algorithms = ui.choose_many("Algorithms", sorted(in_view["algorithm"].unique()), "alg")
