@@ -1,9 +1,17 @@
-"""The point key: one definition of a point's identity for the ranks, the parent and the store."""
+"""Typed records shared by the ranks, the parent and the store: the point key, the events, the
+timing policy."""
 
 from __future__ import annotations
 
 import pytest
 
+from runners.domain.events import (
+    MalformedEvent,
+    PointMeasured,
+    Probe,
+    event_line,
+    parse_event,
+)
 from runners.domain.records import PointKey
 from runners.jobs.sweep_jobs import event_rows
 
@@ -17,21 +25,26 @@ def test_point_id_and_row() -> None:
     assert key.row("runtime")["library_config"] == "MPI_T MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
 
 
-def _event(point_id: str) -> dict:
-    return {
-        "type": "point",
-        "point_id": point_id,
-        "algorithm": "ring",
-        "ranks": 2,
-        "bytes": 8,
-        "dtype": "float32",
-        "op": "sum",
-        "status": "ok",
-        "started_at": 0.0,
-        "finished_at": 1.0,
-        "samples": [1e-6, 2e-6],
-        "passes": [0, 1],
-    }
+def _event(point_id: str) -> PointMeasured:
+    return PointMeasured(
+        point_id=point_id,
+        algorithm="ring",
+        ranks=2,
+        bytes=8,
+        dtype="float32",
+        op="sum",
+        status="ok",
+        reason="",
+        started_at=0.0,
+        finished_at=1.0,
+        warmup=1,
+        sync_cadence="barrier",
+        cache_mode="hot",
+        verified=True,
+        launch=0,
+        samples=[1e-6, 2e-6],
+        passes=[0, 1],
+    )
 
 
 def test_the_parent_checks_the_id_the_ranks_report() -> None:
@@ -39,6 +52,17 @@ def test_the_parent_checks_the_id_the_ranks_report() -> None:
     assert row["point_id"] == "r1/ring/2/8/float32/sum" and len(samples) == 2
     with pytest.raises(ValueError, match="reported point"):
         event_rows("r1", _event("r0/ring/2/8/float32/sum"))
+
+
+def test_events_go_through_their_json_lines_unchanged_and_malformed_ones_are_refused() -> None:
+    event = _event("r1/ring/2/8/float32/sum")
+    assert parse_event(event_line(event)) == event
+    assert parse_event(event_line(Probe("start", 1.0, 2e-6, 10.0))) == Probe(
+        "start", 1.0, 2e-6, 10.0
+    )
+    assert parse_event("MPICH says hello") is None and parse_event('{"type": "other"}') is None
+    with pytest.raises(MalformedEvent, match="missing"):
+        parse_event('{"type": "point", "algorithm": "ring"}')
 
 
 def test_one_timing_policy_from_the_spec_to_the_stop_rule() -> None:

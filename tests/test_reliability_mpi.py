@@ -233,7 +233,8 @@ def test_a_bug_in_the_parent_fails_the_run_instead_of_completing_it(
     assert result.returncode == 1 and "Traceback" not in result.stderr
     run_id = only_run(db)
     run = store.get_run(db, run_id)
-    assert run["status"] == "failed" and "unexpected error: KeyError" in run["status_reason"]
+    reason = run["status_reason"]
+    assert run["status"] == "failed" and "unexpected error: MalformedEvent: point event" in reason
     reliability.fault("garbled event", 0, status_is_true(db, run_id, 6))
 
 

@@ -11,10 +11,11 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 from runners.domain.catalog import ALGORITHMS
+from runners.domain.events import CellStarted, Done, Hello, PointMeasured, Probe, parse_event
 from runners.domain.launcher import default_knobs
 from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
@@ -32,34 +33,19 @@ def _timestamp(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC).replace(tzinfo=None)
 
 
-def event_rows(run_id: str, event: dict) -> tuple[dict, list[dict]]:
+ROW_FIELDS = ("status", "reason", "warmup", "sync_cadence", "cache_mode", "verified")
+
+
+def event_rows(run_id: str, event: PointMeasured) -> tuple[dict, list[dict]]:
     """Turn a worker's `point` event into a points row (before statistics) and this launch's
     samples (seconds and pass)."""
-    key = PointKey(
-        run_id, event["algorithm"], event["ranks"], event["bytes"], event["dtype"], event["op"]
-    )
-    if event.get("point_id") != key.point_id():
-        raise ValueError(f"the ranks reported point {event.get('point_id')!r} for {key}")
-    base = key.row()
-    identity = (
-        "type",
-        "samples",
-        "passes",
-        "point_id",
-        "algorithm",
-        "ranks",
-        "bytes",
-        "dtype",
-        "op",
-        "launch",
-    )
-    extra = {k: v for k, v in event.items() if k not in identity}
-    extra["started_at"] = _timestamp(extra["started_at"])
-    extra["finished_at"] = _timestamp(extra["finished_at"])
-    row = base | extra
-    samples = [
-        {"seconds": s, "pass": p} for s, p in zip(event["samples"], event["passes"], strict=True)
-    ]
+    key = PointKey(run_id, event.algorithm, event.ranks, event.bytes, event.dtype, event.op)
+    if event.point_id != key.point_id():
+        raise ValueError(f"the ranks reported point {event.point_id!r} for {key}")
+    row = key.row() | {name: getattr(event, name) for name in ROW_FIELDS}
+    row["started_at"] = _timestamp(event.started_at)
+    row["finished_at"] = _timestamp(event.finished_at)
+    samples = [{"seconds": s, "pass": p} for s, p in zip(event.samples, event.passes, strict=True)]
     return row, samples
 
 
@@ -144,18 +130,17 @@ class GroupRunner:
         timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
         try:
             while (line := running.next_line(timeout)) is not None:
-                event = json.loads(line) if line.startswith("{") else {}
-                kind = event.get("type")
-                if kind == "hello":
+                event = parse_event(line)
+                if isinstance(event, Hello):
                     self._save_provenance(event)
-                elif kind == "cell":
+                elif isinstance(event, CellStarted):
                     cells_started += 1
                     timeout = self.spec.point_timeout_s
-                elif kind == "point":
+                elif isinstance(event, PointMeasured):
                     self._store_point(event, planned)
-                elif kind == "probe":
+                elif isinstance(event, Probe):
                     self._store_probe(event, planned)
-                elif kind == "done":
+                elif isinstance(event, Done):
                     done = True
         except launch.JobHung as exc:
             running.kill()
@@ -169,16 +154,15 @@ class GroupRunner:
         why = f"{where}: {exit_reason(code, done, running.stderr_tail())}"
         return max(cells_started - 1, 0), why
 
-    def _store_probe(self, event: dict, planned: Launch) -> None:
-        fields = {k: event[k] for k in ("moment", "pingpong_s", "copy_gbps")}
+    def _store_probe(self, event: Probe, planned: Launch) -> None:
         group = planned.group
         self.writer.add_probe(
-            fields
+            asdict(event)
             | {"job": group.label, "ranks": group.ranks, "launch": planned.index}
-            | {"measured_at": _timestamp(event["measured_at"])}
+            | {"measured_at": _timestamp(event.measured_at)}
         )
 
-    def _store_point(self, event: dict, planned: Launch) -> None:
+    def _store_point(self, event: PointMeasured, planned: Launch) -> None:
         row, samples = event_rows(self.run_id, event)
         self._store(row, planned, samples)
 
@@ -201,20 +185,10 @@ class GroupRunner:
             if (row["point_id"], planned.index) not in self.stored:
                 self._store(row | {"status": status, "reason": reason}, planned, [])
 
-    def _save_provenance(self, event: dict) -> None:
+    def _save_provenance(self, event: Hello) -> None:
         if self.provenance_saved:
             return
-        fields = {
-            k: event[k]
-            for k in (
-                "mpi_library",
-                "mpi_version",
-                "mpi4py_version",
-                "numpy_version",
-                "thread_level",
-                "memory_setting",
-            )
-        }
+        fields = {k: v for k, v in asdict(event).items() if k not in ("python_version", "ranks")}
         fields["environment"] = environment_record(self.spec, self.load_before, self.switching)
         self.writer.update_run(fields)
         self.provenance_saved = True

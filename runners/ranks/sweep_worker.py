@@ -1,10 +1,10 @@
 """Runs inside every rank of a sweep job: times and verifies each point of a job file.
 
-Rank 0 streams one JSON line per event on stdout: `hello` (provenance, once), `probe` (the
-machine-state probe, runners.ranks.probe, at the start and the end), `cell` (a heartbeat as each
-(bytes, dtype, op) starts) and `point` (a finished point with this launch's raw samples and
-their passes). The parent (runners.jobs.sweep_jobs) merges every launch's
-samples of a point and computes its statistics (runners.domain.repetition).
+Rank 0 streams one JSON line per event on stdout (the typed records of runners.domain.events):
+`hello` (provenance, once), `probe` (the machine-state probe, runners.ranks.probe, at the start
+and the end), `cell` (a heartbeat as each (bytes, dtype, op) starts) and `point` (a finished
+point with this launch's raw samples and their passes). The parent (runners.jobs.sweep_jobs)
+merges every launch's samples of a point and computes its statistics (runners.domain.repetition).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from mpi4py import MPI
 
 from runners.domain import switching
 from runners.domain.catalog import ALGORITHMS, DTYPES
+from runners.domain.events import CellStarted, Done, Event, Hello, PointMeasured, Probe, event_line
 from runners.domain.inputs import expected_result, fill_input, mismatches
 from runners.domain.machine import short_library_version
 from runners.domain.records import PointKey, TimingPolicy
@@ -43,10 +44,10 @@ MAX_COLD_BYTES = 256 * 2**20
 FALLBACK_MARKERS = ("cannot be applied", "not usable")
 
 
-def emit(comm: MPI.Comm, kind: str, **fields: object) -> None:
-    """Print one JSON event line from rank 0."""
+def emit(comm: MPI.Comm, event: Event) -> None:
+    """Print one event's JSON line from rank 0."""
     if comm.Get_rank() == 0:
-        print(json.dumps({"type": kind, **fields}), flush=True)
+        print(event_line(event), flush=True)
 
 
 def memory_setting() -> str:
@@ -59,18 +60,18 @@ def memory_setting() -> str:
     return f"THP enabled: {thp}; numpy madvise(MADV_HUGEPAGE): {madvise}"
 
 
-def hello(comm: MPI.Comm) -> dict:
+def hello(comm: MPI.Comm) -> Hello:
     """Provenance of this job: library, versions, thread level, memory setting."""
-    return {
-        "mpi_library": MPI.Get_library_version().strip(),
-        "mpi_version": short_library_version(MPI.Get_library_version()),
-        "mpi4py_version": mpi4py.__version__,
-        "numpy_version": np.__version__,
-        "python_version": platform.python_version(),
-        "thread_level": THREAD_LEVEL_NAMES.get(MPI.Query_thread(), "unknown"),
-        "memory_setting": memory_setting(),
-        "ranks": comm.Get_size(),
-    }
+    return Hello(
+        mpi_library=MPI.Get_library_version().strip(),
+        mpi_version=short_library_version(MPI.Get_library_version()),
+        mpi4py_version=mpi4py.__version__,
+        numpy_version=np.__version__,
+        python_version=platform.python_version(),
+        thread_level=THREAD_LEVEL_NAMES.get(MPI.Query_thread(), "unknown"),
+        memory_setting=memory_setting(),
+        ranks=comm.Get_size(),
+    )
 
 
 def last_level_cache_bytes() -> int:
@@ -155,8 +156,8 @@ def inject_fault(comm: MPI.Comm, algorithm: str) -> None:
     kind, _, target = fault.partition(":")
     if target != algorithm:
         return
-    if kind == "garble":
-        emit(comm, "point", algorithm=algorithm)
+    if kind == "garble" and comm.Get_rank() == 0:  # a point event without its fields
+        print(json.dumps({"type": "point", "algorithm": algorithm}), flush=True)
     if comm.Get_rank() != min(1, comm.Get_size() - 1):
         return
     if kind == "crash":
@@ -185,7 +186,7 @@ def run_cell(
         if switch is not None:
             switch.apply(job["switches"][alg])
 
-    emit(comm, "cell", nbytes=cell["nbytes"], dtype=cell["dtype"], op=cell["op"])
+    emit(comm, CellStarted(cell["nbytes"], cell["dtype"], cell["op"]))
     count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
     timing = TimingPolicy.from_dict(job["timing"])
     buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], timing.cache_mode == "cold")
@@ -212,51 +213,48 @@ def run_cell(
             state.samples += samples.tolist()
             state.passes += [index] * samples.size
     for state in states.values():
-        emit(comm, "point", **point_event(comm, cell, job, timing, state))
+        emit(comm, point_event(comm, cell, job, timing, state))
 
 
 def point_event(
     comm: MPI.Comm, cell: dict, job: dict, timing: TimingPolicy, state: PointState
-) -> dict:
+) -> PointMeasured:
     """The `point` event: identity, launch, status and this launch's raw samples."""
-    run_id = job["run_id"]
-    key = PointKey(
-        run_id, state.algorithm, comm.Get_size(), cell["nbytes"], cell["dtype"], cell["op"]
+    ranks, timed = comm.Get_size(), state.status == "ok" and bool(state.samples)
+    key = PointKey(job["run_id"], state.algorithm, ranks, cell["nbytes"], cell["dtype"], cell["op"])
+    return PointMeasured(
+        point_id=key.point_id(),
+        algorithm=state.algorithm,
+        ranks=ranks,
+        bytes=cell["nbytes"],
+        dtype=cell["dtype"],
+        op=cell["op"],
+        status=state.status,
+        reason=state.reason,
+        started_at=state.started_at,
+        finished_at=time.time(),
+        warmup=timing.warmup,
+        sync_cadence=SYNC_CADENCE,
+        cache_mode=timing.cache_mode,
+        verified=state.status == "ok",
+        launch=job["launch"],
+        samples=state.samples if timed else [],
+        passes=state.passes if timed else [],
     )
-    event = {
-        "point_id": key.point_id(),
-        "algorithm": state.algorithm,
-        "ranks": comm.Get_size(),
-        "bytes": cell["nbytes"],
-        "dtype": cell["dtype"],
-        "op": cell["op"],
-        "status": state.status,
-        "reason": state.reason,
-        "started_at": state.started_at,
-        "finished_at": time.time(),
-        "warmup": timing.warmup,
-        "sync_cadence": SYNC_CADENCE,
-        "cache_mode": timing.cache_mode,
-        "verified": state.status == "ok",
-        "launch": job["launch"],
-    }
-    if state.status != "ok" or not state.samples:
-        return event | {"samples": [], "passes": []}
-    return event | {"samples": state.samples, "passes": state.passes}
 
 
 def run(job: dict) -> None:
     """Run a job file's cells in order (`python -m runners.ranks sweep JOB`)."""
     comm = MPI.COMM_WORLD
-    emit(comm, "hello", **hello(comm))
+    emit(comm, hello(comm))
     names = {alg for cell in job["cells"] for alg in cell["algorithms"]}
     impls = {name: create(name) for name in sorted(names)}
     switch = allreduce_switch() if job.get("switches") else None
-    emit(comm, "probe", moment="start", measured_at=time.time(), **probe(comm))
+    emit(comm, Probe("start", time.time(), **probe(comm)))
     for cell in job["cells"]:
         run_cell(comm, cell, job, impls, switch)
     if switch is not None:  # the library's defaults again, as at the start
         switch.apply(switching.settings("mpi"))
-    emit(comm, "probe", moment="end", measured_at=time.time(), **probe(comm))
+    emit(comm, Probe("end", time.time(), **probe(comm)))
     comm.Barrier()
-    emit(comm, "done")
+    emit(comm, Done())

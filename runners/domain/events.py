@@ -1,0 +1,111 @@
+"""The events a sweep job's rank 0 prints, one JSON line each, as typed records (no MPI).
+
+Both sides use these classes: the ranks (runners.ranks.sweep_worker) build them and print
+`event_line(event)`; the parent (runners.jobs.sweep_jobs) reads lines back with `parse_event`.
+A line that is not JSON (a library's chatter) is no event; a JSON line of a known type with
+missing or unknown fields is a MalformedEvent, a bug, never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
+
+
+class MalformedEvent(ValueError):
+    """A rank reported an event whose fields do not match its type."""
+
+
+@dataclass(frozen=True)
+class Hello:
+    """Once per job: the library and the process's facts (provenance)."""
+
+    TYPE: ClassVar[str] = "hello"
+    mpi_library: str
+    mpi_version: str
+    mpi4py_version: str
+    numpy_version: str
+    python_version: str
+    thread_level: str
+    memory_setting: str
+    ranks: int
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The machine-state probe (runners.ranks.probe) at the start or end of a launch."""
+
+    TYPE: ClassVar[str] = "probe"
+    moment: str
+    measured_at: float
+    pingpong_s: float
+    copy_gbps: float
+
+
+@dataclass(frozen=True)
+class CellStarted:
+    """A heartbeat as each (bytes, dtype, op) starts (the watchdog's progress)."""
+
+    TYPE: ClassVar[str] = "cell"
+    nbytes: int
+    dtype: str
+    op: str
+
+
+@dataclass(frozen=True)
+class PointMeasured:
+    """One point of one launch: its identity, status and this launch's raw samples."""
+
+    TYPE: ClassVar[str] = "point"
+    point_id: str
+    algorithm: str
+    ranks: int
+    bytes: int
+    dtype: str
+    op: str
+    status: str
+    reason: str
+    started_at: float
+    finished_at: float
+    warmup: int
+    sync_cadence: str
+    cache_mode: str
+    verified: bool
+    launch: int
+    samples: list[float]
+    passes: list[int]
+
+
+@dataclass(frozen=True)
+class Done:
+    """Every cell of the job finished."""
+
+    TYPE: ClassVar[str] = "done"
+
+
+Event = Hello | Probe | CellStarted | PointMeasured | Done
+TYPES: dict[str, type] = {cls.TYPE: cls for cls in (Hello, Probe, CellStarted, PointMeasured, Done)}
+
+
+def event_line(event: Event) -> str:
+    """The event as the JSON line the ranks print."""
+    return json.dumps({"type": event.TYPE, **asdict(event)})
+
+
+def parse_event(line: str) -> Event | None:
+    """The event a printed line holds; None for a line that is no event."""
+    if not line.startswith("{"):
+        return None
+    try:
+        raw: dict[str, Any] = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    kind = TYPES.get(raw.pop("type", None))
+    if kind is None:
+        return None
+    expected = {f.name for f in fields(kind)}
+    if set(raw) != expected:
+        missing, extra = sorted(expected - set(raw)), sorted(set(raw) - expected)
+        raise MalformedEvent(f"{kind.TYPE} event: missing {missing}, unexpected {extra}")
+    return kind(**raw)
