@@ -196,6 +196,9 @@ def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) 
     assert all(r.returncode == 0 for r in outputs.values()), outputs
     table = outputs["table"].stdout
     assert "algorithm_a" in table and "agreement" in table and "model_pick_share" in table
+    winners = store.query(db, "SELECT count(*) n FROM winners WHERE run_id = ?", [swept]).n.item()
+    assert "winners:" in table and "runner_up" in table and winners > 0
+    assert table.count(" decided ") + table.count(" tie ") >= winners
     frame = pd.read_csv(io.StringIO(outputs["csv"].stdout))
     records = json.loads(outputs["json"].stdout)
     assert len(frame) == len(records) == len(stored)

@@ -63,6 +63,16 @@ ORDER BY ranks, dtype, op, least(algorithm_a, algorithm_b), greatest(algorithm_a
          kind, calibration_id, bytes
 """
 
+WINNERS_SQL = """
+SELECT ranks, dtype, op, bytes, winner, runner_up,
+       CASE WHEN decided THEN 'decided' ELSE 'tie' END AS verdict,
+       round(ratio, 3) AS ratio, round(ratio_low, 3) AS ratio_low,
+       round(ratio_high, 3) AS ratio_high, launches, pairing
+FROM winners
+WHERE run_id = ?
+ORDER BY ranks, dtype, op, bytes
+"""
+
 AGREEMENT_SQL = """
 SELECT scope, calibration_id, points, model_pick_share, mean_slowdown, same_model_share
 FROM agreement
@@ -230,6 +240,12 @@ def crossovers_frame(path: Path, run_id: str) -> pd.DataFrame:
     """A run's stored crossovers, pairs together, with the calibration source of predicted ones."""
     _require_run(path, run_id)
     return store.query(path, CROSSOVERS_SQL, [run_id])
+
+
+def winners_frame(path: Path, run_id: str) -> pd.DataFrame:
+    """A run's stored winners per cell: decided by the paired launches, or a tie."""
+    _require_run(path, run_id)
+    return store.query(path, WINNERS_SQL, [run_id])
 
 
 def agreement_frame(path: Path, run_id: str) -> pd.DataFrame:

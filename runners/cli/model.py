@@ -182,6 +182,9 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
         print(render(frame, args.format))
         return 0
     print(_crossovers_table(frame) if len(frame) else "(no crossovers)")
+    winners = analysis.winners_frame(path, args.run)
+    print("\nwinners: the fastest two per cell; decided when the paired launches agree")
+    print(render(winners, "table") if len(winners) else "(no cells with two algorithms)")
     print("\nagreement: share of points where the model's pick is the measured best")
     print(render(agreement, "table"))
     return 0
