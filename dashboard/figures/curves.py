@@ -48,8 +48,12 @@ def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
         return out
     factor = 2 * (out["ranks"] - 1) / out["ranks"] if metric == "busbw" else 1.0
     per_second = out["bytes"].astype(float) / 1e9 * factor
-    flipped = {"y_low": "y_high", "y_high": "y_low", "y_int_low": "y_int_high"}
-    flipped["y_int_high"] = "y_int_low"
+    flipped = {
+        "y_low": "y_high",
+        "y_high": "y_low",
+        "y_int_low": "y_int_high",
+        "y_int_high": "y_int_low",
+    }
     for new, old in cols.items():
         out[flipped.get(new, new)] = per_second / out[old].astype(float)
     return out

@@ -6,6 +6,7 @@ without starting an MPI library.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,11 @@ def modelled_spec(algorithm: str) -> AlgorithmSpec | None:
     if spec.schedule is not None:
         return spec
     return ALGORITHMS[spec.modelled_by] if spec.modelled_by else None
+
+
+def has_forced(algorithms: Iterable[str]) -> bool:
+    """Whether any of the named algorithms is a library algorithm forced by name."""
+    return any(ALGORITHMS[a].forced for a in algorithms)
 
 
 def library_knobs(algorithm: str) -> dict[str, str]:

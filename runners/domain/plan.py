@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_knobs
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, has_forced, library_knobs
 from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
@@ -141,7 +141,7 @@ def _configs(algorithms: tuple[str, ...], switching: str) -> list[str]:
 
 def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]]:
     """MPI_T settings per algorithm, for a job that has a forced library algorithm to switch."""
-    if switching != RUNTIME or not any(ALGORITHMS[a].forced for a in algorithms):
+    if switching != RUNTIME or not has_forced(algorithms):
         return {}
     return {a: settings(a) for a in algorithms}
 

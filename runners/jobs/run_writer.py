@@ -26,6 +26,14 @@ from runners.store.journal import (
     run_record,
 )
 
+PARTIAL = "partial"  # a point stored ok, measured in fewer launches than its spec asks for
+
+
+def sweep_status(status: str, launches: int, wanted_launches: int) -> str:
+    """A stored point's status as the sweep counts it: PARTIAL while launches are missing."""
+    return PARTIAL if status == "ok" and launches < wanted_launches else status
+
+
 FLUSH_SECONDS = 1.0  # how often queued points are written while the sweep runs
 PROBE_TIMEOUT_S = 0.3  # how long one write waits for the store's lock during the sweep
 NOTICE_SECONDS = 10.0  # how often a busy store is reported
@@ -49,13 +57,13 @@ class RunWriter:
         self.last_notice = 0.0
 
     def add_point(
-        self, point: dict[str, Any], samples: list[dict[str, Any]], complete: bool = True
+        self, point: dict[str, Any], samples: list[dict[str, Any]], wanted_launches: int = 0
     ) -> None:
-        """Journal one point (`complete`: it has every launch it needs); write the queue if
-        the last write was a while ago."""
+        """Journal one point (measured in `point["launches"]` of the `wanted_launches` its
+        spec asks for); write the queue if the last write was a while ago."""
         self._queue(point_record(point, samples))
-        status = point["status"]
-        self.statuses[point["point_id"]] = "partial" if status == "ok" and not complete else status
+        launches = point.get("launches") or 0
+        self.statuses[point["point_id"]] = sweep_status(point["status"], launches, wanted_launches)
         if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
             self.flush()
 

@@ -18,19 +18,19 @@ import time
 import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from runners import __version__, store
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import has_forced
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import all_point_ids, plan_launches, skipped_points
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.jobs import calibrate, run_writer
 from runners.jobs.point_history import PointHistory
-from runners.jobs.run_writer import RunWriter
+from runners.jobs.run_writer import PARTIAL, RunWriter, sweep_status
 from runners.jobs.sweep_jobs import GroupRunner, Progress, switching_mode
 from runners.store.journal import RunLock, journal_dir
 
@@ -162,8 +162,7 @@ def _sweep_locked(
     writer = RunWriter(path, run_id, say)
     history = PointHistory.load(path, run_id) if statuses else PointHistory()
     switching = switching_mode(spec)
-    forced = any(ALGORITHMS[a].forced for a in spec.algorithms)
-    if forced and switching[0] == LAUNCH and spec.library_switching == RUNTIME:
+    if has_forced(spec.algorithms) and switching[0] == LAUNCH and spec.library_switching == RUNTIME:
         say(f"forced library algorithms get launches of their own: {switching[1]}")
     launches = plan_launches(spec, run_id, kept, history.done(), switching[0])
     to_measure = {pid for planned in launches for pid in planned.group.points(run_id)}
@@ -188,8 +187,8 @@ def _sweep_locked(
         planned_ids, statuses | writer.statuses, interrupted, error, runner.failures
     )
     stored = _finish(writer, status, reason, say)
-    measured = sum(writer.statuses.get(pid, "partial") != "partial" for pid in to_measure)
-    partial = sum(writer.statuses.get(pid) == "partial" for pid in to_measure)
+    measured = sum(writer.statuses.get(pid, PARTIAL) != PARTIAL for pid in to_measure)
+    partial = sum(writer.statuses.get(pid) == PARTIAL for pid in to_measure)
     return SweepOutcome(run_id, status, reason, measured, len(to_measure), stored, partial)
 
 
@@ -215,11 +214,11 @@ def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> d
     store.update_run(path, run_id, {"status": "running", "status_reason": ""})
     frame = store.query(
         path,
-        "SELECT point_id, CASE WHEN status = 'ok' AND coalesce(launches, 1) < ? THEN 'partial' "
-        "ELSE status END AS status FROM points WHERE run_id = ?",
-        [spec.launches, run_id],
+        "SELECT point_id, status, coalesce(launches, 1) AS launches FROM points WHERE run_id = ?",
+        [run_id],
     )
-    return dict(zip(frame.point_id, frame.status, strict=True))
+    rows = zip(frame.point_id, frame.status, frame.launches, strict=True)
+    return {pid: sweep_status(status, int(n), spec.launches) for pid, status, n in rows}
 
 
 def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None]) -> None:
@@ -248,7 +247,7 @@ def final_status(
     if failures:
         return "failed", "; ".join(failures)[:2000]
     bad = sum(statuses.get(pid) in ("failed", "timeout") for pid in missing)
-    partial = sum(statuses.get(pid) == "partial" for pid in missing)
+    partial = sum(statuses.get(pid) == PARTIAL for pid in missing)
     return "failed", (
         f"{len(missing)} of {len(planned)} points are not stored ok or skipped "
         f"({bad} failed or timed out, {partial} measured in fewer launches than planned, "
@@ -282,6 +281,5 @@ def resume_spec(path: Path, run_id: str) -> SweepSpec:
     run = store.get_run(path, run_id)
     if run is None:
         raise store.StoreError(f"no run {run_id!r} in {path}")
-    text = run["spec_toml"]
-    older = {} if "launches" in tomllib.loads(text) else {"launches": 1}
-    return parse_spec(text, older)
+    spec = parse_spec(run["spec_toml"])  # a damaged stored spec is a SpecError here
+    return spec if "launches" in tomllib.loads(run["spec_toml"]) else replace(spec, launches=1)

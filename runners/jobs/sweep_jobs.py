@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import has_forced
 from runners.domain.events import CellStarted, Done, Hello, PointMeasured, Probe, parse_event
 from runners.domain.launcher import default_knobs
 from runners.domain.plan import Launch, plan_groups
@@ -171,7 +171,7 @@ class GroupRunner:
         launch = planned.index
         row, samples = self.history.merge(row, launch, samples, self.spec.timing())
         self.stored.add((row["point_id"], launch))
-        self.writer.add_point(row, samples, complete=row["launches"] >= self.spec.launches)
+        self.writer.add_point(row, samples, wanted_launches=self.spec.launches)
         self.progress.point(row)
 
     def _give_up_cell(self, planned: Launch, cell, reason: str) -> None:
@@ -227,7 +227,7 @@ def environment_record(
 def switching_mode(spec: SweepSpec) -> tuple[str, str]:
     """How this sweep forces library algorithms, and why: MPI_T in shared launches when the
     spec asks for it and a one-rank probe finds the library can, else launches of their own."""
-    if not any(ALGORITHMS[a].forced for a in spec.algorithms):
+    if not has_forced(spec.algorithms):
         return LAUNCH, "no forced library algorithm in the spec"
     if spec.library_switching == LAUNCH:
         return LAUNCH, "the spec asks for a launch per forced algorithm"
