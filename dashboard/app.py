@@ -6,9 +6,8 @@ every page unless served on loopback with that check. Every page reads the
 store through short read-only connections (dashboard.queries). The page scripts live in
 dashboard/views/, not dashboard/pages/: Streamlit treats a pages/ folder beside the main
 script as a legacy multipage app and, on a server's first request, runs a deep-linked page
-from that folder without this script (no navigation, no page config). Only the Modular lab
-page stays in dashboard/pages/, unchanged; its URL path, modular-lab, differs from the
-legacy one (lab) so a deep link to it also starts from this script.
+from that folder without this script (no navigation, no page config). The Modular lab, which
+does not read the store, lives apart in dashboard/lab/ (its pure logic and its page).
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ PAGES = (
     ("views/model_fit.py", "Model fit", "model-fit", ":material/functions:"),
     ("views/compare.py", "Compare runs", "compare", ":material/difference:"),
     ("views/sql.py", "SQL", "sql", ":material/terminal:"),
-    ("pages/lab.py", "Modular lab", "modular-lab", ":material/science:"),
+    ("lab/page.py", "Modular lab", "modular-lab", ":material/science:"),
 )
 
 

@@ -85,7 +85,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
     "views/compare.py": (1, {"a", "b", "thr", "flagged"}, "metric"),
     "views/sql.py": (0, {"ex", "sql"}, "info"),
-    "pages/lab.py": (1, set(), "info"),
+    "lab/page.py": (1, set(), "info"),
 }
 
 
@@ -411,7 +411,7 @@ def test_unusable_store_shows_the_store_error(tmp_path: Path, monkeypatch, probl
         assert not at.exception
         assert len(at.error) == 1 and words in at.error[0].value
         assert str(path) in at.error[0].value
-    lab = open_app("pages/lab.py")
+    lab = open_app("lab/page.py")
     assert not lab.exception and not lab.error
 
 

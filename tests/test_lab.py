@@ -1,4 +1,4 @@
-"""Tests for the modular lab: pure logic in dashboard/lab.py and the page via AppTest."""
+"""Tests for the modular lab: pure logic in dashboard/lab/logic.py and the page via AppTest."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import lab
+from dashboard.lab import logic as lab
 
-PAGE = Path(__file__).resolve().parent.parent / "dashboard" / "pages" / "lab.py"
+PAGE = Path(__file__).resolve().parent.parent / "dashboard" / "lab" / "page.py"
 
 
 # --------------------------------------------------------------------------- pure logic

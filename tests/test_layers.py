@@ -74,3 +74,12 @@ def test_the_rule_can_fail(tmp_path: Path) -> None:
     bad = tmp_path / "probe.py"
     bad.write_text("def f():\n    from runners import jobs\n    import mpi4py\n")
     assert imported_modules(bad) == {"runners", "runners.jobs", "mpi4py"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "dashboard" / "lab").glob("*.py")), ids=str)
+def test_the_lab_stays_apart_from_the_store_pages(path: Path) -> None:
+    """The Modular lab reads only the domain: no store, no other dashboard module."""
+    imported = imported_modules(path)
+    assert not any(m.startswith("runners.") and m.split(".")[1] != "domain" for m in imported)
+    dashboard = {m for m in imported if m.split(".")[0] == "dashboard"}
+    assert dashboard <= {"dashboard.lab", "dashboard.lab.logic"}

@@ -1,6 +1,6 @@
 """Modular lab page: an additive orbit modulo m beside the real recursive-doubling protocol.
 
-Runs on its own (``streamlit run dashboard/pages/lab.py``) or as a page of an
+Runs on its own (``streamlit run dashboard/lab/page.py``) or as a page of an
 ``st.navigation`` app. Play advances one step per script run: the script sleeps
 briefly and calls ``st.rerun()`` while playing and not closed. Session keys that
 tests may preset before the first run:
@@ -22,10 +22,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 try:
-    from dashboard import lab
+    from dashboard.lab import logic as lab
 except ModuleNotFoundError:  # a checkout that is not pip-installed: add the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from dashboard import lab
+    from dashboard.lab import logic as lab
 
 KEY_M = "lab_m"
 KEY_A = "lab_a"

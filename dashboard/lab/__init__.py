@@ -1,0 +1,1 @@
+"""The Modular lab, kept apart from the store pages: `logic` (pure, no Streamlit) and `page`."""
