@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test check lint bench clean
 
 install: $(STAMP)
 
@@ -26,6 +26,10 @@ lint: install
 
 test: install lint
 	$(VENV)/bin/pytest -q
+
+# The inner loop while editing: lint and every test that needs no ranks, browser or long wait.
+check: install lint
+	$(VENV)/bin/pytest -q -m "not mpi and not browser and not slow"
 
 # Benchmarks (not part of `make test`): every figure as a ratio against a baseline measured in the
 # same run. BENCH_ARGS=--quick for a shorter run, BENCH_ARGS="--only 2" for one figure.

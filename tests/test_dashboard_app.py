@@ -378,13 +378,13 @@ def test_empty_store_explains_the_first_sweep(tmp_path: Path, monkeypatch) -> No
     assert at.dataframe[0].value["n"].tolist() == [0]
 
 
-def _broken(path: Path, problem: str) -> None:
-    """Make ``path`` a missing, corrupt or newer-schema store."""
+def _broken(path: Path, problem: str, whole: Path) -> None:
+    """Make ``path`` a missing, corrupt, truncated (half of ``whole``) or newer-schema store."""
     if problem == "corrupt":
         path.write_bytes(b"not a database at all" * 200)
     elif problem == "truncated":
-        whole = synthetic.demo_store(path.parent / "whole").read_bytes()
-        path.write_bytes(whole[: len(whole) // 2])
+        data = whole.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
     elif problem == "newer":
         store.ensure_current(path)
         con = duckdb.connect(str(path))
@@ -401,10 +401,12 @@ def _broken(path: Path, problem: str) -> None:
         ("newer", "newer"),
     ],
 )
-def test_unusable_store_shows_the_store_error(tmp_path: Path, monkeypatch, problem, words) -> None:
+def test_unusable_store_shows_the_store_error(
+    demo_store: Path, tmp_path: Path, monkeypatch, problem, words
+) -> None:
     """A clear st.error with the StoreError text on the data pages; the lab still works."""
     path = tmp_path / "store.duckdb"
-    _broken(path, problem)
+    _broken(path, problem, demo_store)
     monkeypatch.setenv(store.STORE_ENV, str(path))
     for page in (None, "views/curves.py", "views/sql.py"):
         at = open_app(page)
@@ -430,6 +432,7 @@ def test_store_replaced_mid_session_shows_an_error(demo_store: Path, tmp_path, m
 # --- no MPI, and serve -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_app_never_imports_mpi4py(demo: Path) -> None:
     """Rendering every page in a fresh interpreter leaves mpi4py (and synthetic) unimported."""
     code = (

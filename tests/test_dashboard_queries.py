@@ -602,6 +602,7 @@ def test_user_sql_limits_rows_and_time(demo: Path) -> None:
         queries.run_user_sql(demo, "SELECT count(*) FROM range(100000000000) a", timeout_s=0.3)
 
 
+@pytest.mark.slow
 def test_user_sql_is_bounded_in_memory(demo: Path) -> None:
     """A query that would need gigabytes fails with the read memory limit named, quickly."""
     started = time.monotonic()

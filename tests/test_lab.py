@@ -371,6 +371,7 @@ def test_invalid_input_then_fix_keeps_prediction(app: AppTest) -> None:
     assert app.number_input(key="lab_pred_k").value == 5
 
 
+@pytest.mark.slow
 def test_page_does_not_import_mpi4py() -> None:
     """Rendering the page in a fresh interpreter leaves mpi4py unimported."""
     code = (

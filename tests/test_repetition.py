@@ -57,6 +57,7 @@ def median_launch(rep: Repetition) -> float:
     return float(np.median([np.median(rep.seconds[rep.launches == i]) for i in set(rep.launches)]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["normal", "bimodal"])
 @pytest.mark.parametrize("launches", [3, 5])
 def test_the_interval_covers_the_median_launch_at_least_90_percent(kind, launches):
@@ -69,6 +70,7 @@ def test_the_interval_covers_the_median_launch_at_least_90_percent(kind, launche
     assert hits / trials >= 0.90, f"coverage {hits / trials:.0%} with {launches} {kind} launches"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["normal", "bimodal"])
 @pytest.mark.parametrize("launches", [3, 5])
 def test_the_repeat_interval_covers_a_second_run_at_least_90_percent(kind, launches):

@@ -531,6 +531,7 @@ def python(code: str, *args: object, **kwargs) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_a_held_lock_is_waited_for_and_a_reader_timeout_is_clear(path):
     store.ensure_current(path)
     holder = python(HOLDER, path, 2.0)

@@ -19,7 +19,8 @@ from runners.store import storefile
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return synthetic.demo_store(tmp_path_factory.mktemp("limits"))
+    """The session's synthetic demo store (shared with the dashboard tests; read-only)."""
+    return synthetic.demo_store(tmp_path_factory.getbasetemp())
 
 
 def _cut(source: Path, target: Path) -> Path:
@@ -78,6 +79,7 @@ def _big_store(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_salvage_copies_what_is_readable(tmp_path: Path) -> None:
     """A store that still opens but lost its last blocks: salvaged into a new store with the
     rows it still holds, the lost ones named."""
@@ -110,6 +112,7 @@ def test_the_lock_holder_is_named() -> None:
     assert storefile.lock_holder("something else") == "unknown"
 
 
+@pytest.mark.slow
 def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo: Path, reliability) -> None:
     slow = run_cli(
         "query", "SELECT count(*) FROM range(100000000000)", "--timeout", "1", "--store", str(demo)
@@ -196,6 +199,7 @@ def _read_only_mount(folder: Path) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_read_only_file_systems_give_one_line_errors(
     demo: Path, tmp_path: Path, reliability
 ) -> None:

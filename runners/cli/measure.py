@@ -183,14 +183,14 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
     return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
 
 
-def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
+def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
     from runners.domain import capacity, launcher
     from runners.domain.spec import load_spec
     from runners.jobs import launch
 
     if args.resume:
-        spec = _resumed_spec(args, path)
+        spec = _resumed_spec(args, store_path(args))
     elif not args.spec:
         raise UsageError("a spec file is needed, e.g. data/quick.toml")
     else:
@@ -206,12 +206,11 @@ def _sweep_spec(args: argparse.Namespace, path: Path, notes: list[str]):
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
-    from runners import analysis
+    notes: list[str] = []
+    spec = _sweep_spec(args, notes)  # before the store (and pandas) is imported: bad input is fast
     from runners.jobs.sweep import Interrupted, run_sweep
 
     path = store_path(args)
-    notes: list[str] = []
-    spec = _sweep_spec(args, path, notes)
     for note in notes:
         print(f"collsweep sweep: note: {note}", file=sys.stderr)
     try:
@@ -226,6 +225,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
         return 130
     if outcome.stored and outcome.status != "interrupted":
+        from runners import analysis  # pandas: only once there is something to analyse
+
         analysis.after_sweep(path, outcome.run_id)
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     partial = (
