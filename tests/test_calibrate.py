@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from runners.domain.events import Calibrated, event_line
 from runners.jobs.calibrate import (
     CalibrationError,
     calibration_row,
@@ -130,14 +131,19 @@ def _planted_line() -> str:
         {"dtype": "float32", "op": "sum", "bytes": n, "median_s": 2e-6 + n * 7e-11}
         for n in REDUCE_SIZES
     ]
-    event = {
-        "type": "calibration",
-        "mpi_library": "MPICH Version: test",
-        "ranks": 2,
-        "pingpong": pingpong,
-        "reductions": reductions,
-    }
-    return "some startup noise\n" + json.dumps(event) + "\n"
+    event = Calibrated(
+        mpi_library="MPICH Version: test",
+        mpi_version="MPI 4.1",
+        mpi4py_version="4.1.2",
+        numpy_version="2.0",
+        ranks=2,
+        processor_names=["node", "node"],
+        settings={"warmup": 10},
+        pingpong=pingpong,
+        reductions=reductions,
+        measure_s=1.0,
+    )
+    return "some startup noise\n" + event_line(event) + "\n"
 
 
 def test_the_fit_finds_a_planted_protocol_switch(calibration_columns: set[str]) -> None:
@@ -159,6 +165,13 @@ def test_the_fit_finds_a_planted_protocol_switch(calibration_columns: set[str]) 
 def test_output_without_results_is_an_error() -> None:
     with pytest.raises(CalibrationError, match="no results"):
         parse_worker_output('startup\n{"type": "other"}\n')
+
+
+def test_a_result_with_missing_fields_is_refused_by_name() -> None:
+    event = json.loads(_planted_line().splitlines()[-1])
+    del event["measure_s"]
+    with pytest.raises(CalibrationError, match=r"malformed.*missing \['measure_s'\]"):
+        parse_worker_output(json.dumps(event))
 
 
 def test_size_range() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runners.domain.events import (
+    Checked,
     MalformedEvent,
     PointMeasured,
     Probe,
@@ -60,6 +61,8 @@ def test_events_go_through_their_json_lines_unchanged_and_malformed_ones_are_ref
     assert parse_event(event_line(Probe("start", 1.0, 2e-6, 10.0))) == Probe(
         "start", 1.0, 2e-6, 10.0
     )
+    checked = Checked("ring", "int32", "sum", 7, 3, "ok", "")
+    assert parse_event(event_line(checked)) == checked
     assert parse_event("MPICH says hello") is None and parse_event('{"type": "other"}') is None
     with pytest.raises(MalformedEvent, match="missing"):
         parse_event('{"type": "point", "algorithm": "ring"}')

@@ -1,7 +1,7 @@
-"""The events a sweep job's rank 0 prints, one JSON line each, as typed records (no MPI).
+"""The events a job's rank 0 prints, one JSON line each, as typed records (no MPI).
 
-Both sides use these classes: the ranks (runners.ranks.sweep_worker) build them and print
-`event_line(event)`; the parent (runners.jobs.sweep_jobs) reads lines back with `parse_event`.
+Both sides use these classes: the ranks (runners.ranks: sweep, calibrate and verify) build them
+and print `event_line(event)`; the parent (runners.jobs) reads lines back with `parse_event`.
 A line that is not JSON (a library's chatter) is no event; a JSON line of a known type with
 missing or unknown fields is a MalformedEvent, a bug, never guessed at.
 """
@@ -84,8 +84,41 @@ class Done:
     TYPE: ClassVar[str] = "done"
 
 
-Event = Hello | Probe | CellStarted | PointMeasured | Done
-TYPES: dict[str, type] = {cls.TYPE: cls for cls in (Hello, Probe, CellStarted, PointMeasured, Done)}
+@dataclass(frozen=True)
+class Checked:
+    """One exact check of a verify job: an algorithm's result against the serial reference."""
+
+    TYPE: ClassVar[str] = "check"
+    algorithm: str
+    dtype: str
+    op: str
+    count: int
+    ranks: int
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A calibration job's medians (ping-pong per size, reductions per dtype/op/size)."""
+
+    TYPE: ClassVar[str] = "calibration"
+    mpi_library: str
+    mpi_version: str
+    mpi4py_version: str
+    numpy_version: str
+    ranks: int
+    processor_names: list[str]
+    settings: dict[str, Any]
+    pingpong: list[dict[str, Any]]
+    reductions: list[dict[str, Any]]
+    measure_s: float
+
+
+Event = Hello | Probe | CellStarted | PointMeasured | Done | Checked | Calibrated
+TYPES: dict[str, type] = {
+    cls.TYPE: cls for cls in (Hello, Probe, CellStarted, PointMeasured, Done, Checked, Calibrated)
+}
 
 
 def event_line(event: Event) -> str:

@@ -20,14 +20,13 @@ What the row's numbers mean:
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from runners import store
 from runners.domain import launcher
 from runners.domain.catalog import DTYPES, OPS, known_names
 from runners.domain.errors import BadInput, CollsweepError
+from runners.domain.events import Calibrated, MalformedEvent, parse_event
 from runners.domain.fitting import PINGPONG_SOURCE, LinearFit, fit_gamma, fit_linear, fit_piecewise
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.records import TimingPolicy
@@ -129,12 +129,14 @@ def worker_job(
 
 
 def parse_worker_output(stdout: str) -> dict:
-    """The worker's `calibration` JSON line; CalibrationError if there is none."""
+    """The worker's `Calibrated` event as a dict; CalibrationError if there is none."""
     for line in reversed(stdout.splitlines()):
-        if line.startswith("{"):
-            event = json.loads(line)
-            if event.get("type") == "calibration":
-                return event
+        try:
+            event = parse_event(line)
+        except MalformedEvent as exc:
+            raise CalibrationError(f"the calibration job's result is malformed: {exc}") from exc
+        if isinstance(event, Calibrated):
+            return asdict(event)
     raise CalibrationError("the calibration job printed no results")
 
 

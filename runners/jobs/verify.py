@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from runners.domain import launcher
 from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS
+from runners.domain.events import Checked, MalformedEvent, parse_event
 from runners.domain.inputs import default_counts
 from runners.jobs import launch
 
@@ -48,13 +48,23 @@ def _job_failure(ranks: int, result: launch.JobResult) -> dict:
     }
 
 
+def _checked(line: str) -> Checked | None:
+    """The check a printed line reports; None for other lines (a malformed one included,
+    which then counts as a missing check and fails the job)."""
+    try:
+        event = parse_event(line)
+    except MalformedEvent:
+        return None
+    return event if isinstance(event, Checked) else None
+
+
 def verify_ranks(plan: VerifyPlan, ranks: int) -> list[dict]:
     """Launch `ranks` ranks once and return one row per checked combination."""
     with launch.job_file(_job(plan)) as path:
         knobs = launcher.default_knobs(ranks)
         job = launch.Job(ranks, launch.RANKS_ENTRY, ["verify", path], knobs)
         result = launch.run(job, plan.timeout_s)
-    rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    rows = [asdict(e) for e in map(_checked, result.stdout.splitlines()) if e is not None]
     counts = plan.counts or default_counts(ranks)
     expected = len(plan.algorithms) * len(plan.dtypes) * len(plan.ops) * len(counts)
     if result.returncode != 0 or len(rows) < expected:

@@ -9,13 +9,12 @@ iteration, samples kept until the median's confidence interval meets the target 
 is spent. Ranks >= 2
 take no part and wait without spinning.
 
-Rank 0 prints one JSON line (`"type": "calibration"`) with the per-size medians and the MPI
+Rank 0 prints one `Calibrated` event (runners.domain.events) with the per-size medians and the MPI
 library's facts; runners.jobs.calibrate fits the models to it. No fitting happens here.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from time import perf_counter
@@ -25,6 +24,7 @@ import numpy as np
 from mpi4py import MPI
 
 from runners.domain.catalog import DTYPES
+from runners.domain.events import Calibrated, event_line
 from runners.domain.inputs import fill_input
 from runners.domain.records import TimingPolicy
 from runners.domain.stats import StopRule, summarize
@@ -172,6 +172,5 @@ def run(job: dict) -> None:
         pair.Free()
     wait_quietly(world)
     if world.Get_rank() == 0:
-        line = {"type": "calibration", **info, **results}
-        line["measure_s"] = time.perf_counter() - started
-        print(json.dumps(line), flush=True)
+        measured = Calibrated(**info, **results, measure_s=time.perf_counter() - started)
+        print(event_line(measured), flush=True)

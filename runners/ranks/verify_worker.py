@@ -1,22 +1,21 @@
 """Runs inside every rank: checks algorithms x dtypes x ops x counts exactly.
 
-Rank 0 prints one JSON object per check on stdout. Launched by runners.jobs.verify as
-`python -m runners.ranks verify JOB`.
+Rank 0 prints one `Checked` event (runners.domain.events) per check on stdout. Launched by
+runners.jobs.verify as `python -m runners.ranks verify JOB`.
 """
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 from mpi4py import MPI
 
+from runners.domain.events import Checked, event_line
 from runners.domain.inputs import default_counts, expected_result, make_input, mismatches
 from runners.ranks.algorithms import UnsupportedError, create
 from runners.ranks.mpi_ops import mpi_op
 
 
-def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> dict:
+def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Checked:
     """Run one allreduce and compare every rank's result with the serial reference."""
     rank, size = comm.Get_rank(), comm.Get_size()
     sendbuf = make_input(rank, count, dtype, op)
@@ -31,15 +30,7 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> di
     if rank == 0 and status == "ok" and any(counts):
         bad = [r for r, c in enumerate(counts) if c]
         status, detail = "mismatch", f"{sum(counts)} wrong elements on ranks {bad}"
-    return {
-        "algorithm": algorithm,
-        "dtype": dtype,
-        "op": op,
-        "count": count,
-        "ranks": size,
-        "status": status,
-        "detail": detail,
-    }
+    return Checked(algorithm, dtype, op, count, size, status, detail)
 
 
 def run(job: dict) -> None:
@@ -51,6 +42,6 @@ def run(job: dict) -> None:
         for dtype in job["dtypes"]:
             for op in job["ops"]:
                 for count in counts:
-                    row = check(comm, algorithm, dtype, op, count)
+                    checked = check(comm, algorithm, dtype, op, count)
                     if comm.Get_rank() == 0:
-                        print(json.dumps(row), flush=True)
+                        print(event_line(checked), flush=True)
