@@ -31,7 +31,7 @@ def _event(point_id: str) -> PointMeasured:
         point_id=point_id,
         algorithm="ring",
         ranks=2,
-        bytes=8,
+        nbytes=8,
         dtype="float32",
         op="sum",
         status="ok",

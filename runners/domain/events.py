@@ -61,7 +61,7 @@ class PointMeasured:
     point_id: str
     algorithm: str
     ranks: int
-    bytes: int
+    nbytes: int
     dtype: str
     op: str
     status: str

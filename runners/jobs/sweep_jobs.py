@@ -39,7 +39,7 @@ ROW_FIELDS = ("status", "reason", "warmup", "sync_cadence", "cache_mode", "verif
 def event_rows(run_id: str, event: PointMeasured) -> tuple[dict, list[dict]]:
     """Turn a worker's `point` event into a points row (before statistics) and this launch's
     samples (seconds and pass)."""
-    key = PointKey(run_id, event.algorithm, event.ranks, event.bytes, event.dtype, event.op)
+    key = PointKey(run_id, event.algorithm, event.ranks, event.nbytes, event.dtype, event.op)
     if event.point_id != key.point_id():
         raise ValueError(f"the ranks reported point {event.point_id!r} for {key}")
     row = key.row() | {name: getattr(event, name) for name in ROW_FIELDS}

@@ -226,7 +226,7 @@ def point_event(
         point_id=key.point_id(),
         algorithm=state.algorithm,
         ranks=ranks,
-        bytes=cell["nbytes"],
+        nbytes=cell["nbytes"],
         dtype=cell["dtype"],
         op=cell["op"],
         status=state.status,
