@@ -9,7 +9,21 @@ import numpy as np
 import pytest
 
 from runners.domain.comparison import compare
-from runners.domain.crossovers import best_algorithm, decided_crossovers, predicted_crossover
+from runners.domain.crossovers import best_algorithm, decided_crossovers, sign_changes_of
+from runners.domain.models import predict
+
+
+def predicted_crossover(
+    model_a, model_b, ranks, alpha, beta, gamma, itemsize, lo, hi, params_at=None
+) -> list[float]:
+    """Where two closed-form (textbook) curves cross, with (alpha, beta) per size if given."""
+
+    def diff(n: float) -> float:
+        a, b = params_at(n) if params_at is not None else (alpha, beta)
+        t_a = predict(model_a, ranks, n, a, b, gamma, itemsize, smooth=True).total_s
+        return t_a - predict(model_b, ranks, n, a, b, gamma, itemsize, smooth=True).total_s
+
+    return sign_changes_of(diff, lo, hi)
 
 
 def test_predicted_crossover_by_hand():

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from runners import store
+from runners.analysis.accuracy import accuracy_lines, accuracy_rows
 from runners.analysis.checks import assumption_rows
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
 from runners.analysis.crossings import group_points, predicted_crossover_rows
@@ -124,6 +125,7 @@ class AnalysisSummary:
     agreement: list[dict[str, Any]]
     cells: int = 0
     decided: int = 0
+    accuracy: list[dict[str, Any]] = field(default_factory=list)
 
     def describe(self) -> str:
         """One paragraph for the terminal."""
@@ -141,6 +143,7 @@ class AnalysisSummary:
                     f"{row['model_pick_share']:.0%} of {row['points']} points (its model at "
                     f"{row['same_model_share']:.0%}), mean slowdown {row['mean_slowdown']:.1%}"
                 )
+        lines += accuracy_lines(self.accuracy)
         return "\n".join(lines)
 
 
@@ -177,8 +180,11 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     winners = winner_rows(groups, comparisons)
     store.replace_winners(path, run_id, winners)
     crossings = measured_crossover_rows(groups, comparisons)
+    measured_crossings = list(crossings)
     crossings += [row for p in params for row in predicted_crossover_rows(groups, p)]
     store.replace_crossovers(path, run_id, crossings)
+    accuracy = accuracy_rows(points, params, winners, measured_crossings)
+    store.replace_model_accuracy(path, run_id, accuracy)
     choices, agreements = _choices(points, params, predictions)
     store.replace_best_choices(path, run_id, choices)
     store.replace_agreement(path, run_id, agreements)
@@ -197,6 +203,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         agreements,
         len(winners),
         decided,
+        accuracy,
     )
 
 

@@ -7,10 +7,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runners.analysis.points import Key, Params, Point, model_of
-from runners.domain.catalog import DTYPES
-from runners.domain.crossovers import predicted_crossover
-from runners.domain.models import model_for, predict
+from runners.analysis.points import Key, Params, Point, model_of, predict_with
+from runners.domain.crossovers import sign_changes_of
+from runners.domain.models import model_for
 from runners.domain.units import format_bytes
 
 # --- crossovers ---------------------------------------------------------------------------------
@@ -40,29 +39,33 @@ def crossing_row(key: Key, a: str, b: str, a_first: bool, kind: str, **rest: Any
 
 
 def predicted_pair(
-    key: Key, names: tuple[str, str], lo: float, hi: float, params: Params
+    key: Key,
+    names: tuple[str, str],
+    span: tuple[float, float],
+    params: Params,
+    variant: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Predicted crossovers of two modelled algorithms within [lo, hi] bytes."""
+    """Predicted crossovers of two modelled algorithms within span = (lo, hi) bytes, priced in
+    `variant` (default: the calibration's most exact, as the stored predictions are)."""
     ranks, dtype, op = key
-    gamma = params.gamma(dtype, op)
     models = tuple(model_of(n) for n in names)
-    if gamma is None or models[0] == models[1] or ranks < 2:
+    if params.gamma(dtype, op) is None or models[0] == models[1] or ranks < 2:
         return []
-    itemsize = DTYPES[dtype].itemsize
+
+    def time_of(name: str, n: float) -> float:
+        pred = predict_with(params, name, ranks, n, dtype, op, variant=variant, smooth=True)
+        assert pred is not None  # gamma checked above
+        return pred.total_s
 
     def diff(n: float) -> float:
-        alpha, beta = params.at(n)
-        t = [
-            predict(m, ranks, n, alpha, beta, gamma, itemsize, smooth=True).total_s for m in models
-        ]
-        return t[0] - t[1]
+        return time_of(names[0], n) - time_of(names[1], n)
 
-    args = (ranks, params.alpha, params.beta, gamma, itemsize, lo, hi, params.at)
+    lo, hi = span
     rows = []
-    for x in predicted_crossover(*models, *args):
+    for x in sign_changes_of(diff, lo, hi):
         below = diff(x * 0.999) or -diff(x * 1.001)
-        span = f"{format_bytes(lo)} .. {format_bytes(hi)}"
-        detail = f"predicted times of {models[0]} and {models[1]} equal (solved within {span})"
+        within = f"{format_bytes(lo)} .. {format_bytes(hi)}"
+        detail = f"predicted times of {models[0]} and {models[1]} equal (solved within {within})"
         rows.append(
             crossing_row(
                 key,
@@ -77,7 +80,9 @@ def predicted_pair(
     return rows
 
 
-def predicted_crossover_rows(groups: Mapping[Key, Mapping], params: Params) -> list[dict[str, Any]]:
+def predicted_crossover_rows(
+    groups: Mapping[Key, Mapping], params: Params, variant: str | None = None
+) -> list[dict[str, Any]]:
     """Predicted crossovers of every pair of modelled algorithms, over their common sizes."""
     rows = []
     for key, by_alg in groups.items():
@@ -85,5 +90,5 @@ def predicted_crossover_rows(groups: Mapping[Key, Mapping], params: Params) -> l
         for a, b in itertools.combinations(names, 2):
             common = by_alg[a].keys() & by_alg[b].keys()
             if len(common) >= 2:
-                rows += predicted_pair(key, (a, b), min(common), max(common), params)
+                rows += predicted_pair(key, (a, b), (min(common), max(common)), params, variant)
     return rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,8 +11,9 @@ from typing import Any
 
 from runners import store
 from runners.domain.assumptions import PointFacts
-from runners.domain.catalog import DTYPES
+from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.models import Prediction, model_for, predict
+from runners.domain.pricing import SCHEDULE, TEXTBOOK, MessageCost, schedule_prediction
 
 Progress = Callable[[str], None]
 Key = tuple[int, str, str]  # (ranks, dtype, op)
@@ -46,6 +48,11 @@ class Point(PointFacts):
         return self.ranks, self.dtype, self.op
 
     @property
+    def where(self) -> tuple[str, int, int, str, str]:
+        """(algorithm, ranks, bytes, dtype, op): the arguments predict_with takes after params."""
+        return self.algorithm, self.ranks, self.nbytes, self.dtype, self.op
+
+    @property
     def modelled(self) -> bool:
         """Whether the algorithm has a model of its own (plain 'mpi' does not)."""
         return model_for(self.algorithm) is not None
@@ -53,7 +60,8 @@ class Point(PointFacts):
 
 @dataclass(frozen=True)
 class Params:
-    """A calibration's alpha and beta per message size and gamma per dtype/op."""
+    """A calibration's alpha and beta per message size, gamma per dtype/op and, for a ping-pong
+    calibration, the measured one-way message times themselves (`message_cost`)."""
 
     calibration_id: str
     source: str
@@ -62,6 +70,7 @@ class Params:
     breakpoints: tuple[int, ...] = ()
     segments: tuple[tuple[float, float], ...] = ()
     gammas: Mapping[str, float] = field(default_factory=dict)
+    message_cost: MessageCost | None = None
 
     @classmethod
     def from_row(cls, cal: Mapping[str, Any]) -> Params:
@@ -78,6 +87,7 @@ class Params:
             breakpoints=breakpoints,
             segments=segments,
             gammas=dict(cal.get("gammas") or {}),
+            message_cost=_message_cost(cal.get("details")),
         )
 
     def at(self, nbytes: float) -> tuple[float, float]:
@@ -92,20 +102,60 @@ class Params:
         return None if value is None else float(value)
 
 
+def _message_cost(details: Any) -> MessageCost | None:
+    """The ping-pong curve a calibration's details hold, if any (as stored: maybe JSON text)."""
+    if isinstance(details, str):
+        details = json.loads(details)
+    pingpong = (details or {}).get("pingpong") or {}
+    if not pingpong.get("bytes"):
+        return None
+    return MessageCost.from_medians(pingpong["bytes"], pingpong["one_way_median_s"])
+
+
 def model_of(algorithm: str) -> str:
     """The model a measured algorithm is predicted with ('lower_bound' for plain 'mpi')."""
     return model_for(algorithm) or "lower_bound"
 
 
+def variant_of(params: Params, algorithm: str) -> str:
+    """How a point of `algorithm` is priced with these parameters: `schedule` when the
+    calibration has a ping-pong curve and the algorithm a schedule, else `textbook`."""
+    model = model_of(algorithm)
+    return SCHEDULE if params.message_cost is not None and model in ALGORITHMS else TEXTBOOK
+
+
 def predict_with(
-    params: Params, algorithm: str, ranks: int, nbytes: float, dtype: str, op: str
+    params: Params,
+    algorithm: str,
+    ranks: int,
+    nbytes: float,
+    dtype: str,
+    op: str,
+    *,
+    variant: str | None = None,
+    smooth: bool = False,
 ) -> Prediction | None:
-    """The prediction for one point with a calibration's parameters; None without its gamma."""
+    """One point's prediction with a calibration's parameters (None without its gamma): the
+    textbook closed form when `variant` asks for it or when variant_of allows no more (the
+    autotuned 'mpi', a calibration without a ping-pong curve), else schedule-exact."""
     gamma = params.gamma(dtype, op)
     if gamma is None:
         return None
+    model, itemsize = model_of(algorithm), DTYPES[dtype].itemsize
+    if variant != TEXTBOOK and variant_of(params, algorithm) == SCHEDULE and params.message_cost:
+        spec = ALGORITHMS[model]
+        return schedule_prediction(
+            spec.schedule,
+            spec.parts(ranks),
+            ranks,
+            nbytes,
+            itemsize,
+            params.message_cost,
+            gamma,
+            smooth=smooth,
+        )
     alpha, beta = params.at(nbytes)
-    return predict(model_of(algorithm), ranks, nbytes, alpha, beta, gamma, DTYPES[dtype].itemsize)
+    return predict(model, ranks, nbytes, alpha, beta, gamma, itemsize, smooth=smooth)
 
 
 def load_points(path: Path, run_id: str) -> list[Point]:
@@ -133,8 +183,9 @@ def prediction_rows(run_id: str, points: Iterable[Point], params: Params) -> lis
     """`predictions` rows of every point that the calibration has a gamma for."""
     rows = []
     for p in points:
-        pred = predict_with(params, p.algorithm, p.ranks, p.nbytes, p.dtype, p.op)
-        if pred is None:
+        pred = predict_with(params, *p.where)
+        textbook = predict_with(params, *p.where, variant=TEXTBOOK)
+        if pred is None or textbook is None:
             continue
         rows.append(
             {
@@ -142,10 +193,12 @@ def prediction_rows(run_id: str, points: Iterable[Point], params: Params) -> lis
                 "run_id": run_id,
                 "calibration_id": params.calibration_id,
                 "model": model_of(p.algorithm),
+                "variant": variant_of(params, p.algorithm),
                 "predicted_s": pred.total_s,
                 "latency_s": pred.latency_s,
                 "bandwidth_s": pred.bandwidth_s,
                 "reduction_s": pred.reduction_s,
+                "textbook_s": textbook.total_s,
             }
         )
     return rows

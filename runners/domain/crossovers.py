@@ -11,45 +11,27 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from runners.domain.comparison import Comparison
-from runners.domain.models import predict
-
-ParamsAt = Callable[[float], tuple[float, float]]
 
 GRID_PER_DECADE = 64
 _BISECT_STEPS = 100
 _REL_TOL = 1e-12
 
 
-def predicted_crossover(
-    model_a: str,
-    model_b: str,
-    ranks: int,
-    alpha: float,
-    beta: float,
-    gamma: float,
-    itemsize: int,
-    lo_bytes: float,
-    hi_bytes: float,
-    params_at: ParamsAt | None = None,
+def sign_changes_of(
+    diff: Callable[[float], float], lo_bytes: float, hi_bytes: float
 ) -> list[float]:
-    """Byte sizes in [lo_bytes, hi_bytes] where the two models predict equal times.
+    """Sizes in [lo_bytes, hi_bytes] where `diff` (T_a - T_b of two predicted curves) changes
+    sign: the predicted crossovers.
 
-    `params_at(nbytes) -> (alpha, beta)` (e.g. PiecewiseFit.params_at) overrides alpha and
-    beta per size. The models are taken with smooth blocks (models.predict(smooth=True):
-    max(n / parts, itemsize) bytes), so within one regime both times are linear in n above
-    one element per block. T_a - T_b is evaluated on a log grid (64 points a decade) and
-    every sign change bisected to relative precision 1e-12; at a regime switch where the
-    order flips by a jump, the switch itself is returned. Touching without changing sign is
-    no crossover; [] when there is none.
+    The curves should be smooth in n (models.predict and pricing.schedule_prediction with
+    smooth=True scale blocks linearly), else the staircase of whole blocks makes them flip back
+    and forth. `diff` is evaluated on a log grid (64 points a decade) and every sign change
+    bisected to relative precision 1e-12; at a regime switch where the order flips by a jump,
+    the switch itself is returned. Touching without changing sign is no crossover; [] when
+    there is none.
     """
     if not 0 < lo_bytes <= hi_bytes:
         raise ValueError(f"need 0 < lo_bytes <= hi_bytes, got {lo_bytes}, {hi_bytes}")
-
-    def diff(n: float) -> float:
-        a, b = params_at(n) if params_at is not None else (alpha, beta)
-        t_a = predict(model_a, ranks, n, a, b, gamma, itemsize, smooth=True).total_s
-        return t_a - predict(model_b, ranks, n, a, b, gamma, itemsize, smooth=True).total_s
-
     grid = _log_grid(lo_bytes, hi_bytes)
     signs = np.sign([diff(n) for n in grid])
     return [_bisect(diff, grid[i], grid[j]) for i, j in _sign_changes(signs)]

@@ -383,3 +383,8 @@ def replace_winners(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -
 def replace_agreement(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's agreement rows (how often the model picks the measured best)."""
     _replace_run_rows(path, "agreement", run_id, _for_run(run_id, rows))
+
+
+def replace_model_accuracy(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace all of a run's model_accuracy rows (each variant's errors, winners, crossovers)."""
+    _replace_run_rows(path, "model_accuracy", run_id, _for_run(run_id, rows))
