@@ -140,7 +140,9 @@ def _planted_line() -> str:
         processor_names=["node", "node"],
         settings={"warmup": 10},
         pingpong=pingpong,
+        exchange=[],
         reductions=reductions,
+        overheads=[],
         measure_s=1.0,
     )
     return "some startup noise\n" + event_line(event) + "\n"

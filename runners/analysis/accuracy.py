@@ -15,9 +15,9 @@ import numpy as np
 
 from runners.analysis.choices import model_pick
 from runners.analysis.crossings import group_points, predicted_pair
-from runners.analysis.points import Params, Point, predict_with
+from runners.analysis.points import Params, Point, predict_with, variant_of
 from runners.domain.models import LIBRARY, model_for
-from runners.domain.pricing import SCHEDULE, VARIANTS
+from runners.domain.pricing import TEXTBOOK, VARIANTS
 
 ALL = "all"
 FAMILIES = ("hand-written", "forced library", "autotuned")
@@ -31,11 +31,15 @@ def family_of(algorithm: str) -> str:
     return "forced library" if algorithm.startswith(LIBRARY + ":") else "hand-written"
 
 
-def variants_of(params: Params) -> tuple[str, ...]:
-    """The variants a calibration can price: schedule-exact needs its ping-pong curve."""
-    return (
-        VARIANTS if params.message_cost is not None else tuple(v for v in VARIANTS if v != SCHEDULE)
-    )
+def variants_of(params: Params, points: Iterable[Point]) -> list[str]:
+    """The variants that price at least one of the points in their own way (a point a variant
+    cannot price is priced by the most complete variant below it)."""
+    algorithms = {p.algorithm for p in points}
+    return [
+        v
+        for v in VARIANTS
+        if v == TEXTBOOK or any(variant_of(params, a, v) == v for a in algorithms)
+    ]
 
 
 def accuracy_rows(
@@ -48,7 +52,7 @@ def accuracy_rows(
     placement = {p.ranks: OVERSUBSCRIBED if p.oversubscribed else DEDICATED for p in points}
     rows = []
     for cal in params:
-        for variant in variants_of(cal):
+        for variant in variants_of(cal, points):
             predicted = _predicted(points, cal, variant)
             for where in (DEDICATED, OVERSUBSCRIBED):
                 mine = [

@@ -13,7 +13,16 @@ from runners import store
 from runners.domain.assumptions import PointFacts
 from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.models import Prediction, model_for, predict
-from runners.domain.pricing import SCHEDULE, TEXTBOOK, MessageCost, schedule_prediction
+from runners.domain.overheads import family_of as overhead_family
+from runners.domain.pricing import (
+    CONTENTION,
+    SCHEDULE,
+    TEXTBOOK,
+    VARIANTS,
+    Costs,
+    MessageCost,
+    schedule_prediction,
+)
 
 Progress = Callable[[str], None]
 Key = tuple[int, str, str]  # (ranks, dtype, op)
@@ -61,7 +70,8 @@ class Point(PointFacts):
 @dataclass(frozen=True)
 class Params:
     """A calibration's alpha and beta per message size, gamma per dtype/op and, for a ping-pong
-    calibration, the measured one-way message times themselves (`message_cost`)."""
+    calibration, its measured curves (one-way and exchange message times) and the
+    implementation families' overheads (runners.domain.overheads)."""
 
     calibration_id: str
     source: str
@@ -71,6 +81,8 @@ class Params:
     segments: tuple[tuple[float, float], ...] = ()
     gammas: Mapping[str, float] = field(default_factory=dict)
     message_cost: MessageCost | None = None
+    exchange_cost: MessageCost | None = None
+    overheads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @classmethod
     def from_row(cls, cal: Mapping[str, Any]) -> Params:
@@ -87,7 +99,9 @@ class Params:
             breakpoints=breakpoints,
             segments=segments,
             gammas=dict(cal.get("gammas") or {}),
-            message_cost=_message_cost(cal.get("details")),
+            message_cost=_curve(cal.get("details"), "pingpong", "one_way_median_s"),
+            exchange_cost=_curve(cal.get("details"), "exchange", "median_s"),
+            overheads=_decoded(cal.get("overheads")) or {},
         )
 
     def at(self, nbytes: float) -> tuple[float, float]:
@@ -101,15 +115,30 @@ class Params:
         value = self.gammas.get(f"{dtype}/{op}")
         return None if value is None else float(value)
 
+    def costs(self, variant: str, algorithm: str) -> Costs | None:
+        """What `variant` knows for `algorithm` here; None where the calibration lacks a term
+        it needs (or for textbook, which needs no Costs)."""
+        family = self.overheads.get(overhead_family(algorithm))
+        if variant == TEXTBOOK or self.message_cost is None:
+            return None
+        if variant == SCHEDULE:
+            return Costs(self.message_cost)
+        if family is None or (variant == CONTENTION and self.exchange_cost is None):
+            return None
+        exchange = self.exchange_cost if variant == CONTENTION else None
+        return Costs(self.message_cost, exchange, family["round_s"], family["call_s"])
 
-def _message_cost(details: Any) -> MessageCost | None:
-    """The ping-pong curve a calibration's details hold, if any (as stored: maybe JSON text)."""
-    if isinstance(details, str):
-        details = json.loads(details)
-    pingpong = (details or {}).get("pingpong") or {}
-    if not pingpong.get("bytes"):
+
+def _decoded(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _curve(details: Any, name: str, seconds: str) -> MessageCost | None:
+    """A measured message-time curve of a calibration's details, if it has one."""
+    curve = (_decoded(details) or {}).get(name) or {}
+    if not curve.get("bytes"):
         return None
-    return MessageCost.from_medians(pingpong["bytes"], pingpong["one_way_median_s"])
+    return MessageCost.from_medians(curve["bytes"], curve[seconds])
 
 
 def model_of(algorithm: str) -> str:
@@ -117,11 +146,14 @@ def model_of(algorithm: str) -> str:
     return model_for(algorithm) or "lower_bound"
 
 
-def variant_of(params: Params, algorithm: str) -> str:
-    """How a point of `algorithm` is priced with these parameters: `schedule` when the
-    calibration has a ping-pong curve and the algorithm a schedule, else `textbook`."""
-    model = model_of(algorithm)
-    return SCHEDULE if params.message_cost is not None and model in ALGORITHMS else TEXTBOOK
+def variant_of(params: Params, algorithm: str, wanted: str = VARIANTS[-1]) -> str:
+    """The most complete variant up to `wanted` that these parameters can price `algorithm`
+    with: the autotuned 'mpi' (a lower bound, no schedule) and a calibration without curves
+    stay `textbook`; a family without measured overheads stays `schedule`."""
+    if model_of(algorithm) not in ALGORITHMS:
+        return TEXTBOOK
+    upto = VARIANTS[: VARIANTS.index(wanted) + 1]
+    return next((v for v in reversed(upto) if params.costs(v, algorithm) is not None), TEXTBOOK)
 
 
 def predict_with(
@@ -135,25 +167,18 @@ def predict_with(
     variant: str | None = None,
     smooth: bool = False,
 ) -> Prediction | None:
-    """One point's prediction with a calibration's parameters (None without its gamma): the
-    textbook closed form when `variant` asks for it or when variant_of allows no more (the
-    autotuned 'mpi', a calibration without a ping-pong curve), else schedule-exact."""
+    """One point's prediction with a calibration's parameters (None without its gamma), in
+    `variant` (default: the most complete) or the most complete one below it that the
+    parameters can price (variant_of); textbook for the autotuned 'mpi'."""
     gamma = params.gamma(dtype, op)
     if gamma is None:
         return None
     model, itemsize = model_of(algorithm), DTYPES[dtype].itemsize
-    if variant != TEXTBOOK and variant_of(params, algorithm) == SCHEDULE and params.message_cost:
+    costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
+    if costs is not None and model in ALGORITHMS:
         spec = ALGORITHMS[model]
-        return schedule_prediction(
-            spec.schedule,
-            spec.parts(ranks),
-            ranks,
-            nbytes,
-            itemsize,
-            params.message_cost,
-            gamma,
-            smooth=smooth,
-        )
+        args = (spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma)
+        return schedule_prediction(*args, smooth=smooth)
     alpha, beta = params.at(nbytes)
     return predict(model, ranks, nbytes, alpha, beta, gamma, itemsize, smooth=smooth)
 
@@ -198,6 +223,7 @@ def prediction_rows(run_id: str, points: Iterable[Point], params: Params) -> lis
                 "latency_s": pred.latency_s,
                 "bandwidth_s": pred.bandwidth_s,
                 "reduction_s": pred.reduction_s,
+                "software_s": pred.software_s,
                 "textbook_s": textbook.total_s,
             }
         )

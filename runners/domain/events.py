@@ -100,7 +100,8 @@ class Checked:
 
 @dataclass(frozen=True)
 class Calibrated:
-    """A calibration job's medians (ping-pong per size, reductions per dtype/op/size)."""
+    """A calibration job's medians: ping-pong and exchange per size, reductions per
+    dtype/op/size, and the overhead runs (runners.ranks.overheads)."""
 
     TYPE: ClassVar[str] = "calibration"
     mpi_library: str
@@ -111,7 +112,9 @@ class Calibrated:
     processor_names: list[str]
     settings: dict[str, Any]
     pingpong: list[dict[str, Any]]
+    exchange: list[dict[str, Any]]
     reductions: list[dict[str, Any]]
+    overheads: list[dict[str, Any]]
     measure_s: float
 
 

@@ -33,10 +33,11 @@ LIBRARY = "mpi"
 
 @dataclass(frozen=True)
 class Prediction:
-    """A predicted allreduce time, split into its alpha, beta and gamma terms.
+    """A predicted allreduce time, split into its alpha, beta and gamma terms (and, for the
+    schedule-exact variants with overheads, the per-call software term).
 
     `messages`, `bytes_sent` and `bytes_reduced` are the critical-path counts the terms come
-    from: latency_s = messages * alpha, bandwidth_s = bytes_sent * beta and
+    from: in the closed form latency_s = messages * alpha, bandwidth_s = bytes_sent * beta and
     reduction_s = bytes_reduced * gamma.
     """
 
@@ -46,11 +47,12 @@ class Prediction:
     messages: float
     bytes_sent: float
     bytes_reduced: float
+    software_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        """The predicted time: latency + bandwidth + reduction terms."""
-        return self.latency_s + self.bandwidth_s + self.reduction_s
+        """The predicted time: latency + bandwidth + reduction (+ software) terms."""
+        return self.latency_s + self.bandwidth_s + self.reduction_s + self.software_s
 
 
 def model_for(algorithm: str) -> str | None:

@@ -3,9 +3,17 @@
 The closed-form model (runners.domain.models, the `textbook` variant) charges every message
 alpha + m * beta with one (alpha, beta) chosen by the payload n. Here each round of the
 descriptor's schedule (folds and uneven blocks included) is priced with the calibrated
-point-to-point curve itself at that round's message size (`MessageCost`: the ping-pong medians,
+point-to-point curve itself at that round's message size (`MessageCost`: measured medians,
 made monotone and interpolated), plus gamma for the bytes that round reduces. Ranks run a round
 at the same time, so a round costs what its slowest rank pays; rounds add up.
+
+The variants, each adding one term to the one before (`Costs` holds what a variant knows):
+- `schedule`: every message priced on the ping-pong's one-way curve;
+- `overheads`: the implementation family's measured per-call and per-round costs
+  (runners.domain.overheads) replace the curve's start-up: a round costs round_s plus what its
+  message costs beyond an empty one, a call adds call_s (the `software_s` term);
+- `contention`: a step that sends and receives at once is priced on the exchange curve (both
+  ranks copying through the same memory at once) instead of the one-way curve.
 
 Pure: no MPI, no store.
 """
@@ -22,11 +30,10 @@ import numpy as np
 from runners.domain.models import Prediction
 from runners.domain.schedule import Schedule
 
-SCHEDULE = "schedule"
-TEXTBOOK = "textbook"
-VARIANTS = (TEXTBOOK, SCHEDULE)
+TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION = "textbook", "schedule", "overheads", "contention"
+VARIANTS = (TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION)
 
-StepLoad = tuple[int, int]  # (elements moved, elements reduced) by one step (one MPI call)
+StepLoad = tuple[int, int, bool]  # (elements moved, reduced, both ways at once) of one MPI call
 RankRound = tuple[StepLoad, ...]  # one rank's steps in one round
 
 
@@ -66,17 +73,40 @@ class MessageCost:
         return ys[-1] + slope * (nbytes - xs[-1])
 
 
+@dataclass(frozen=True)
+class Costs:
+    """What one variant knows of a message, a round and a call on one calibration.
+
+    `exchange` (contention) prices steps that send and receive at once; `round_s` and `call_s`
+    (overheads) are the implementation family's, round_s None where unknown: then a message's
+    start-up is the curve's own.
+    """
+
+    one_way: MessageCost
+    exchange: MessageCost | None = None
+    round_s: float | None = None
+    call_s: float = 0.0
+
+    def message(self, nbytes: float, both_ways: bool) -> tuple[float, float]:
+        """(start-up s, the rest s) of one message: the start-up is what an empty one costs."""
+        curve = self.exchange if both_ways and self.exchange is not None else self.one_way
+        empty = curve(0)
+        return empty, curve(nbytes) - empty
+
+
 @lru_cache(maxsize=4096)
 def round_loads(schedule: Schedule, size: int, count: int) -> tuple[tuple[RankRound, ...], ...]:
     """Per round (in order), the distinct step loads of the ranks taking part in it.
 
     A step moves max(sent, received) elements (a full-duplex exchange; an empty block is still
-    a message) and reduces what it received when it reduces.
+    a message), reduces what it received when it reduces, and is an exchange when it both sends
+    and receives.
     """
     rounds: dict[tuple[int, int], dict[int, RankRound]] = {}
     for rank in range(size):
         for step in schedule(rank, size, count):
-            load = (max(step.sent, step.received), step.received if step.reduce else 0)
+            both_ways = step.send is not None and step.recv is not None
+            load = (max(step.sent, step.received), step.received if step.reduce else 0, both_ways)
             steps = rounds.setdefault(step.round, {})
             steps[rank] = (*steps.get(rank, ()), load)
     return tuple(tuple(sorted(set(rounds[key].values()))) for key in sorted(rounds))
@@ -88,7 +118,7 @@ def schedule_prediction(
     ranks: int,
     nbytes: float,
     itemsize: int,
-    cost: MessageCost,
+    costs: Costs,
     gamma: float,
     *,
     smooth: bool = False,
@@ -97,9 +127,10 @@ def schedule_prediction(
 
     Exact for a whole number of elements; with `smooth` (or a fractional count) the schedule is
     walked with one element per block and every round's load scaled with the payload, as
-    models.predict(smooth=True) scales its counts. The split: latency_s is the messages times
-    the curve's start-up cost, bandwidth_s what larger messages cost beyond it, reduction_s
-    gamma times the reduced bytes, all on each round's slowest rank.
+    models.predict(smooth=True) scales its counts. The split: latency_s is the rounds'
+    start-up (round_s each, or their messages' empty cost), bandwidth_s what the messages cost
+    beyond it, reduction_s gamma times the reduced bytes, all on each round's slowest rank;
+    software_s the call's overhead.
     """
     if ranks == 1:
         return Prediction(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -110,23 +141,25 @@ def schedule_prediction(
         loads, scale = round_loads(schedule, ranks, parts), count / parts
     else:
         loads, scale = round_loads(schedule, ranks, max(1, math.ceil(count))), 1.0
-    terms = [_round_terms(load, scale * itemsize, cost, gamma) for load in loads]
-    messages = sum(t.messages for t in terms)
+    terms = [_round_terms(load, scale * itemsize, costs, gamma) for load in loads]
+    startup = sum(t.startup_s if costs.round_s is None else costs.round_s for t in terms)
     return Prediction(
-        latency_s=messages * cost.latency_s,
-        bandwidth_s=sum(t.message_s for t in terms) - messages * cost.latency_s,
+        latency_s=startup,
+        bandwidth_s=sum(t.message_s for t in terms),
         reduction_s=sum(t.reduction_s for t in terms),
-        messages=float(messages),
+        messages=float(sum(t.messages for t in terms)),
         bytes_sent=sum(t.moved for t in terms),
         bytes_reduced=sum(t.reduced for t in terms),
+        software_s=costs.call_s,
     )
 
 
 @dataclass(frozen=True)
 class _Priced:
-    """One rank's round, priced."""
+    """One rank's round, priced: messages' start-up and the rest, reduction, bytes."""
 
     messages: int
+    startup_s: float
     message_s: float
     reduction_s: float
     moved: float
@@ -134,13 +167,18 @@ class _Priced:
 
 
 def _round_terms(
-    ranks: tuple[RankRound, ...], bytes_per_element: float, cost: MessageCost, gamma: float
+    ranks: tuple[RankRound, ...], bytes_per_element: float, costs: Costs, gamma: float
 ) -> _Priced:
     """The round as its slowest rank pays it."""
 
     def priced(steps: RankRound) -> _Priced:
-        moved = [m * bytes_per_element for m, _ in steps]
-        reduced = sum(r for _, r in steps) * bytes_per_element
-        return _Priced(len(steps), sum(map(cost, moved)), reduced * gamma, sum(moved), reduced)
+        moved = [m * bytes_per_element for m, _, _ in steps]
+        parts = [costs.message(m, both) for m, (_, _, both) in zip(moved, steps, strict=True)]
+        reduced = sum(r for _, r, _ in steps) * bytes_per_element
+        startup, rest = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        return _Priced(len(steps), startup, rest, reduced * gamma, sum(moved), reduced)
 
-    return max((priced(steps) for steps in ranks), key=lambda t: t.message_s + t.reduction_s)
+    def paid(t: _Priced) -> float:
+        return (t.startup_s if costs.round_s is None else 0.0) + t.message_s + t.reduction_s
+
+    return max((priced(steps) for steps in ranks), key=paid)

@@ -37,9 +37,10 @@ from runners.domain.errors import BadInput, CollsweepError
 from runners.domain.events import Calibrated, MalformedEvent, parse_event
 from runners.domain.fitting import PINGPONG_SOURCE, LinearFit, fit_gamma, fit_linear, fit_piecewise
 from runners.domain.machine import cpu_model, hostname, physical_cores
+from runners.domain.overheads import family_overheads
 from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec
-from runners.domain.units import format_bytes
+from runners.domain.units import format_bytes, format_seconds
 from runners.jobs import launch
 
 DEFAULT_BUDGET_S = 20.0
@@ -182,12 +183,17 @@ def calibration_row(
     overall, piecewise = fit_linear(sizes, one_way), fit_piecewise(sizes, one_way)
     gammas, reductions = fit_gammas(worker["reductions"])
     stamp = created_at or datetime.now(UTC)
+    exchange = sorted(worker.get("exchange") or [], key=lambda p: p["bytes"])
     details = {
         "pingpong": {
             "bytes": sizes,
             "one_way_median_s": one_way,
             "iterations": [p["iterations"] for p in pingpong],
             "ci_rel_halfwidth": [p["ci_rel_halfwidth"] for p in pingpong],
+        },
+        "exchange": {
+            "bytes": [p["bytes"] for p in exchange],
+            "median_s": [p["median_s"] for p in exchange],
         },
         "reductions": reductions,
         "piecewise_r_squared": piecewise.r_squared,
@@ -210,6 +216,7 @@ def calibration_row(
         "breakpoints": piecewise.breakpoints,
         "segments": [_segment(s) for s in piecewise.segments],
         "gammas": gammas,
+        "overheads": family_overheads(worker.get("overheads") or []),
         "source": PINGPONG_SOURCE,
         "details": details,
     }
@@ -306,6 +313,14 @@ def describe(cal: dict) -> str:
     lines.append("gamma (local reduction time per byte):")
     for key, gamma in sorted((cal.get("gammas") or {}).items()):
         lines.append(f"  {key:<22} {gamma:.3e} s/B ({_gbps(gamma)})")
+    overheads = cal.get("overheads") or {}
+    if overheads:
+        lines.append("software overheads (zero-byte runs of each implementation, p=2):")
+    for family, cost in sorted(overheads.items()):
+        lines.append(
+            f"  {family:<22} {format_seconds(cost['call_s'])} a call, "
+            f"{format_seconds(cost['round_s'])} a round"
+        )
     return "\n".join(lines)
 
 

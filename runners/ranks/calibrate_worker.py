@@ -1,8 +1,10 @@
 """Runs inside every rank of a calibration job: ping-pong and local reduction timings.
 
-Ranks 0 and 1 time a ping-pong over the message sizes (one-way time = round trip / 2), then
-time `op.Reduce_local(inbuf, inoutbuf)` for each dtype x op, both at once as the algorithms
-reduce (an iteration's time is the slower rank's). Timing follows runners.ranks.harness and the
+Ranks 0 and 1 time a ping-pong over the message sizes (one-way time = round trip / 2) and
+simultaneous exchanges of the same sizes (runners.ranks.overheads), then
+`op.Reduce_local(inbuf, inoutbuf)` for each dtype x op, both at once as the algorithms
+reduce (an iteration's time is the slower rank's), and last the overhead runs of
+runners.ranks.overheads. Timing follows runners.ranks.harness and the
 job file's timing policy (runners.domain.records.TimingPolicy, one pass and one launch, its
 budget per measured size): warm-up (fewer calls when one call is slow), MPI_Barrier before every
 iteration, samples kept until the median's confidence interval meets the target or the budget
@@ -30,6 +32,7 @@ from runners.domain.records import TimingPolicy
 from runners.domain.stats import StopRule, summarize
 from runners.ranks.harness import SYNC_CADENCE, measure
 from runners.ranks.mpi_ops import mpi_op
+from runners.ranks.overheads import time_exchange, time_overheads
 
 PINGPONG_TAG = 17
 # Small messages repeat the round trip inside one sample so the barrier's skew is amortised.
@@ -129,13 +132,22 @@ def measure_pair(pair: MPI.Comm, job: dict) -> dict:
     timing = TimingPolicy.from_dict(job["timing"])
     rule, warmup = timing.pass_rule(), timing.warmup
     pingpong = [time_pingpong(pair, n, rule, warmup) for n in job["sizes"]]
+    exchange = [
+        time_exchange(pair, n, round_trips_per_sample(n), rule, warmup) for n in job["sizes"]
+    ]
     reductions = [
         time_reduction(pair, dtype, op, n, rule, warmup)
         for dtype in job["dtypes"]
         for op in job["ops"]
         for n in job["reduce_sizes"]
     ]
-    return {"pingpong": pingpong, "reductions": reductions}
+    overheads = time_overheads(pair, rule, warmup)
+    return {
+        "pingpong": pingpong,
+        "exchange": exchange,
+        "reductions": reductions,
+        "overheads": overheads,
+    }
 
 
 def provenance(comm: MPI.Comm, job: dict) -> dict:

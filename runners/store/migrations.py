@@ -204,12 +204,15 @@ _V4 = [
     )""",
 ]
 
-# Schedule-exact predictions (runners.domain.pricing): which variant a prediction is, the
+# Schedule-exact predictions (runners.domain.pricing): each implementation family's per-call
+# and per-round costs on the calibration, which variant a prediction is, its software term, the
 # closed-form (textbook) time beside it, and how well each variant predicts a run. Rows written
 # before were all closed-form.
 _V5 = [
+    "ALTER TABLE calibrations ADD COLUMN overheads JSON",
     "ALTER TABLE predictions ADD COLUMN variant VARCHAR",
     "ALTER TABLE predictions ADD COLUMN textbook_s DOUBLE",
+    "ALTER TABLE predictions ADD COLUMN software_s DOUBLE",
     "UPDATE predictions SET variant = 'textbook', textbook_s = predicted_s",
     """CREATE TABLE model_accuracy (
         run_id VARCHAR NOT NULL,

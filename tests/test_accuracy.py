@@ -1,0 +1,87 @@
+"""The model accuracy report (runners.analysis.accuracy) on points whose errors are known."""
+
+from __future__ import annotations
+
+import pytest
+
+from runners.analysis.accuracy import accuracy_lines, accuracy_rows
+from runners.analysis.points import Params, Point
+from runners.domain.models import predict
+
+A, B, G = 2e-6, 1e-9, 5e-10
+PARAMS = Params("c1", "pingpong", A, B, gammas={"float32/sum": G})
+
+
+def point(algorithm: str, nbytes: int, error: float, ranks: int = 2) -> Point:
+    """A point measured `error` away from the closed form: predicted / measured - 1 = error."""
+    predicted = predict(algorithm.removeprefix("mpi:"), ranks, nbytes, A, B, G, 4).total_s
+    point_id = f"r/{algorithm}/{ranks}/{nbytes}/float32/sum"
+    return Point(
+        point_id, algorithm, ranks, nbytes, "float32", "sum", predicted / (1 + error), ranks > 2
+    )
+
+
+def cell(nbytes: int, winner: str, decided: bool = True, ranks: int = 2) -> dict:
+    return {
+        "ranks": ranks,
+        "dtype": "float32",
+        "op": "sum",
+        "bytes": nbytes,
+        "winner": winner,
+        "decided": decided,
+    }
+
+
+def test_errors_winners_and_crossovers_by_family_and_placement() -> None:
+    points = [
+        point("ring", 64, 0.1),
+        point("ring", 2**20, -0.3),
+        point("recursive_doubling", 64, 0.2),
+        point("recursive_doubling", 2**20, 0.0),
+        point("mpi:ring", 64, 0.5),
+        point("ring", 64, 2.0, ranks=4),
+        point("recursive_doubling", 64, 2.0, ranks=4),
+    ]
+    winners = [
+        cell(64, "recursive_doubling"),  # the model's pick at 64 B: fewer messages
+        cell(2**20, "recursive_doubling"),  # the model says ring: a miss
+        cell(64, "ring", decided=False),  # a tie judges nothing
+        cell(64, "ring", ranks=4),
+    ]
+    flips = [
+        {
+            "ranks": 2,
+            "dtype": "float32",
+            "op": "sum",
+            "algorithm_a": "recursive_doubling",
+            "algorithm_b": "ring",
+            "low_bytes": 64,
+            "high_bytes": 2**20,
+        },
+        {
+            "ranks": 2,
+            "dtype": "float32",
+            "op": "sum",
+            "algorithm_a": "ring",
+            "algorithm_b": "mpi:ring",
+            "low_bytes": 64,
+            "high_bytes": 2**20,
+        },  # one model: skipped
+    ]
+    rows = {
+        (r["placement"], r["family"]): r for r in accuracy_rows(points, [PARAMS], winners, flips)
+    }
+    assert {r["variant"] for r in rows.values()} == {"textbook"}
+    hand = rows["dedicated", "hand-written"]
+    assert hand["points"] == 4
+    assert hand["median_abs_error"] == pytest.approx(0.15)  # of 0.1, 0.3, 0.2, 0.0
+    forced = rows["dedicated", "forced library"]
+    assert forced["median_abs_error"] == pytest.approx(0.5)
+    everything = rows["dedicated", "all"]
+    assert (everything["decided_cells"], everything["winner_share"]) == (2, 0.5)
+    assert (everything["measured_crossovers"], everything["crossover_inside_share"]) == (1, 1.0)
+    apart = rows["oversubscribed", "all"]
+    assert apart["points"] == 2 and apart["median_abs_error"] == pytest.approx(2.0)
+    assert apart["decided_cells"] == 1
+    lines = accuracy_lines(list(rows.values()))
+    assert any("dedicated" in line and "50% of 2" in line for line in lines)
