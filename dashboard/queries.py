@@ -32,6 +32,7 @@ from dashboard.data.model_fit import (
     calibration,
     calibrations,
     fit_comparison,
+    model_accuracy,
     parameter_table,
     residuals,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "example_queries",
     "fit_comparison",
     "machine_probes",
+    "model_accuracy",
     "override_impact",
     "override_summary",
     "overview",

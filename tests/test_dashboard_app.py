@@ -298,6 +298,12 @@ def test_model_fit_page_shows_parameters_fit_and_residuals(demo: Path) -> None:
     tables = [t.value for t in at.dataframe]
     comparison = next(t for t in tables if "fitted_over_micro" in t.columns)
     assert comparison["parameter"].tolist()[:2] == ["alpha_s", "beta_s_per_byte"]
+    accuracy = next(t for t in tables if "median |pred/meas - 1|" in t.columns)
+    stored = queries.model_accuracy(demo, RUN_A)
+    assert len(accuracy) == len(stored) > 0
+    assert set(accuracy["variant"]) == set(stored["variant"]) and "textbook" in set(
+        stored["variant"]
+    )
 
 
 def test_compare_page_flags_changes_beyond_the_threshold(demo: Path) -> None:

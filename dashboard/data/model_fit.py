@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.data.base import Scope, StorePath, _df, _open
+from dashboard.data.base import Scope, StorePath, _catalog, _df, _open
 
 JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
 
@@ -121,3 +121,23 @@ def residuals(path: StorePath, scope: Scope) -> pd.DataFrame:
     """measured / predicted per point of the view (scope needs dtype, op and calibration_id)."""
     with _open(path) as con:
         return _df(con, _RESIDUALS_SQL, scope.params())
+
+
+_ACCURACY_SQL = """
+SELECT calibration_id, variant, placement, family, points, median_abs_error, p90_abs_error,
+       decided_cells, winner_share, measured_crossovers, crossover_inside_share
+FROM model_accuracy
+WHERE run_id = $run
+ORDER BY placement, starts_with(calibration_id, 'fitted:'), calibration_id,
+         list_position(['textbook', 'schedule', 'overheads', 'contention'], variant),
+         family = 'all' DESC, family
+"""
+
+
+def model_accuracy(path: StorePath, run_id: str) -> pd.DataFrame:
+    """The stored accuracy of each model variant on a run (runners.analysis.accuracy); empty
+    for a store before schema 5 or a run not analysed since."""
+    with _open(path) as con:
+        if not _catalog(con).has("model_accuracy"):
+            return pd.DataFrame()
+        return _df(con, _ACCURACY_SQL, {"run": run_id})

@@ -96,6 +96,47 @@ def _residual_panel(path, run_id: str) -> None:
         ui.table(_residual_summary(resid), key="residual_summary")
 
 
+ACCURACY_COLUMNS = {
+    "calibration_id": "calibration",
+    "variant": "variant",
+    "placement": "placement",
+    "family": "family",
+    "points": "points",
+    "median_abs_error": "median |pred/meas - 1|",
+    "p90_abs_error": "p90 |pred/meas - 1|",
+    "winner_share": "winner named",
+    "decided_cells": "of decided cells",
+    "crossover_inside_share": "crossover inside",
+    "measured_crossovers": "of measured crossovers",
+}
+
+
+def _accuracy_panel(path, run_id: str) -> None:
+    """How well each model variant predicts the run, as the analysis stored it."""
+    frame = queries.model_accuracy(path, run_id)
+    if frame.empty:
+        st.info(f"No accuracy report for this run yet: `collsweep analyze {run_id}` makes one.")
+        return
+    st.caption(
+        "Each variant adds one term to the one before: textbook (closed form), schedule (every "
+        "round priced on the ping-pong curve), overheads (each implementation's measured "
+        "per-call and per-round costs), contention (exchanges priced on the exchange curve). "
+        "Oversubscribed groups are reported apart."
+    )
+    shown = frame[list(ACCURACY_COLUMNS)].rename(columns=ACCURACY_COLUMNS)
+    percent = st.column_config.NumberColumn(format="percent")
+    config = {
+        name: percent
+        for name in (
+            "median |pred/meas - 1|",
+            "p90 |pred/meas - 1|",
+            "winner named",
+            "crossover inside",
+        )
+    }
+    st.dataframe(shown, hide_index=True, key="accuracy_table", column_config=config)
+
+
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
     st.subheader("Calibration")
@@ -103,6 +144,8 @@ def main(path: Path, overview: queries.Overview) -> None:
     run_id = ui.choose_run(queries.runs_table(path))
     st.subheader("Microbenchmark vs fitted from collectives")
     _fitted_panel(path, run_id)
+    st.subheader("How well each model variant predicts this run")
+    _accuracy_panel(path, run_id)
     st.subheader("Residuals: measured / predicted")
     _residual_panel(path, run_id)
 
