@@ -141,6 +141,7 @@ def _planted_line() -> str:
         settings={"warmup": 10},
         pingpong=pingpong,
         exchange=[],
+        copies=[],
         reductions=reductions,
         overheads=[],
         measure_s=1.0,

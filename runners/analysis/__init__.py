@@ -54,6 +54,7 @@ from runners.analysis.points import (
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.errors import BadInput
 from runners.domain.fitting import PINGPONG_SOURCE
+from runners.domain.models import model_for
 
 CROSSOVERS_SQL = """
 SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS
@@ -183,7 +184,8 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     measured_crossings = list(crossings)
     crossings += [row for p in params for row in predicted_crossover_rows(groups, p)]
     store.replace_crossovers(path, run_id, crossings)
-    accuracy = accuracy_rows(points, params, winners, measured_crossings)
+    modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in groups.items()}
+    accuracy = accuracy_rows(points, params, winner_rows(modelled, comparisons), measured_crossings)
     store.replace_model_accuracy(path, run_id, accuracy)
     choices, agreements = _choices(points, params, predictions)
     store.replace_best_choices(path, run_id, choices)

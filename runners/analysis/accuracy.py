@@ -48,7 +48,9 @@ def accuracy_rows(
     winners: Sequence[Mapping[str, Any]],
     measured_crossovers: Sequence[Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
-    """model_accuracy rows of every calibration, variant, placement and family."""
+    """model_accuracy rows of every calibration, variant, placement and family. `winners` are
+    winners rows among the modelled algorithms only (the autotuned 'mpi' has no schedule to
+    predict), `measured_crossovers` the measured crossovers rows."""
     placement = {p.ranks: OVERSUBSCRIBED if p.oversubscribed else DEDICATED for p in points}
     rows = []
     for cal in params:
@@ -101,7 +103,8 @@ def _errors(family: str, points: Sequence[Point], predicted: Mapping[str, float]
 
 
 def _winners(cells: Sequence[Mapping], points: Sequence[Point], predicted: Mapping) -> dict:
-    """Decided cells whose measured winner has a model: does the variant pick it?"""
+    """Decided cells (winner rows among the modelled algorithms): does the variant pick the
+    measured winner?"""
     times: dict[tuple, dict[str, float]] = {}
     for p in points:
         if p.modelled:

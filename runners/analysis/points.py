@@ -82,6 +82,7 @@ class Params:
     gammas: Mapping[str, float] = field(default_factory=dict)
     message_cost: MessageCost | None = None
     exchange_cost: MessageCost | None = None
+    copy_cost: MessageCost | None = None
     overheads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @classmethod
@@ -101,6 +102,7 @@ class Params:
             gammas=dict(cal.get("gammas") or {}),
             message_cost=_curve(cal.get("details"), "pingpong", "one_way_median_s"),
             exchange_cost=_curve(cal.get("details"), "exchange", "median_s"),
+            copy_cost=_curve(cal.get("details"), "copy", "median_s"),
             overheads=_decoded(cal.get("overheads")) or {},
         )
 
@@ -125,8 +127,10 @@ class Params:
             return Costs(self.message_cost)
         if family is None or (variant == CONTENTION and self.exchange_cost is None):
             return None
-        exchange = self.exchange_cost if variant == CONTENTION else None
-        return Costs(self.message_cost, exchange, family["round_s"], family["call_s"])
+        if variant != CONTENTION:
+            return Costs(self.message_cost, None, family["round_s"], family["call_s"])
+        args = (self.message_cost, self.exchange_cost, family["round_s"], family["call_s"])
+        return Costs(*args, copy=self.copy_cost)
 
 
 def _decoded(value: Any) -> Any:

@@ -100,7 +100,7 @@ class Checked:
 
 @dataclass(frozen=True)
 class Calibrated:
-    """A calibration job's medians: ping-pong and exchange per size, reductions per
+    """A calibration job's medians: ping-pong, exchange and local copy per size, reductions per
     dtype/op/size, and the overhead runs (runners.ranks.overheads)."""
 
     TYPE: ClassVar[str] = "calibration"
@@ -113,6 +113,7 @@ class Calibrated:
     settings: dict[str, Any]
     pingpong: list[dict[str, Any]]
     exchange: list[dict[str, Any]]
+    copies: list[dict[str, Any]]
     reductions: list[dict[str, Any]]
     overheads: list[dict[str, Any]]
     measure_s: float

@@ -13,7 +13,9 @@ The variants, each adding one term to the one before (`Costs` holds what a varia
   (runners.domain.overheads) replace the curve's start-up: a round costs round_s plus what its
   message costs beyond an empty one, a call adds call_s (the `software_s` term);
 - `contention`: a step that sends and receives at once is priced on the exchange curve (both
-  ranks copying through the same memory at once) instead of the one-way curve.
+  ranks copying through the same memory at once) instead of the one-way curve, and the call's
+  copy of its input into the result buffer on the copy curve (both ranks copying at once),
+  counted in bandwidth_s.
 
 Pure: no MPI, no store.
 """
@@ -79,13 +81,18 @@ class Costs:
 
     `exchange` (contention) prices steps that send and receive at once; `round_s` and `call_s`
     (overheads) are the implementation family's, round_s None where unknown: then a message's
-    start-up is the curve's own.
+    start-up is the curve's own; `copy` (contention) prices the call's copy of its input.
     """
 
     one_way: MessageCost
     exchange: MessageCost | None = None
     round_s: float | None = None
     call_s: float = 0.0
+    copy: MessageCost | None = None
+
+    def input_copy(self, nbytes: float) -> float:
+        """What copying the input costs beyond an empty copy (0 without a copy curve)."""
+        return 0.0 if self.copy is None else self.copy(nbytes) - self.copy(0)
 
     def message(self, nbytes: float, both_ways: bool) -> tuple[float, float]:
         """(start-up s, the rest s) of one message: the start-up is what an empty one costs."""
@@ -145,7 +152,7 @@ def schedule_prediction(
     startup = sum(t.startup_s if costs.round_s is None else costs.round_s for t in terms)
     return Prediction(
         latency_s=startup,
-        bandwidth_s=sum(t.message_s for t in terms),
+        bandwidth_s=sum(t.message_s for t in terms) + costs.input_copy(nbytes),
         reduction_s=sum(t.reduction_s for t in terms),
         messages=float(sum(t.messages for t in terms)),
         bytes_sent=sum(t.moved for t in terms),

@@ -141,6 +141,10 @@ def parse_worker_output(stdout: str) -> dict:
     raise CalibrationError("the calibration job printed no results")
 
 
+def _curve(medians: list[dict]) -> dict[str, list]:
+    return {"bytes": [p["bytes"] for p in medians], "median_s": [p["median_s"] for p in medians]}
+
+
 def _segment(fit: LinearFit) -> dict:
     return {
         "min_bytes": int(fit.min_bytes),
@@ -184,6 +188,7 @@ def calibration_row(
     gammas, reductions = fit_gammas(worker["reductions"])
     stamp = created_at or datetime.now(UTC)
     exchange = sorted(worker.get("exchange") or [], key=lambda p: p["bytes"])
+    copies = sorted(worker.get("copies") or [], key=lambda p: p["bytes"])
     details = {
         "pingpong": {
             "bytes": sizes,
@@ -191,10 +196,8 @@ def calibration_row(
             "iterations": [p["iterations"] for p in pingpong],
             "ci_rel_halfwidth": [p["ci_rel_halfwidth"] for p in pingpong],
         },
-        "exchange": {
-            "bytes": [p["bytes"] for p in exchange],
-            "median_s": [p["median_s"] for p in exchange],
-        },
+        "exchange": _curve(exchange),
+        "copy": _curve(copies),
         "reductions": reductions,
         "piecewise_r_squared": piecewise.r_squared,
         "fit": "relative least squares (runners.domain.fitting); alpha/beta/r_squared: whole range",

@@ -1,7 +1,7 @@
 """Runs inside every rank of a calibration job: ping-pong and local reduction timings.
 
 Ranks 0 and 1 time a ping-pong over the message sizes (one-way time = round trip / 2) and
-simultaneous exchanges of the same sizes (runners.ranks.overheads), then
+simultaneous exchanges and local copies of the same sizes (runners.ranks.overheads), then
 `op.Reduce_local(inbuf, inoutbuf)` for each dtype x op, both at once as the algorithms
 reduce (an iteration's time is the slower rank's), and last the overhead runs of
 runners.ranks.overheads. Timing follows runners.ranks.harness and the
@@ -32,7 +32,7 @@ from runners.domain.records import TimingPolicy
 from runners.domain.stats import StopRule, summarize
 from runners.ranks.harness import SYNC_CADENCE, measure
 from runners.ranks.mpi_ops import mpi_op
-from runners.ranks.overheads import time_exchange, time_overheads
+from runners.ranks.overheads import time_copy, time_exchange, time_overheads
 
 PINGPONG_TAG = 17
 # Small messages repeat the round trip inside one sample so the barrier's skew is amortised.
@@ -135,6 +135,7 @@ def measure_pair(pair: MPI.Comm, job: dict) -> dict:
     exchange = [
         time_exchange(pair, n, round_trips_per_sample(n), rule, warmup) for n in job["sizes"]
     ]
+    copies = [time_copy(pair, n, round_trips_per_sample(n), rule, warmup) for n in job["sizes"]]
     reductions = [
         time_reduction(pair, dtype, op, n, rule, warmup)
         for dtype in job["dtypes"]
@@ -145,6 +146,7 @@ def measure_pair(pair: MPI.Comm, job: dict) -> dict:
     return {
         "pingpong": pingpong,
         "exchange": exchange,
+        "copies": copies,
         "reductions": reductions,
         "overheads": overheads,
     }

@@ -5,6 +5,8 @@ Two more measurements on the calibration pair (ranks 0 and 1), beside the ping-p
 * the **exchange** curve: both ranks send and receive at once (one `Sendrecv` each, through
   mpi4py as collsweep's algorithms call it), the shape of most rounds of an allreduce, in which
   two copies share the node's memory bandwidth;
+* the **copy** curve: both ranks copy a buffer locally at once, as every allreduce first copies
+  its input into its result buffer;
 * **overhead runs**: whole allreduces of each implementation family at sizes no sweep
   measures (runners.domain.overheads names them and solves the per-call and per-round costs);
   the library's are forced through MPI_T and skipped where that is unavailable.
@@ -46,6 +48,19 @@ def time_exchange(pair: MPI.Comm, nbytes: int, repeats: int, rule: StopRule, war
     """The median time of one exchange of `nbytes` bytes each way (the slower rank's)."""
     samples = measure(pair, [exchange_call(pair, nbytes, repeats)], rule, warmup)
     summary = summarize(samples / repeats)
+    return {"bytes": nbytes, "median_s": summary.median_s, "iterations": summary.iterations}
+
+
+def time_copy(pair: MPI.Comm, nbytes: int, repeats: int, rule: StopRule, warmup: int) -> dict:
+    """The median time of a local copy of `nbytes` bytes with both ranks copying at once, as
+    every allreduce copies its input into its result buffer first (the slower rank's)."""
+    src, dst = np.full(nbytes, 1, dtype=np.uint8), np.zeros(nbytes, dtype=np.uint8)
+
+    def call() -> None:
+        for _ in range(repeats):
+            dst[...] = src
+
+    summary = summarize(measure(pair, [call], rule, warmup) / repeats)
     return {"bytes": nbytes, "median_s": summary.median_s, "iterations": summary.iterations}
 
 
