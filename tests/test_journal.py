@@ -65,7 +65,7 @@ def test_batch_folds_records_later_wins() -> None:
         probe_record(probe),
         probe_record(probe | {"moment": "end"}),
     ]
-    points, kept_samples, runs, probes = batch(records)
+    points, kept_samples, runs, probes, _ = batch(records)
     assert points == [again] and kept_samples == samples
     assert runs == {RUN: {"status": "complete", "host": "a"}}
     assert probes == [probe, probe | {"moment": "end"}]  # one per (job, launch, moment)

@@ -52,6 +52,7 @@ from runners.analysis.points import (
     prediction_rows,
 )
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
+from runners.domain.calibration import LAUNCH_PREFIX, LAUNCHES_PREFIX, combined_calibration
 from runners.domain.errors import BadInput
 from runners.domain.fitting import PINGPONG_SOURCE
 from runners.domain.models import model_for
@@ -148,17 +149,33 @@ class AnalysisSummary:
         return "\n".join(lines)
 
 
+def launches_calibration(path: Path, run_id: str, points: Sequence[Point]) -> dict[str, Any] | None:
+    """The run's launches' own calibrations combined into one (stored now), from the launches
+    of groups with a core per rank where there are any; None for a run without them."""
+    rows = store.calibrations_of_source(path, f"{LAUNCH_PREFIX}{run_id}")
+    dedicated = {p.ranks for p in points if not p.oversubscribed}
+    rows = [r for r in rows if r["ranks"] in dedicated] or rows
+    if not rows:
+        return None
+    name = f"{LAUNCHES_PREFIX}{run_id}"
+    combined = combined_calibration(rows, name, name)
+    store.add_calibration(path, combined)
+    return combined
+
+
 def run_calibrations(
     path: Path, run: Mapping[str, Any], points: Sequence[Point], progress: Progress
 ) -> list[dict[str, Any]]:
-    """The run's ping-pong calibration and its fitted one (stored now), those that exist."""
+    """The run's calibrations, those that exist: its launches' combined, the ping-pong one
+    made before it, and the one fitted to its own timings (the last and the first stored now)."""
+    launches = launches_calibration(path, run["run_id"], points)
     measured = measured_calibration(path, run, progress)
     fitted = fitted_calibration(run, points)
     if fitted is None:
         progress("the run's timings cannot separate alpha, beta and gamma: no fitted calibration")
     else:
         store.add_calibration(path, fitted)
-    return [cal for cal in (measured, fitted) if cal is not None]
+    return [cal for cal in (launches, measured, fitted) if cal is not None]
 
 
 def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> AnalysisSummary:

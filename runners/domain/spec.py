@@ -44,6 +44,7 @@ class SweepSpec:
     library_switching: str = RUNTIME  # forced library algorithms: MPI_T in a shared launch
     launcher: str = DEFAULT_LAUNCHER
     launcher_shell: bool = False
+    launch_calibration: bool = True  # a short calibration in every launch (its machine state)
     thread_level: str = "single"
     point_timeout_s: float = 120.0
 
@@ -187,10 +188,11 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
         for key in keys:
             if key in raw:
                 values[key] = _number(raw, key, kind) if kind is not str else str(raw[key])
-    if "launcher_shell" in raw:
-        if not isinstance(raw["launcher_shell"], bool):
-            raise SpecError(f"launcher_shell must be true or false, got {raw['launcher_shell']!r}")
-        values["launcher_shell"] = raw["launcher_shell"]
+    for key in ("launcher_shell", "launch_calibration"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
+            values[key] = raw[key]
     _without_repeats(values, notes)
     spec = SweepSpec(**values)
     problems = _problems(spec)

@@ -21,23 +21,24 @@ What the row's numbers mean:
 from __future__ import annotations
 
 import math
-import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from runners import store
 from runners.domain import launcher
+from runners.domain.calibration import (
+    calibration_row,
+)
 from runners.domain.catalog import DTYPES, OPS, known_names
 from runners.domain.errors import BadInput, CollsweepError
 from runners.domain.events import Calibrated, MalformedEvent, parse_event
-from runners.domain.fitting import PINGPONG_SOURCE, LinearFit, fit_gamma, fit_linear, fit_piecewise
+from runners.domain.fitting import PINGPONG_SOURCE
 from runners.domain.machine import cpu_model, hostname, physical_cores
-from runners.domain.overheads import family_overheads
 from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec
 from runners.domain.units import format_bytes, format_seconds
@@ -75,12 +76,6 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def new_calibration_id(now: datetime | None = None) -> str:
-    """A short unique id that sorts by creation time, e.g. c20261201-192000-ab12."""
-    stamp = now or datetime.now(UTC)
-    return stamp.strftime("c%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
-
 def check_request(
     ranks: int,
     sizes: Sequence[int],
@@ -111,6 +106,19 @@ TIMING = TimingPolicy(
 )
 
 
+LAUNCH_BUDGET_S = 0.6  # a launch's calibration, all sizes together
+
+
+def launch_job(spec: SweepSpec) -> dict:
+    """The short calibration every launch of a sweep makes first: ping-pong, exchange and copy
+    over the sizes its rounds send (8 B up to the largest payload, doubling), reductions of its
+    dtypes and ops, and the overhead runs."""
+    sizes = size_range(min(8, min(spec.sizes)), max(spec.sizes))
+    largest = max(max(spec.sizes), DEFAULT_REDUCE_SIZES[0])
+    reduce_sizes = [n for n in DEFAULT_REDUCE_SIZES if n <= largest]
+    return worker_job(sizes, reduce_sizes, spec.dtypes, spec.ops, LAUNCH_BUDGET_S)
+
+
 def worker_job(
     sizes: Sequence[int],
     reduce_sizes: Sequence[int],
@@ -139,90 +147,6 @@ def parse_worker_output(stdout: str) -> dict:
         if isinstance(event, Calibrated):
             return asdict(event)
     raise CalibrationError("the calibration job printed no results")
-
-
-def _curve(medians: list[dict]) -> dict[str, list]:
-    return {"bytes": [p["bytes"] for p in medians], "median_s": [p["median_s"] for p in medians]}
-
-
-def _segment(fit: LinearFit) -> dict:
-    return {
-        "min_bytes": int(fit.min_bytes),
-        "max_bytes": int(fit.max_bytes),
-        "alpha_s": fit.alpha,
-        "beta_s_per_byte": fit.beta,
-        "r_squared": fit.r_squared,
-    }
-
-
-def gamma_of(nbytes: Sequence[int], seconds: Sequence[float]) -> tuple[float, str]:
-    """fit_gamma's slope, or the largest size's seconds per byte when the slope is not > 0."""
-    gamma = fit_gamma(nbytes, seconds)
-    if gamma > 0:
-        return gamma, "fit_gamma slope"
-    largest = max(range(len(nbytes)), key=lambda i: nbytes[i])
-    return seconds[largest] / nbytes[largest], "largest size (the fitted slope was not > 0)"
-
-
-def fit_gammas(reductions: Iterable[dict]) -> tuple[dict[str, float], dict[str, dict]]:
-    """gamma per "<dtype>/<op>" in s/B, and per key the medians it came from and how."""
-    medians: dict[str, dict] = {}
-    for row in sorted(reductions, key=lambda r: r["bytes"]):
-        entry = medians.setdefault(f"{row['dtype']}/{row['op']}", {"bytes": [], "median_s": []})
-        entry["bytes"].append(row["bytes"])
-        entry["median_s"].append(row["median_s"])
-    gammas = {}
-    for key, entry in medians.items():
-        gammas[key], entry["gamma_from"] = gamma_of(entry["bytes"], entry["median_s"])
-    return gammas, medians
-
-
-def calibration_row(
-    worker: dict, created_at: datetime | None = None, extra: dict | None = None
-) -> dict:
-    """Fit the worker's timings and return the `calibrations` row (see the module docstring)."""
-    pingpong = sorted(worker["pingpong"], key=lambda p: p["bytes"])
-    sizes = [p["bytes"] for p in pingpong]
-    one_way = [p["one_way_median_s"] for p in pingpong]
-    overall, piecewise = fit_linear(sizes, one_way), fit_piecewise(sizes, one_way)
-    gammas, reductions = fit_gammas(worker["reductions"])
-    stamp = created_at or datetime.now(UTC)
-    exchange = sorted(worker.get("exchange") or [], key=lambda p: p["bytes"])
-    copies = sorted(worker.get("copies") or [], key=lambda p: p["bytes"])
-    details = {
-        "pingpong": {
-            "bytes": sizes,
-            "one_way_median_s": one_way,
-            "iterations": [p["iterations"] for p in pingpong],
-            "ci_rel_halfwidth": [p["ci_rel_halfwidth"] for p in pingpong],
-        },
-        "exchange": _curve(exchange),
-        "copy": _curve(copies),
-        "reductions": reductions,
-        "piecewise_r_squared": piecewise.r_squared,
-        "fit": "relative least squares (runners.domain.fitting); alpha/beta/r_squared: whole range",
-        **{k: worker[k] for k in ("mpi_version", "mpi4py_version", "numpy_version") if k in worker},
-        "settings": worker.get("settings", {}),
-        **(extra or {}),
-    }
-    return {
-        "calibration_id": new_calibration_id(stamp),
-        "created_at": stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp,
-        "host": hostname(),
-        "mpi_library": worker["mpi_library"],
-        "ranks": int(worker["ranks"]),
-        "alpha_s": overall.alpha,
-        "beta_s_per_byte": overall.beta,
-        "r_squared": overall.r_squared,
-        "min_bytes": int(min(sizes)),
-        "max_bytes": int(max(sizes)),
-        "breakpoints": piecewise.breakpoints,
-        "segments": [_segment(s) for s in piecewise.segments],
-        "gammas": gammas,
-        "overheads": family_overheads(worker.get("overheads") or []),
-        "source": PINGPONG_SOURCE,
-        "details": details,
-    }
 
 
 def _job_failure(result: launch.JobResult, timeout_s: float) -> CalibrationError:

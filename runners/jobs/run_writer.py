@@ -21,6 +21,7 @@ from runners.store.journal import (
     RunLock,
     abandoned_runs,
     batch,
+    calibration_record,
     point_record,
     probe_record,
     run_record,
@@ -71,6 +72,10 @@ class RunWriter:
         """Journal one machine-state probe (written with the next batch)."""
         self._queue(probe_record({"run_id": self.run_id, **probe}))
 
+    def add_calibration(self, calibration: dict[str, Any]) -> None:
+        """Journal one launch's calibration (written with the next batch)."""
+        self._queue(calibration_record(calibration))
+
     def update_run(self, fields: dict[str, Any]) -> None:
         """Journal columns to set on the run's row (written with the next batch)."""
         self._queue(run_record(self.run_id, fields))
@@ -89,9 +94,17 @@ class RunWriter:
         self.last_flush = time.monotonic()
         if not self.pending:
             return True
-        points, samples, runs, probes = batch(self.pending)
+        queued = batch(self.pending)
         try:
-            store.write_batch(self.path, points, samples, runs, timeout=timeout, probes=probes)
+            store.write_batch(
+                self.path,
+                queued.points,
+                queued.samples,
+                queued.runs,
+                timeout=timeout,
+                probes=queued.probes,
+                calibrations=queued.calibrations,
+            )
         except store.StoreBusy as exc:
             self._notice(exc.holder)
             return False
@@ -126,10 +139,10 @@ class RunWriter:
 def replay(path: Path, run_id: str, previous: str, say: Say) -> None:
     """Store what an ended sweep journalled for ``run_id`` and mark the run if still running."""
     journal = Journal(path, run_id)
-    points, samples, runs, probes = batch(journal.records())
+    points, samples, runs, probes, calibrations = batch(journal.records())
     run = store.get_run(path, run_id)
     if run is None:  # the sweep died before its run was stored: nothing to attach points to
-        points, samples, probes = [], [], []
+        points, samples, probes, calibrations = [], [], [], []
     fields = runs.get(run_id, {})
     if run is not None and fields.get("status", run["status"]) == "running":
         who = f" ({previous})" if previous else ""
@@ -139,7 +152,7 @@ def replay(path: Path, run_id: str, previous: str, say: Say) -> None:
             f"`collsweep sweep --resume {run_id}`",
         }
     updates = {run_id: fields} if run is not None and fields else {}
-    store.write_batch(path, points, samples, updates, probes=probes)
+    store.write_batch(path, points, samples, updates, probes=probes, calibrations=calibrations)
     journal.remove()
     if points or updates:
         say(f"recovered run {run_id} from its journal: {len(points)} points stored")

@@ -14,14 +14,23 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
+from runners.domain.calibration import LAUNCH_PREFIX, calibration_row
 from runners.domain.catalog import has_forced
-from runners.domain.events import CellStarted, Done, Hello, PointMeasured, Probe, parse_event
+from runners.domain.events import (
+    Calibrated,
+    CellStarted,
+    Done,
+    Hello,
+    PointMeasured,
+    Probe,
+    parse_event,
+)
 from runners.domain.launcher import default_knobs
 from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME
-from runners.jobs import launch
+from runners.jobs import calibrate, launch
 from runners.jobs.point_history import PointHistory
 from runners.jobs.run_writer import RunWriter
 
@@ -111,6 +120,8 @@ class GroupRunner:
             "launch": planned.index,
             "timing": spec.timing().as_dict(),
         }
+        if spec.launch_calibration:
+            payload["calibration"] = calibrate.launch_job(spec)
         with launch.job_file(payload) as path:
             job = launch.Job(
                 group.ranks,
@@ -140,6 +151,8 @@ class GroupRunner:
                     self._store_point(event, planned)
                 elif isinstance(event, Probe):
                     self._store_probe(event, planned)
+                elif isinstance(event, Calibrated):
+                    self._store_calibration(event, planned)
                 elif isinstance(event, Done):
                     done = True
         except launch.JobHung as exc:
@@ -161,6 +174,14 @@ class GroupRunner:
             | {"job": group.label, "ranks": group.ranks, "launch": planned.index}
             | {"measured_at": _timestamp(event.measured_at)}
         )
+
+    def _store_calibration(self, event: Calibrated, planned: Launch) -> None:
+        group = planned.group
+        where = {"run_id": self.run_id, "job": group.label, "launch": planned.index}
+        row = calibration_row(asdict(event), extra=where)
+        row["calibration_id"] = f"{LAUNCH_PREFIX}{self.run_id}:{group.label}:{planned.index}"
+        row["source"] = f"{LAUNCH_PREFIX}{self.run_id}"
+        self.writer.add_calibration(row)
 
     def _store_point(self, event: PointMeasured, planned: Launch) -> None:
         row, samples = event_rows(self.run_id, event)

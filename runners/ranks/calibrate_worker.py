@@ -172,12 +172,8 @@ def wait_quietly(comm: MPI.Comm) -> None:
         time.sleep(0.005)
 
 
-def run(job: dict) -> None:
-    """Measure on ranks 0 and 1, then print the results as one JSON line from rank 0
-    (`python -m runners.ranks calibrate JOB`)."""
-    world = MPI.COMM_WORLD
-    if world.Get_size() < 2:
-        raise SystemExit("calibration needs at least 2 ranks for a ping-pong")
+def calibration_event(world: MPI.Comm, job: dict) -> Calibrated | None:
+    """Measure on ranks 0 and 1 of `world` (every rank calls this); rank 0 gets the event."""
     info = provenance(world, job)
     pair = world.Split(0 if world.Get_rank() < 2 else MPI.UNDEFINED, world.Get_rank())
     started = time.perf_counter()
@@ -185,6 +181,17 @@ def run(job: dict) -> None:
     if pair != MPI.COMM_NULL:
         pair.Free()
     wait_quietly(world)
-    if world.Get_rank() == 0:
-        measured = Calibrated(**info, **results, measure_s=time.perf_counter() - started)
+    if world.Get_rank() != 0:
+        return None
+    return Calibrated(**info, **results, measure_s=time.perf_counter() - started)
+
+
+def run(job: dict) -> None:
+    """Measure on ranks 0 and 1, then print the results as one JSON line from rank 0
+    (`python -m runners.ranks calibrate JOB`)."""
+    world = MPI.COMM_WORLD
+    if world.Get_size() < 2:
+        raise SystemExit("calibration needs at least 2 ranks for a ping-pong")
+    measured = calibration_event(world, job)
+    if measured is not None:
         print(event_line(measured), flush=True)

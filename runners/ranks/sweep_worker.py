@@ -29,6 +29,7 @@ from runners.domain.machine import short_library_version
 from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule
 from runners.ranks.algorithms import Allreduce, create
+from runners.ranks.calibrate_worker import calibration_event
 from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure
 from runners.ranks.mpi_ops import mpi_op
 from runners.ranks.mpit import Switch, allreduce_switch
@@ -251,6 +252,10 @@ def run(job: dict) -> None:
     impls = {name: create(name) for name in sorted(names)}
     switch = allreduce_switch() if job.get("switches") else None
     emit(comm, Probe("start", time.time(), **probe(comm)))
+    if job.get("calibration") and comm.Get_size() >= 2:  # this launch's machine state
+        measured = calibration_event(comm, job["calibration"])
+        if measured is not None:
+            emit(comm, measured)
     for cell in job["cells"]:
         run_cell(comm, cell, job, impls, switch)
     if switch is not None:  # the library's defaults again, as at the start

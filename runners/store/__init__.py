@@ -14,6 +14,7 @@ from pathlib import Path
 
 from runners.store import storefile
 from runners.store.reads import (
+    calibrations_of_source,
     get_calibration,
     get_run,
     latest_calibration,
@@ -84,6 +85,7 @@ __all__ = [
     "add_calibration",
     "add_points",
     "add_predictions",
+    "calibrations_of_source",
     "create_run",
     "default_store",
     "ensure_current",

@@ -18,7 +18,7 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from runners.domain.errors import BadInput
 from runners.domain.machine import hostname
@@ -94,15 +94,28 @@ def probe_record(probe: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "probe", "probe": probe}
 
 
-def batch(
-    records: list[dict[str, Any]],
-) -> tuple[list[dict], list[dict], dict[str, dict], list[dict]]:
-    """Records folded into one store write: (points, samples, run updates, probes); later
-    wins."""
+def calibration_record(calibration: dict[str, Any]) -> dict[str, Any]:
+    """A journal record of one launch's calibration (a calibrations row)."""
+    return {"kind": "calibration", "calibration": calibration}
+
+
+class Batch(NamedTuple):
+    """Records folded into one store write (store.write_batch's arguments)."""
+
+    points: list[dict]
+    samples: list[dict]
+    runs: dict[str, dict]
+    probes: list[dict]
+    calibrations: list[dict]
+
+
+def batch(records: list[dict[str, Any]]) -> Batch:
+    """Records folded into one store write; later wins."""
     points: dict[str, dict] = {}
     samples: dict[str, list[dict]] = {}
     runs: dict[str, dict] = {}
     probes: dict[tuple, dict] = {}
+    calibrations: dict[str, dict] = {}
     for record in records:
         if record.get("kind") == "point":
             point_id = record["point"]["point_id"]
@@ -113,8 +126,12 @@ def batch(
         elif record.get("kind") == "probe":
             probe = record["probe"]
             probes[tuple(probe[k] for k in PROBE_KEY)] = probe
+        elif record.get("kind") == "calibration":
+            calibrations[record["calibration"]["calibration_id"]] = record["calibration"]
     flat = [s for ss in samples.values() for s in ss]
-    return list(points.values()), flat, runs, list(probes.values())
+    return Batch(
+        list(points.values()), flat, runs, list(probes.values()), list(calibrations.values())
+    )
 
 
 PROBE_KEY = ("run_id", "job", "launch", "moment")

@@ -142,3 +142,12 @@ def get_calibration(path: Path | str, calibration_id: str) -> dict[str, Any] | N
     """One calibrations row as a dict with JSON decoded, or None if absent."""
     rows = _lookup(path, "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id])
     return rows[0] if rows else None
+
+
+def calibrations_of_source(path: Path | str, source: str) -> list[dict[str, Any]]:
+    """Every calibrations row of one source (e.g. a run's launches), JSON decoded, oldest first."""
+    return _lookup(
+        path,
+        "SELECT * FROM calibrations WHERE source = ? ORDER BY created_at, calibration_id",
+        [source],
+    )

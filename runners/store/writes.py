@@ -259,9 +259,10 @@ def write_batch(
     *,
     timeout: float = LOCK_TIMEOUT_S,
     probes: list[dict[str, Any]] = (),
+    calibrations: list[dict[str, Any]] = (),
 ) -> None:
-    """Store points with their samples, machine-state probes, and set columns of runs, all in
-    one transaction.
+    """Store points with their samples, machine-state probes, launch calibrations, and set
+    columns of runs, all in one transaction.
 
     ``run_updates`` maps run_id -> columns to set (as update_run). Points replace stored ones
     with the same point_id (as add_points), so writing a batch twice changes nothing.
@@ -276,6 +277,11 @@ def write_batch(
             _replace_points(con, points, samples)
         for probe in probes:
             _replace_probe(con, probe)
+        for cal in calibrations:
+            con.execute(
+                "DELETE FROM calibrations WHERE calibration_id = ?", [cal["calibration_id"]]
+            )
+            _insert(con, "calibrations", [{"created_at": _now(), **cal}])
         for run_id, fields in run_updates.items():
             _update_run(con, path, run_id, fields)
 
