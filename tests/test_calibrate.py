@@ -194,3 +194,24 @@ def test_the_row_round_trips_through_the_store(tmp_path) -> None:
     assert stored["breakpoints"] == [BREAKPOINT]
     assert stored["gammas"] == pytest.approx(cal["gammas"])
     assert stored["details"]["pingpong"]["bytes"] == cal["details"]["pingpong"]["bytes"]
+
+
+def test_launch_calibrations_combine_size_by_size() -> None:
+    """The combined calibration takes, per size, the median of the launches' medians."""
+    from runners.domain.calibration import combined_calibration
+
+    rows = []
+    for scale, call in ((1.0, 1e-6), (2.0, 3e-6), (4.0, 2e-6)):
+        worker = json.loads(_planted_line().splitlines()[-1])
+        for point in worker["pingpong"]:
+            point["one_way_median_s"] *= scale
+        row = calibration_row(worker)
+        row["overheads"] = {"hand-written": {"call_s": call, "round_s": scale * 1e-6}}
+        rows.append(row)
+    combined = combined_calibration(rows, "launches:r1", "launches:r1")
+    assert combined["calibration_id"] == combined["source"] == "launches:r1"
+    assert combined["details"]["launches"] == 3
+    middle = rows[1]["details"]["pingpong"]["one_way_median_s"]
+    assert combined["details"]["pingpong"]["one_way_median_s"] == pytest.approx(middle)
+    assert combined["overheads"] == {"hand-written": {"call_s": 2e-6, "round_s": 2e-6}}
+    assert combined["gammas"]["float32/sum"] == pytest.approx(7e-11, rel=1e-6)

@@ -17,6 +17,7 @@ from runners.store.journal import (
     RunLock,
     abandoned_runs,
     batch,
+    calibration_record,
     is_live,
     point_record,
     probe_record,
@@ -64,11 +65,18 @@ def test_batch_folds_records_later_wins() -> None:
         probe_record(probe | {"pingpong_s": 9e-6}),
         probe_record(probe),
         probe_record(probe | {"moment": "end"}),
+        calibration_record({"calibration_id": "launch:a", "alpha_s": 1.0}),
+        calibration_record({"calibration_id": "launch:b", "alpha_s": 1.0}),
+        calibration_record({"calibration_id": "launch:a", "alpha_s": 2.0}),
     ]
-    points, kept_samples, runs, probes, _ = batch(records)
+    points, kept_samples, runs, probes, calibrations = batch(records)
     assert points == [again] and kept_samples == samples
     assert runs == {RUN: {"status": "complete", "host": "a"}}
     assert probes == [probe, probe | {"moment": "end"}]  # one per (job, launch, moment)
+    assert calibrations == [
+        {"calibration_id": "launch:a", "alpha_s": 2.0},
+        {"calibration_id": "launch:b", "alpha_s": 1.0},
+    ]
 
 
 def test_run_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path: Path) -> None:

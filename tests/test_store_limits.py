@@ -190,6 +190,11 @@ def test_spec_repeats_are_dropped_with_notes() -> None:
     assert len(notes) == 2 and "[8]" in notes[0] and "[2]" in notes[1]
     with pytest.raises(SpecError, match="launcher_shell"):
         parse_spec("sizes = [8]\nranks = [2]\nlauncher_shell = 'yes'\n")
+    with pytest.raises(SpecError, match="launch_calibration must be true or false"):
+        parse_spec("sizes = [8]\nranks = [2]\nlaunch_calibration = 1\n")
+    assert not parse_spec(
+        "sizes = [8]\nranks = [2]\nlaunch_calibration = false\n"
+    ).launch_calibration
 
 
 def _read_only_mount(folder: Path) -> bool:

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from runners import store
+from runners.domain.launcher import is_oversubscribed
 
 SMALL = [
     "--sizes",
@@ -92,6 +93,30 @@ def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     assert "MPI4PY_RC_THREAD_LEVEL" in str(run["environment"])
     assert len(run["environment"]["load_average_before"]) == 3
     assert run["physical_cores"] >= 1 and run["memory_setting"]
+    _check_launch_calibrations(db, run["run_id"])
+
+
+def _check_launch_calibrations(db: Path, run_id: str) -> None:
+    """Every launch calibrated itself (2 groups x 3 launches); the analysis combined those of
+    the groups with a core per rank and priced the points with it, each variant judged."""
+    launches = store.calibrations_of_source(db, f"launch:{run_id}")
+    assert {(c["details"]["job"], c["details"]["launch"]) for c in launches} == {
+        (f"ranks={r} config=default", launch) for r in (2, 3) for launch in (0, 1, 2)
+    }
+    for cal in launches:
+        assert cal["overheads"]["hand-written"]["round_s"] >= 0
+        assert len(cal["details"]["exchange"]["bytes"]) == len(cal["details"]["pingpong"]["bytes"])
+    combined = store.get_calibration(db, f"launches:{run_id}")
+    dedicated = [r for r in (2, 3) if not is_oversubscribed(r)]
+    assert combined["details"]["launches"] == 3 * (len(dedicated) or 2)
+    accuracy = store.query(
+        db, "SELECT * FROM model_accuracy WHERE calibration_id = ?", [f"launches:{run_id}"]
+    )
+    assert {"textbook", "schedule", "overheads", "contention"} <= set(accuracy.variant)
+    rows = store.query(
+        db, "SELECT variant FROM predictions WHERE calibration_id = ?", [f"launches:{run_id}"]
+    )
+    assert "contention" in set(rows.variant)
 
 
 BAD_INPUTS = [
