@@ -12,7 +12,9 @@ import pytest
 from conftest import run_cli
 
 from runners import analysis, store
+from runners.analysis.points import Params, predict_with
 from runners.domain.assumptions import NAMES, POINT_CHECKS
+from runners.domain.calibration import LAUNCHES_PREFIX
 from runners.domain.catalog import DTYPES
 from runners.domain.comparison import compare
 from runners.domain.machine import hostname, physical_cores
@@ -43,6 +45,8 @@ class Run:
         self.run = store.get_run(db, self.run_id)
         self.pingpong = store.get_calibration(db, self.run["calibration_id"])
         self.fitted = store.get_calibration(db, analysis.FITTED_PREFIX + self.run_id)
+        self.launches = store.get_calibration(db, LAUNCHES_PREFIX + self.run_id)
+        self.calibrations = (self.launches, self.pingpong, self.fitted)
 
     def sql(self, text: str) -> pd.DataFrame:
         """Read-only SQL on the store, with ? bound to the run id."""
@@ -80,15 +84,15 @@ def test_a_sweep_without_a_calibration_calibrates_first(swept: Run) -> None:
 def test_every_ok_point_has_a_prediction_per_calibration(swept: Run) -> None:
     joined = swept.sql(
         "SELECT p.point_id, p.algorithm, m.calibration_id, m.model, m.predicted_s, "
-        "m.latency_s, m.bandwidth_s, m.reduction_s "
+        "m.latency_s, m.bandwidth_s, m.reduction_s, m.software_s "
         "FROM points p LEFT JOIN predictions m USING (point_id) "
         "WHERE p.run_id = ? AND p.status = 'ok'"
     )
     ok = swept.sql("SELECT count(*) AS n FROM points WHERE run_id = ? AND status = 'ok'").n.item()
     assert ok >= 40
     per_cal = joined.groupby("calibration_id").point_id.nunique().to_dict()
-    assert per_cal == {swept.pingpong["calibration_id"]: ok, swept.fitted["calibration_id"]: ok}
-    terms = joined.latency_s + joined.bandwidth_s + joined.reduction_s
+    assert per_cal == {cal["calibration_id"]: ok for cal in swept.calibrations}
+    terms = joined.latency_s + joined.bandwidth_s + joined.reduction_s + joined.software_s
     assert np.allclose(terms, joined.predicted_s, rtol=1e-12, atol=0)
     assert (joined.predicted_s > 0).all()
     expected = [model_for(a) or "lower_bound" for a in joined.algorithm]
@@ -96,20 +100,31 @@ def test_every_ok_point_has_a_prediction_per_calibration(swept: Run) -> None:
     assert set(joined[joined.algorithm == "mpi"].model) == {"lower_bound"}
 
 
-@pytest.mark.parametrize("which", ["pingpong", "fitted"])
+@pytest.mark.parametrize("which", ["pingpong", "fitted", "launches"])
 def test_predictions_use_the_calibrations_parameters(swept: Run, which: str) -> None:
+    """textbook_s is the closed form with the calibration's segment; the prediction of record
+    is the most complete variant the calibration allows (the fitted one has no curves)."""
     cal = getattr(swept, which)
+    params = Params.from_row(cal)
     rows = swept.sql(
-        "SELECT p.ranks, p.bytes, p.dtype, m.model, m.latency_s, m.bandwidth_s, m.reduction_s "
-        "FROM points p JOIN predictions m USING (point_id) "
+        "SELECT p.algorithm, p.ranks, p.bytes, p.dtype, p.op, m.model, m.variant, m.predicted_s, "
+        "m.textbook_s FROM points p JOIN predictions m USING (point_id) "
         f"WHERE p.run_id = ? AND m.calibration_id = '{cal['calibration_id']}'"
     )
     for r in rows.itertuples(index=False):
         alpha, beta = segment_params(cal, r.bytes)
         gamma = cal["gammas"][f"{r.dtype}/sum"]
         want = predict(r.model, r.ranks, r.bytes, alpha, beta, gamma, DTYPES[r.dtype].itemsize)
-        got = (r.latency_s, r.bandwidth_s, r.reduction_s)
-        assert got == pytest.approx((want.latency_s, want.bandwidth_s, want.reduction_s))
+        assert r.textbook_s == pytest.approx(want.total_s)
+        ours = predict_with(params, r.algorithm, r.ranks, r.bytes, r.dtype, r.op)
+        assert r.predicted_s == pytest.approx(ours.total_s)
+    modelled = rows[rows.algorithm != "mpi"]
+    if which == "fitted":
+        assert set(rows.variant) == {"textbook"}
+        assert np.allclose(rows.predicted_s, rows.textbook_s)
+    else:
+        assert set(modelled.variant) <= {"overheads", "contention"}
+        assert set(rows[rows.algorithm == "mpi"].variant) == {"textbook"}
 
 
 def test_the_fitted_calibration_describes_the_runs_own_timings(swept: Run) -> None:
@@ -170,22 +185,21 @@ def test_winners_are_decided_only_when_the_launches_agree(swept: Run) -> None:
     assert set(rows.pairing) <= {"same launch", "same round"}
 
 
-def predicted_times(cal: dict, models: tuple[str, str], ranks: int, n: float) -> list[float]:
-    """Smooth-block predictions of two models at n bytes with the calibration."""
-    alpha, beta = segment_params(cal, n)
-    gamma = cal["gammas"]["float32/sum"]
-    return [predict(m, ranks, n, alpha, beta, gamma, 4, smooth=True).total_s for m in models]
+def predicted_times(cal: dict, names: tuple[str, str], ranks: int, n: float) -> list[float]:
+    """Smooth-block predictions of two algorithms at n bytes with the calibration, as stored."""
+    params = Params.from_row(cal)
+    return [predict_with(params, a, ranks, n, "float32", "sum", smooth=True).total_s for a in names]
 
 
 def test_predicted_crossovers_are_where_the_model_changes_order(swept: Run) -> None:
     rows = swept.sql("SELECT * FROM crossovers WHERE run_id = ? AND kind = 'predicted'")
-    cals = {c["calibration_id"]: c for c in (swept.pingpong, swept.fitted)}
+    cals = {c["calibration_id"]: c for c in swept.calibrations}
     assert set(rows.calibration_id) <= set(cals)
     assert rows.bytes.between(*SWEPT).all() and rows.low_bytes.isna().all()
     for r in rows.itertuples(index=False):
-        models = (model_for(r.algorithm_a), model_for(r.algorithm_b))
-        before = predicted_times(cals[r.calibration_id], models, r.ranks, r.bytes * 0.999)
-        after = predicted_times(cals[r.calibration_id], models, r.ranks, r.bytes * 1.001)
+        names = (r.algorithm_a, r.algorithm_b)
+        before = predicted_times(cals[r.calibration_id], names, r.ranks, r.bytes * 0.999)
+        after = predicted_times(cals[r.calibration_id], names, r.ranks, r.bytes * 1.001)
         assert before[0] <= before[1] and after[0] >= after[1], r
 
 
@@ -196,7 +210,7 @@ def test_a_change_of_predicted_order_over_the_range_gives_a_crossover(swept: Run
         for r in rows.itertuples(index=False)
     }
     checked = 0
-    for cal in (swept.pingpong, swept.fitted):
+    for cal in swept.calibrations:
         for ranks in (2, 3):
             for pair in (("rabenseifner", "recursive_doubling"), ("recursive_doubling", "ring")):
                 lo = np.subtract(*predicted_times(cal, pair, ranks, SWEPT[0]))
@@ -209,7 +223,7 @@ def test_a_change_of_predicted_order_over_the_range_gives_a_crossover(swept: Run
 
 def test_best_choices_pick_the_fastest_measured_and_predicted(swept: Run) -> None:
     choices = swept.sql("SELECT * FROM best_choices WHERE run_id = ?")
-    assert len(choices) == 2 * 2 * 6  # calibrations x ranks x sizes
+    assert len(choices) == 3 * 2 * 6  # calibrations x ranks x sizes
     times = swept.sql(
         "SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.calibration_id, m.predicted_s "
         "FROM points p JOIN predictions m USING (point_id) "
@@ -227,7 +241,8 @@ def test_best_choices_pick_the_fastest_measured_and_predicted(swept: Run) -> Non
         assert r.pick_s == mine.median_s[r.predicted_best]
         assert r.slowdown == pytest.approx(r.pick_s / r.best_s - 1) and r.slowdown >= 0
         assert r.same_model == (model_for(r.measured_best) == model_for(r.predicted_best))
-    assert "mpi:ring" not in set(choices.predicted_best), "ties go to collsweep's own ring"
+    textbook = choices[choices.calibration_id == swept.fitted["calibration_id"]]
+    assert "mpi:ring" not in set(textbook.predicted_best), "ties go to collsweep's own ring"
 
 
 def test_agreement_per_run_and_per_group(swept: Run) -> None:
@@ -279,9 +294,12 @@ def test_every_point_and_the_run_have_their_checks(swept: Run) -> None:
     assert run_level.set_index("name").state["single_node"] == "holds"
     calibrated = run_level.dropna(subset=["calibration_id"])
     pingpong, fitted = swept.pingpong["calibration_id"], swept.fitted["calibration_id"]
+    launches = swept.launches["calibration_id"]
     expected = [
+        ("calibration_fit", launches),
         ("calibration_fit", pingpong),
         ("calibration_fit", fitted),
+        ("no_protocol_switch", launches),
         ("no_protocol_switch", pingpong),
     ]
     assert sorted(zip(calibrated.name, calibrated.calibration_id, strict=True)) == sorted(expected)

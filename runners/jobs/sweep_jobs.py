@@ -176,9 +176,18 @@ class GroupRunner:
         )
 
     def _store_calibration(self, event: Calibrated, planned: Launch) -> None:
+        """Queue the launch's calibration; one that cannot be fitted costs only its
+        predictions, never the launch's points."""
         group = planned.group
         where = {"run_id": self.run_id, "job": group.label, "launch": planned.index}
-        row = calibration_row(asdict(event), extra=where)
+        try:
+            row = calibration_row(asdict(event), extra=where)
+        except ValueError as exc:
+            self.progress.out(
+                f"ranks={group.ranks} launch {planned.index + 1}: its calibration "
+                f"cannot be fitted ({exc}); predictions use the others"
+            )
+            return
         row["calibration_id"] = f"{LAUNCH_PREFIX}{self.run_id}:{group.label}:{planned.index}"
         row["source"] = f"{LAUNCH_PREFIX}{self.run_id}"
         self.writer.add_calibration(row)

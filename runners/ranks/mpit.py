@@ -72,17 +72,18 @@ class Switch:
 
 
 def allreduce_switch() -> Switch:
-    """The switch for the allreduce algorithm; SwitchUnavailable when the library's enum order
-    is not the verified one or MPI_T cannot write it."""
+    """The switch for the allreduce algorithm, the settings left as they were; SwitchUnavailable
+    when the library's enum order is not the verified one or MPI_T cannot write it."""
     version = short_library_version(MPI.Get_library_version())
     if not switching.supported(version):
         raise SwitchUnavailable(f"{version}: its allreduce cvar values are not verified")
-    switch = Switch([switching.ALGORITHM_CVAR, switching.DEVICE_CVAR])
+    switch = Switch(switching.CVARS)
+    before = {name: switch.read(name) for name in switching.CVARS}
     probe = switching.settings("mpi:ring")
     switch.apply(probe)
     if switch.read(switching.ALGORITHM_CVAR) != probe[switching.ALGORITHM_CVAR]:
         raise SwitchUnavailable("MPI_T_cvar_write did not change the allreduce algorithm")
-    switch.apply(switching.settings("mpi"))
+    switch.apply(before)  # as the launch's environment set them
     return switch
 
 

@@ -65,11 +65,14 @@ def time_copy(pair: MPI.Comm, nbytes: int, repeats: int, rule: StopRule, warmup:
 
 
 def time_overheads(pair: MPI.Comm, rule: StopRule, warmup: int) -> list[dict]:
-    """Median seconds of each overhead run that this library can run (float32 sum)."""
+    """Median seconds of each overhead run that this library can run (float32 sum). The
+    allreduce settings are put back as they were (a launch may force an algorithm through its
+    environment, which a write through MPI_T would undo)."""
     try:
         switch = allreduce_switch()
     except SwitchUnavailable:
         switch = None
+    before = {n: switch.read(n) for n in switching.CVARS} if switch is not None else {}
     rows = []
     for algorithm, count in RUN_ELEMENTS.items():
         library = algorithm.startswith("mpi:")
@@ -82,5 +85,5 @@ def time_overheads(pair: MPI.Comm, rule: StopRule, warmup: int) -> list[dict]:
         summary = summarize(measure(pair, [call], rule, warmup))
         rows.append({"algorithm": algorithm, "count": count, "median_s": summary.median_s})
     if switch is not None:
-        switch.apply(switching.settings("mpi"))
+        switch.apply(before)
     return rows
