@@ -20,6 +20,7 @@ from benchmarks import (
     fig_dashboard,
     fig_library,
     fig_limits,
+    fig_model,
     fig_overhead,
     fig_precision,
     fig_repro,
@@ -35,6 +36,7 @@ FIGURES: dict[int, tuple[str, Callable[[bool], Figure]]] = {
     4: ("Dashboard data", fig_dashboard.run),
     5: ("Physical limits", fig_limits.run),
     6: ("Reproducibility", fig_repro.run),
+    7: ("Model accuracy", fig_model.run),
 }
 
 
