@@ -41,7 +41,8 @@ RankRound = tuple[StepLoad, ...]  # one rank's steps in one round
 
 @dataclass(frozen=True)
 class MessageCost:
-    """One-way time of a point-to-point message by size, from a calibration's ping-pong.
+    """Time of one operation by size from a calibration's medians: a one-way message (the
+    ping-pong), an exchange, or a local copy.
 
     The medians are made monotone (a running maximum: a larger message never costs less) and
     interpolated linearly in bytes between measured sizes; below the smallest size the
@@ -67,10 +68,12 @@ class MessageCost:
         return self.seconds[0]
 
     def __call__(self, nbytes: float) -> float:
-        """Seconds for one message of `nbytes` bytes."""
+        """Seconds for `nbytes` bytes."""
         xs, ys = self.sizes, self.seconds
-        if nbytes <= xs[-1] or len(xs) == 1:
-            return float(np.interp(nbytes, xs, ys)) if nbytes <= xs[-1] else ys[-1]
+        if nbytes <= xs[-1]:
+            return float(np.interp(nbytes, xs, ys))
+        if len(xs) == 1:
+            return ys[-1]
         slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.0
         return ys[-1] + slope * (nbytes - xs[-1])
 

@@ -108,15 +108,18 @@ TIMING = TimingPolicy(
 
 LAUNCH_BUDGET_S = 0.6  # a launch's calibration, all sizes together
 LAUNCH_MIN_TOP = 64 * 2**10  # a launch's calibration measures messages up to at least this
+LAUNCH_MAX_TOP = 16 * 2**20  # ... and at most this (time and memory)
 
 
 def launch_job(spec: SweepSpec) -> dict:
     """The short calibration every launch of a sweep makes first: ping-pong, exchange and copy
     over the sizes its rounds send (8 B up to the largest payload, doubling; at least up to
-    LAUNCH_MIN_TOP so that a fit has sizes on both sides of the eager limit), reductions of its
-    dtypes and ops, and the overhead runs."""
-    sizes = size_range(min(8, min(spec.sizes)), max(max(spec.sizes), LAUNCH_MIN_TOP))
-    largest = max(max(spec.sizes), DEFAULT_REDUCE_SIZES[0])
+    LAUNCH_MIN_TOP so that a fit has sizes on both sides of the eager limit, at most
+    LAUNCH_MAX_TOP: beyond it the curves go on with their last slope), reductions of its dtypes
+    and ops, and the overhead runs."""
+    top = min(max(max(spec.sizes), LAUNCH_MIN_TOP), LAUNCH_MAX_TOP)
+    sizes = size_range(min(8, min(spec.sizes)), top)
+    largest = max(min(max(spec.sizes), LAUNCH_MAX_TOP), DEFAULT_REDUCE_SIZES[0])
     reduce_sizes = [n for n in DEFAULT_REDUCE_SIZES if n <= largest]
     return worker_job(sizes, reduce_sizes, spec.dtypes, spec.ops, LAUNCH_BUDGET_S)
 
