@@ -211,6 +211,22 @@ def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) 
     assert set(predicted.calibration_id) <= set(stored.calibration_id.dropna())
 
 
+def test_the_verdict_summarises_every_group(calibrated: tuple[Path, dict], swept: str) -> None:
+    """`crossovers --summary` gives one line per (ranks, dtype, op), its bands in size order."""
+    db, _ = calibrated
+    result = run_cli("crossovers", swept, "--summary", "--store", str(db))
+    assert result.returncode == 0, result.stderr
+    groups = store.query(
+        db, "SELECT DISTINCT ranks, dtype, op FROM winners WHERE run_id = ?", [swept]
+    )
+    heads = [line for line in result.stdout.splitlines() if line.startswith("p=")]
+    assert len(heads) == len(groups) > 0
+    decided = store.query(
+        db, "SELECT winner FROM winners WHERE run_id = ? AND decided", [swept]
+    ).winner
+    assert all(f": {w}" in result.stdout for w in set(decided))
+
+
 def test_crossovers_and_analyze_refuse_an_unknown_run(
     capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict]
 ) -> None:

@@ -51,6 +51,7 @@ from runners.analysis.points import (
     model_of,
     prediction_rows,
 )
+from runners.analysis.verdict import run_verdict
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.calibration import LAUNCH_PREFIX, LAUNCHES_PREFIX, combined_calibration
 from runners.domain.errors import BadInput
@@ -257,6 +258,10 @@ def after_sweep(path: Path, run_id: str, progress: Progress = _stderr) -> None:
         )
         return
     progress(summary.describe())
+    run = store.get_run(path, run_id) or {"run_id": run_id}
+    progress("verdict (decided winners by size; ties where the launches disagree):")
+    for line in run_verdict(path, run):
+        progress(line)
 
 
 # --- reading back, for the command line ----------------------------------------------------

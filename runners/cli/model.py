@@ -173,6 +173,13 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
 
     path = store_path(args)
     frame = analysis.crossovers_frame(path, args.run)
+    if args.summary:
+        from runners import store
+        from runners.analysis.verdict import run_verdict
+
+        lines = run_verdict(path, store.get_run(path, args.run))
+        print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")
+        return 0
     agreement = analysis.agreement_frame(path, args.run)
     if agreement.empty:
         print(
@@ -203,14 +210,18 @@ def add_model_reading(sub: argparse._SubParsersAction) -> None:
     crossovers = sub.add_parser(
         "crossovers",
         help="a run's measured and predicted crossovers, and the model's agreement",
-        description="For every pair of algorithms and (ranks, dtype, op) of RUN: where the "
-        "measured medians change order (log-log interpolation, 90% bootstrap interval from "
-        "the raw samples) and where each calibration's model predicts it (T_A = T_B within "
-        "the swept sizes). algorithm_a is the faster below the crossover. As a table, also "
-        "how often the model picks the measured best. Rows: the crossovers table "
-        "(docs/schema.md).",
+        description="For every pair of algorithms and (ranks, dtype, op) of RUN: where their "
+        "order, decided by the paired launches, flips between two measured sizes, and where "
+        "each calibration's model predicts it (T_A = T_B within the swept sizes). algorithm_a "
+        "is the faster below the crossover. As a table, also the winners per cell and how "
+        "often the model picks the measured best. Rows: the crossovers table (docs/schema.md). "
+        "--summary prints the verdict instead: per group the winner along the size axis "
+        "(ties where the launches disagree) and where it changes, measured beside predicted.",
     )
     crossovers.add_argument("run", help="run id (see collsweep runs)")
+    crossovers.add_argument(
+        "--summary", action="store_true", help="the verdict per group, not the tables"
+    )
     crossovers.add_argument("--format", choices=("table", "csv", "json"), default="table")
     add_store_option(crossovers)
     crossovers.set_defaults(handler=cmd_crossovers)
