@@ -248,12 +248,18 @@ def test_best_choices_pick_the_fastest_measured_and_predicted(swept: Run) -> Non
 def test_agreement_per_run_and_per_group(swept: Run) -> None:
     agreement = swept.sql("SELECT * FROM agreement WHERE run_id = ?")
     choices = swept.sql("SELECT * FROM best_choices WHERE run_id = ?")
-    assert set(agreement.scope) == {"run", "ranks=2 float32 sum", "ranks=3 float32 sum"}
+    over = {r for r in (2, 3) if r > physical_cores()}
+    placements = {"dedicated"} | ({"oversubscribed"} if over else set())
+    groups = {"ranks=2 float32 sum", "ranks=3 float32 sum"}
+    assert set(agreement.scope) == {"run"} | placements | groups
     assert agreement.model_pick_share.between(0, 1).all() and (agreement.mean_slowdown >= 0).all()
     for r in agreement.itertuples(index=False):
         mine = choices[choices.calibration_id == r.calibration_id]
-        if r.scope != "run":
+        if r.scope in groups:
             mine = mine[mine.ranks == r.ranks]
+        elif r.scope != "run":
+            mine = mine[mine.ranks.isin(over) == (r.scope == "oversubscribed")]
+        assert r.median_slowdown == pytest.approx(mine.slowdown.median())
         assert r.points == len(mine)
         assert r.model_pick_share == pytest.approx((mine.slowdown == 0).mean())
         assert r.mean_slowdown == pytest.approx(mine.slowdown.mean())

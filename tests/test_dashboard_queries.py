@@ -402,11 +402,13 @@ def test_agreement_is_read_from_the_analysis(demo: Path) -> None:
     stored = store.query(
         demo,
         "SELECT * FROM agreement WHERE run_id = ? AND calibration_id = ? "
-        "AND (scope = 'run' OR (dtype = 'float32' AND op = 'sum'))",
+        "AND (scope IN ('run', 'dedicated', 'oversubscribed') "
+        "OR (dtype = 'float32' AND op = 'sum'))",
         [RUN_A, CAL],
     )
     assert len(shown) == len(stored) > 1 and shown["scope"].iloc[0] == "run"
-    assert set(shown.loc[shown["scope"] != "run", "dtype"]) == {"float32"}
+    groups = ~shown["scope"].isin(["run", "dedicated", "oversubscribed"])
+    assert set(shown.loc[groups, "dtype"]) == {"float32"}
     run_row = stored[stored["scope"] == "run"].iloc[0]
     assert shown["model_pick_share"].iloc[0] == pytest.approx(run_row["model_pick_share"])
     none = queries.crossover_data(demo, queries.Scope(RUN_A, dtype="float32", op="sum")).agreement

@@ -55,11 +55,12 @@ class CrossoverData:
 
 
 _AGREEMENT_SQL = """
-SELECT scope, ranks, dtype, op, points, model_pick_share, mean_slowdown, same_model_share
+SELECT scope, ranks, dtype, op, points, model_pick_share, same_model_share, median_slowdown,
+       mean_slowdown
 FROM agreement
 WHERE run_id = $run AND calibration_id = $cal
-  AND (scope = 'run' OR (dtype = $dtype AND op = $op))
-ORDER BY scope = 'run' DESC, ranks
+  AND (scope IN ('run', 'dedicated', 'oversubscribed') OR (dtype = $dtype AND op = $op))
+ORDER BY scope = 'run' DESC, scope = 'dedicated' DESC, scope = 'oversubscribed' DESC, ranks
 """
 
 

@@ -33,16 +33,26 @@ def _agreement(data: queries.CrossoverData, run_id: str) -> None:
             f"`collsweep analyze {run_id}` to compute it."
         )
         return
-    whole = data.agreement[data.agreement["scope"] == "run"]
-    row = whole.iloc[0] if not whole.empty else None
-    a, b, c = st.columns(3)
-    share = math.nan if row is None else float(row["model_pick_share"])
-    slowdown = math.nan if row is None else float(row["mean_slowdown"])
-    a.metric("Model picks the measured best (whole run)", _percent(share))
-    b.metric("Mean slow-down of the model's pick", _percent(slowdown))
-    c.metric("Points compared", 0 if row is None else int(row["points"]))
+    scopes = data.agreement.set_index("scope")
+    where = "dedicated" if "dedicated" in scopes.index else "run"
+    row = scopes.loc[where] if where in scopes.index else None
+    a, b, c, d = st.columns(4)
+
+    def figure(column: str) -> float:
+        return math.nan if row is None or column not in row else float(row[column])
+
+    label = "groups with a core per rank" if where == "dedicated" else "whole run"
+    a.metric(f"Model picks the measured best ({label})", _percent(figure("model_pick_share")))
+    b.metric("Picks the right schedule", _percent(figure("same_model_share")))
+    c.metric("Median slow-down of its pick", _percent(figure("median_slowdown")))
+    d.metric("Cells compared", 0 if row is None else int(row["points"]))
+    if "oversubscribed" in scopes.index:
+        st.caption(
+            "Oversubscribed groups (more ranks than cores) are left out of these figures; "
+            "their rows are below."
+        )
     st.caption("Per group of this datatype and op, as recorded by the analysis:")
-    groups = data.agreement[data.agreement["scope"] != "run"]
+    groups = data.agreement[~data.agreement["scope"].isin(["run", "dedicated"])]
     ui.table(groups.drop(columns=["scope"]), key="agreement_table")
 
 

@@ -78,10 +78,12 @@ ORDER BY ranks, dtype, op, bytes
 """
 
 AGREEMENT_SQL = """
-SELECT scope, calibration_id, points, model_pick_share, mean_slowdown, same_model_share
+SELECT scope, calibration_id, points, model_pick_share, median_slowdown, mean_slowdown,
+       same_model_share
 FROM agreement
 WHERE run_id = ?
-ORDER BY scope <> 'run', ranks, dtype, op, calibration_id
+ORDER BY scope <> 'run', scope <> 'dedicated', scope <> 'oversubscribed', ranks, dtype, op,
+         calibration_id
 """
 
 
@@ -140,11 +142,13 @@ class AnalysisSummary:
             "agree); the others are ties",
         ]
         for row in self.agreement:
-            if row["scope"] == "run":
+            if row["scope"] in ("dedicated", "oversubscribed"):
+                apart = " (reported apart)" if row["scope"] == "oversubscribed" else ""
                 lines.append(
-                    f"  {row['calibration_id']}: the model picks the measured best at "
-                    f"{row['model_pick_share']:.0%} of {row['points']} points (its model at "
-                    f"{row['same_model_share']:.0%}), mean slowdown {row['mean_slowdown']:.1%}"
+                    f"  {row['calibration_id']}, {row['scope']} groups{apart}: the model picks "
+                    f"the measured best in {row['model_pick_share']:.0%} of {row['points']} "
+                    f"cells, the right schedule in {row['same_model_share']:.0%}; median "
+                    f"slowdown of its pick {row['median_slowdown']:.0%}"
                 )
         lines += accuracy_lines(self.accuracy)
         return "\n".join(lines)
@@ -232,6 +236,7 @@ def _choices(
 ) -> tuple[list[dict], list[dict]]:
     """best_choices and agreement rows of every calibration."""
     choices, agreements = [], []
+    oversubscribed = {p.ranks for p in points if p.oversubscribed}
     for p in params:
         predicted = {
             r["point_id"]: r["predicted_s"]
@@ -240,7 +245,7 @@ def _choices(
         }
         mine = best_choice_rows(*contests(points, predicted), p.calibration_id)
         choices += mine
-        agreements += agreement_rows(mine)
+        agreements += agreement_rows(mine, oversubscribed)
     return choices, agreements
 
 

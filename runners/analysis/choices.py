@@ -68,28 +68,34 @@ def best_choice_rows(
     return rows
 
 
-def agreement_rows(choices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """agreement rows of one calibration's best choices: the whole run and each (ranks, dtype,
-    op). A hit is a pick as fast as the measured best; slowdown is pick_s / best_s - 1;
+def agreement_rows(
+    choices: Sequence[dict[str, Any]], oversubscribed: set[int] = frozenset()
+) -> list[dict[str, Any]]:
+    """agreement rows of one calibration's best choices: the whole run, its groups with a core
+    per rank (`dedicated`) and the `oversubscribed` ones apart, and each (ranks, dtype, op).
+    A hit is a pick as fast as the measured best; slowdown is pick_s / best_s - 1;
     same_model_share counts the points where the measured best runs the picked model, maybe
     in another implementation (MPICH's C recursive doubling beating collsweep's Python one)."""
-    scopes: dict[Key | None, list] = {}
+    scopes: dict[Key | str, list] = {}
     for row in choices:
-        scopes.setdefault(None, []).append(row)
+        scopes.setdefault("run", []).append(row)
+        placement = "oversubscribed" if row["ranks"] in oversubscribed else "dedicated"
+        scopes.setdefault(placement, []).append(row)
         scopes.setdefault((row["ranks"], row["dtype"], row["op"]), []).append(row)
     return [_agreement(scope, rows) for scope, rows in scopes.items()]
 
 
-def _agreement(scope: Key | None, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    ranks, dtype, op = scope if scope else (None, None, None)
+def _agreement(scope: Key | str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    ranks, dtype, op = scope if isinstance(scope, tuple) else (None, None, None)
     return {
         "calibration_id": rows[0]["calibration_id"],
-        "scope": "run" if scope is None else f"ranks={ranks} {dtype} {op}",
+        "scope": scope if isinstance(scope, str) else f"ranks={ranks} {dtype} {op}",
         "ranks": ranks,
         "dtype": dtype,
         "op": op,
         "points": len(rows),
         "model_pick_share": float(np.mean([r["pick_s"] == r["best_s"] for r in rows])),
         "mean_slowdown": float(np.mean([r["slowdown"] for r in rows])),
+        "median_slowdown": float(np.median([r["slowdown"] for r in rows])),
         "same_model_share": float(np.mean([r["same_model"] for r in rows])),
     }

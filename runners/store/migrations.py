@@ -213,6 +213,7 @@ _V5 = [
     "ALTER TABLE predictions ADD COLUMN variant VARCHAR",
     "ALTER TABLE predictions ADD COLUMN textbook_s DOUBLE",
     "ALTER TABLE predictions ADD COLUMN software_s DOUBLE",
+    "ALTER TABLE agreement ADD COLUMN median_slowdown DOUBLE",
     "UPDATE predictions SET variant = 'textbook', textbook_s = predicted_s",
     """CREATE TABLE model_accuracy (
         run_id VARCHAR NOT NULL,
