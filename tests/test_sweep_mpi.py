@@ -129,6 +129,7 @@ BAD_INPUTS = [
     ["--ranks", "two"],
     ["--sizes", "1099511627776"],  # 1 TiB per rank
     ["--sizes", "18446744073709551616"],  # 2^64
+    ["--sizes", "8,64Q"],  # not a size
     ["--launcher", "nosuchlauncher -n {ranks}"],
     ["--launcher", "{ranks} {host}"],
     ["--launcher", "mpiexec -n {ranks} 'unbalanced"],

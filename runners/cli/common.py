@@ -7,6 +7,7 @@ from pathlib import Path
 
 from runners.domain.catalog import known_names
 from runners.domain.errors import BadInput
+from runners.domain.units import parse_bytes
 
 
 class UsageError(BadInput):
@@ -21,6 +22,25 @@ def int_list(text: str) -> list[int]:
         raise UsageError(f"expected comma-separated integers, got {text!r}") from None
     if not values or min(values) < 1:
         raise UsageError(f"expected integers >= 1, got {text!r}")
+    return values
+
+
+def byte_size(text: str) -> int:
+    """An argparse type: a size in bytes, K/M/G suffixes allowed ('64K', '2 MiB')."""
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def size_list(text: str) -> list[int]:
+    """Parse '8,64K,2MiB' into sizes in bytes, each >= 1."""
+    try:
+        values = [parse_bytes(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise UsageError(f"expected comma-separated sizes: {exc}") from None
+    if not values or min(values) < 1:
+        raise UsageError(f"expected sizes >= 1 byte, got {text!r}")
     return values
 
 

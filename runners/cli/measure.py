@@ -11,12 +11,15 @@ from pathlib import Path
 from runners.cli.common import (
     UsageError,
     add_store_option,
+    byte_size,
     int_list,
     json_value,
     name_list,
+    size_list,
     store_path,
 )
 from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
+from runners.domain.units import parse_bytes
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -65,7 +68,11 @@ def add_verify(sub: argparse._SubParsersAction) -> None:
 
 SPEC_FLAGS = {
     # flag: (spec key, parser, help)
-    "--sizes": ("sizes", "sizes", "bytes: '8,64,512' or MIN:MAX[:FACTOR], e.g. 8:4194304:8"),
+    "--sizes": (
+        "sizes",
+        "sizes",
+        "bytes: '8,64,512' or MIN:MAX[:FACTOR], e.g. 8:4M:8 (K/M/G suffixes are binary)",
+    ),
     "--ranks": ("ranks", "ints", "group sizes, e.g. 2,3,4,8"),
     "--dtypes": ("dtypes", "names", f"datatypes: {known_names(DTYPES)}"),
     "--ops": ("ops", "names", f"reduction ops: {known_names(OPS)}"),
@@ -119,10 +126,13 @@ def _sizes_override(text: str) -> list[int] | dict[str, int]:
             raise UsageError(f"--sizes range must be MIN:MAX[:FACTOR], got {text!r}")
         keys = ("min", "max", "factor")[: len(parts)]
         try:
-            return dict(zip(keys, (int(p) for p in parts), strict=True))
+            values = [parse_bytes(p) for p in parts[:2]] + [int(p) for p in parts[2:]]
         except ValueError:
-            raise UsageError(f"--sizes range must be integers, got {text!r}") from None
-    return int_list(text)
+            raise UsageError(
+                f"--sizes range must be MIN:MAX[:FACTOR] sizes, got {text!r}"
+            ) from None
+        return dict(zip(keys, values, strict=True))
+    return size_list(text)
 
 
 def spec_overrides(args: argparse.Namespace) -> dict:
@@ -336,9 +346,11 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
         "and store the calibration. Sweeps use the newest one for this host and MPI library.",
     )
     parser.add_argument("--ranks", type=int, default=2, help="ranks to launch (default 2)")
-    parser.add_argument("--min-bytes", type=int, default=8, help="smallest message (default 8)")
     parser.add_argument(
-        "--max-bytes", type=int, default=4 * 2**20, help="largest message (default 4 MiB)"
+        "--min-bytes", type=byte_size, default=8, help="smallest message (default 8)"
+    )
+    parser.add_argument(
+        "--max-bytes", type=byte_size, default=4 * 2**20, help="largest message (default 4 MiB)"
     )
     parser.add_argument("--factor", type=int, default=2, help="size step factor (default 2)")
     parser.add_argument("--dtypes", default="float32", help=f"datatypes: {known_names(DTYPES)}")

@@ -8,6 +8,7 @@ import sys
 from runners.cli.common import (
     UsageError,
     add_store_option,
+    byte_size,
     render,
     store_path,
 )
@@ -104,20 +105,20 @@ def prediction_report(args: argparse.Namespace) -> dict:
 
 
 def _prediction_text(r: dict) -> str:
-    from runners.domain.units import format_bytes
+    from runners.domain.units import format_bytes, format_seconds
 
     source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
     return "\n".join(
         [
             f"{r['algorithm']} on {r['ranks']} ranks, {format_bytes(r['bytes'])} "
-            f"{r['dtype']}/{r['op']} (model {r['model']}, {source}):",
-            f"  predicted  {r['predicted_s']:.4e} s",
-            f"  latency    {r['latency_s']:.4e} s  = {r['messages']:g} messages x alpha "
-            f"{r['alpha_s']:.4e} s",
-            f"  bandwidth  {r['bandwidth_s']:.4e} s  = {format_bytes(r['bytes_sent'])} sent x "
-            f"beta {r['beta_s_per_byte']:.4e} s/B",
-            f"  reduction  {r['reduction_s']:.4e} s  = {format_bytes(r['bytes_reduced'])} "
-            f"reduced x gamma {r['gamma_s_per_byte']:.4e} s/B",
+            f"{r['dtype']}/{r['op']} (model {r['model']}, {source}, closed form):",
+            f"  predicted  {format_seconds(r['predicted_s'])}",
+            f"  latency    {format_seconds(r['latency_s'])} = {r['messages']:g} messages x alpha "
+            f"{format_seconds(r['alpha_s'])}",
+            f"  bandwidth  {format_seconds(r['bandwidth_s'])} = {format_bytes(r['bytes_sent'])} "
+            f"sent x beta {r['beta_s_per_byte']:.3g} s/B",
+            f"  reduction  {format_seconds(r['reduction_s'])} = "
+            f"{format_bytes(r['bytes_reduced'])} reduced x gamma {r['gamma_s_per_byte']:.3g} s/B",
         ]
     )
 
@@ -143,7 +144,9 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--algorithm", required=True, help="e.g. ring, rabenseifner, mpi:ring")
     parser.add_argument("--ranks", type=int, required=True, help="number of ranks")
-    parser.add_argument("--bytes", type=int, required=True, help="bytes per rank")
+    parser.add_argument(
+        "--bytes", type=byte_size, required=True, help="bytes per rank (K/M/G suffixes: binary)"
+    )
     parser.add_argument("--alpha", type=float, help="seconds per message")
     parser.add_argument("--beta", type=float, help="seconds per byte sent")
     parser.add_argument("--gamma", type=float, help="seconds per byte reduced")

@@ -40,3 +40,24 @@ def format_seconds(seconds: float) -> str:
         if abs(seconds) >= scale:
             return f"{_digits(seconds / scale)} {unit}"
     return f"{_digits(seconds / 1e-9)} ns"
+
+
+_SUFFIXES = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_bytes(text: str) -> int:
+    """'4096', '64K', '64 KiB', '1.5M', '2 MiB', '1G': a whole number of bytes. Suffixes are
+    binary (K = KiB = 1024), case-insensitive, with an optional 'iB' or 'B'. ValueError for
+    anything else (a fraction of a byte included)."""
+    cleaned = text.strip().lower().replace(" ", "").replace("_", "")
+    for tail in ("ib", "b"):
+        if cleaned.endswith(tail) and cleaned[: -len(tail)][-1:].isalpha():
+            cleaned = cleaned[: -len(tail)]
+            break
+    number, suffix = (cleaned[:-1], cleaned[-1]) if cleaned[-1:].isalpha() else (cleaned, "")
+    if suffix not in _SUFFIXES or not number:
+        raise ValueError(f"not a size in bytes: {text!r} (e.g. 4096, 64K, 2 MiB)")
+    value = float(number) * _SUFFIXES[suffix]
+    if not value.is_integer():
+        raise ValueError(f"not a whole number of bytes: {text!r}")
+    return int(value)
