@@ -5,11 +5,13 @@ from __future__ import annotations
 import bisect
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 from runners import cli, store
 from runners.domain.catalog import DTYPES
@@ -244,3 +246,31 @@ def test_analyze_recomputes_without_duplicating(calibrated: tuple[Path, dict], s
     assert result.returncode == 0, result.stderr
     assert f"{before} predictions" in result.stdout
     assert store.query(db, count, [swept]).n.item() == before
+
+
+def test_the_command_line_stays_quiet_and_complete(
+    calibrated: tuple[Path, dict], swept: str
+) -> None:
+    """`runs` lists ops, algorithms and a duration with no None; resuming a complete run says
+    there is nothing to measure and leaves it as it was; a reader that leaves early (`| head`)
+    gets no traceback."""
+    db, _ = calibrated
+    listing = run_cli("runs", "--store", str(db))
+    assert listing.returncode == 0 and "None" not in listing.stdout
+    assert {"ops", "algorithms", "duration"} <= set(listing.stdout.split())
+    before = store.get_run(db, swept)
+    again = run_cli("sweep", "--resume", swept, "--store", str(db))
+    assert again.returncode == 0 and "nothing to measure" in again.stdout
+    after = store.get_run(db, swept)
+    assert (after["status"], after["finished_at"]) == (before["status"], before["finished_at"])
+    shell = subprocess.run(
+        f"{sys.executable} -m runners.cli query 'SELECT * FROM range(200000)' --max-rows 200000 "
+        f"--store {db} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert shell.stdout.strip() == "range"
+    assert "Traceback" not in shell.stderr and shell.stderr == ""

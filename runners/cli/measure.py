@@ -234,6 +234,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except Interrupted as exc:  # before the run was created: nothing to mark
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
         return 130
+    if args.resume and outcome.total == 0 and outcome.status == "complete":
+        print(
+            f"run {outcome.run_id} is complete: nothing to measure; its verdict: "
+            f"`collsweep crossovers {outcome.run_id} --summary --store {path}`"
+        )
+        return 0
     if outcome.stored and outcome.status != "interrupted":
         from runners import analysis  # pandas: only once there is something to analyse
 

@@ -165,6 +165,9 @@ def _sweep_locked(
     if has_forced(spec.algorithms) and switching[0] == LAUNCH and spec.library_switching == RUNTIME:
         say(f"forced library algorithms get launches of their own: {switching[1]}")
     launches = plan_launches(spec, run_id, kept, history.done(), switching[0])
+    if statuses and not launches and _already_complete(spec, run_id, statuses):
+        store.update_run(path, run_id, {"status": "complete"})  # as it was, finished_at kept
+        return SweepOutcome(run_id, "complete", "", 0, 0, True, 0)
     to_measure = {pid for planned in launches for pid in planned.group.points(run_id)}
     progress = Progress(sum(len(p.group.points(run_id)) for p in launches), out=say)
     runner = GroupRunner(
@@ -193,6 +196,12 @@ def _sweep_locked(
 
 
 KEPT = ("ok", "skipped")
+
+
+def _already_complete(spec: SweepSpec, run_id: str, statuses: dict[str, str]) -> bool:
+    """Whether a resumed run's stored points already make it complete (nothing to measure)."""
+    status, _ = final_status(all_point_ids(spec, run_id), statuses, "", "", [])
+    return status == "complete"
 
 
 def _check_writable(path: Path) -> None:

@@ -11,17 +11,21 @@ from runners import store
 from runners.store import journal
 
 RUNS_SQL = """
-SELECT r.run_id, r.status, strftime(r.started_at, '%Y-%m-%d %H:%M:%S') AS started,
-       r.host, r.mpi_version AS library,
-       string_agg(DISTINCT CAST(p.ranks AS VARCHAR), ',' ORDER BY CAST(p.ranks AS VARCHAR))
-           AS ranks,
-       string_agg(DISTINCT p.dtype, ',' ORDER BY p.dtype) AS dtypes,
+SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
+       coalesce(CAST(CAST(round(date_diff('millisecond', r.started_at, r.finished_at) / 1000)
+           AS BIGINT) AS VARCHAR) || ' s', '') AS duration,
+       coalesce(r.host, '') AS host, coalesce(r.mpi_version, '') AS library,
+       coalesce(string_agg(DISTINCT CAST(p.ranks AS VARCHAR), ','
+           ORDER BY CAST(p.ranks AS VARCHAR)), '') AS ranks,
+       coalesce(string_agg(DISTINCT p.dtype, ',' ORDER BY p.dtype), '') AS dtypes,
+       coalesce(string_agg(DISTINCT p.op, ',' ORDER BY p.op), '') AS ops,
+       count(DISTINCT p.algorithm) AS algorithms,
        count(p.point_id) FILTER (WHERE p.status = 'ok') AS ok,
        count(p.point_id) FILTER (WHERE p.status IN ('failed', 'timeout')) AS failed,
        count(p.point_id) FILTER (WHERE p.status = 'skipped') AS skipped,
        coalesce(r.status_reason, '') AS reason
 FROM runs r LEFT JOIN points p USING (run_id)
-GROUP BY r.run_id, r.status, r.started_at, r.host, r.mpi_version, r.status_reason
+GROUP BY r.run_id, r.status, r.started_at, r.finished_at, r.host, r.mpi_version, r.status_reason
 ORDER BY r.started_at DESC, r.run_id
 """
 
@@ -40,7 +44,8 @@ EXPORTED_TABLES = (
 
 
 def runs_table(path: Path) -> pd.DataFrame:
-    """One row per run: status, start, host, library, ranks, dtypes and point counts.
+    """One row per run: status, start, duration, host, library, ranks, dtypes, ops, how many
+    algorithms, and point counts (blank, never None, where a run has nothing yet).
 
     A run stored as running that no live sweep holds (its process was killed) is shown as
     'abandoned', with what to do about it.
