@@ -25,7 +25,7 @@ from dashboard.data.base import (
     catalog,
     reading,
 )
-from dashboard.data.crossovers import CrossoverData, crossover_data
+from dashboard.data.crossovers import CrossoverData, crossover_data, verdict
 from dashboard.data.curves import CurvesData, curves_data, envelope_crossovers, pass_spread
 from dashboard.data.model_fit import (
     FitComparison,
@@ -100,4 +100,5 @@ __all__ = [
     "run_grid",
     "run_user_sql",
     "runs_table",
+    "verdict",
 ]

@@ -228,6 +228,22 @@ def choose_run_with_points(path: Path) -> tuple[str, pd.DataFrame] | None:
     return run_id, grid
 
 
+def show_verdict(lines: Sequence[str], run_id: str) -> None:
+    """The verdict of the view's groups, first thing on the page: winners by size, then where
+    the decided winner changes (measured beside predicted)."""
+    if not lines:
+        st.caption(f"No verdict yet: `collsweep analyze {run_id}` makes one.")
+        return
+    text = []
+    for line in lines:
+        if line.startswith("    "):
+            text.append(f"- {line.strip()}")
+        else:
+            group, _, answer = line.partition(": ")
+            text.append(f"**{group}**: {answer}")
+    st.markdown("  \n".join(text))
+
+
 def show_badges(summary: pd.DataFrame) -> list[badges.Badge]:
     """The view's assumption badges on one line, and a warning when any is violated."""
     items = badges.badges(summary)

@@ -499,3 +499,15 @@ def test_pages_leave_no_connection_open(demo_store: Path, tmp_path, monkeypatch)
 def test_warm_up_gives_up_on_a_dead_port() -> None:
     """No server: warm_up returns False within its timeout instead of hanging."""
     assert serve.warm_up(9, timeout=0.5) is False
+
+
+@pytest.mark.parametrize(("page", "ranks"), [("views/curves.py", 4), ("views/crossovers.py", None)])
+def test_the_verdict_comes_first(demo: Path, page: str, ranks: int | None) -> None:
+    """The page opens with the stored verdict of its groups (Curves: the chosen group size)."""
+    at = open_app(page, run=RUN_A, ranks="4", dtype="float32", op="sum")
+    assert_clean(at)
+    lines = queries.verdict(demo, RUN_A, "float32", "sum", ranks)
+    heads = [line.partition(": ")[0] for line in lines if not line.startswith(" ")]
+    assert heads and (ranks is None or [h.split(" (")[0] for h in heads] == ["p=4 float32 sum"])
+    first = at.markdown[0].value
+    assert all(f"**{head}**" in first for head in heads)

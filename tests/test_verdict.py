@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runners.analysis.verdict import TIE, Band, bands, change_lines, verdict_lines
+from runners.domain.verdict import TIE, Band, bands, change_lines, verdict_lines
 
 
 def cell(nbytes: int, winner: str, decided: bool = True, runner_up: str = "ring", ranks=2):
@@ -77,4 +77,4 @@ def test_every_group_has_its_line_and_oversubscribed_ones_say_so() -> None:
         == "p=2 float32 sum: 8 B .. 64 B: mpi; 512 B: tie mpi ~ ring; 4 KiB .. 32 KiB: ring"
     )
     assert lines[1].startswith("    mpi -> ring: between 64 B and 4 KiB (no decided flip)")
-    assert lines[2] == "p=4 float32 sum (oversubscribed: more ranks than cores): 8 B .. 64 B: ring"
+    assert lines[2] == "p=4 float32 sum (oversubscribed, more ranks than cores): 8 B .. 64 B: ring"

@@ -9,6 +9,8 @@ import pandas as pd
 from dashboard.data.assumptions import _summary
 from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
 from dashboard.data.curves import _crossovers
+from runners import store
+from runners.domain.verdict import verdict_lines
 
 # --- crossovers and best choices ---------------------------------------------------------------
 
@@ -91,3 +93,18 @@ def crossover_data(path: StorePath, scope: Scope, modelled_only: bool = True) ->
             crossovers=_crossovers(con, cat, scope),
             summary=_summary(con, cat, scope),
         )
+
+
+def verdict(
+    path: StorePath, run_id: str, dtype: str, op: str, ranks: int | None = None
+) -> list[str]:
+    """The run's verdict (runners.domain.verdict) for one dtype and op, one group size or all:
+    per group its winners by size and where the decided winner changes. [] before analysis."""
+
+    def mine(row: dict) -> bool:
+        return (row["dtype"], row["op"]) == (dtype, op) and ranks in (None, row["ranks"])
+
+    inputs = store.verdict_inputs(path, run_id)
+    inputs["winners"] = [r for r in inputs["winners"] if mine(r)]
+    inputs["crossovers"] = [r for r in inputs["crossovers"] if mine(r)]
+    return verdict_lines(**inputs)

@@ -99,6 +99,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     cal = _calibration(path, run_id)
     scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal)
     data = queries.curves_data(path, scope)
+    ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks)), run_id)
     items = ui.show_badges(data.summary)
     marked = _crossovers_shown(data)
     fig = charts.curves_figure(data.points, marked, metric, badges.figure_note(items))

@@ -21,6 +21,7 @@ from runners.store.reads import (
     open_readonly,
     point_ids,
     query,
+    verdict_inputs,
 )
 from runners.store.schema import (
     ASSUMPTION_STATES,
@@ -107,5 +108,6 @@ __all__ = [
     "stored_schema_version",
     "storefile",
     "update_run",
+    "verdict_inputs",
     "write_batch",
 ]
