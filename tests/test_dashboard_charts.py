@@ -68,8 +68,21 @@ def test_format_seconds(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
 
 
-def test_colours_are_stable_and_forced_variants_lighter() -> None:
-    """Known names have fixed colours; unknown ones a stable fallback."""
+def test_colours_are_stable_and_far_apart() -> None:
+    """Known names have fixed colours, every two of them far apart (in particular X and mpi:X,
+    which once were two shades of one hue); unknown names a stable fallback."""
+    import itertools
+
+    def rgb(hex_color: str) -> tuple[int, ...]:
+        return tuple(int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+
+    known = charts.ALGORITHM_COLORS
+    for a, b in itertools.combinations(known, 2):
+        distance = sum((x - y) ** 2 for x, y in zip(rgb(known[a]), rgb(known[b]), strict=True))
+        assert distance**0.5 >= 70, (a, b)
+    for name in ("recursive_doubling", "ring"):
+        assert charts.color(name) != charts.color(f"mpi:{name}")
+    assert not set(charts.FALLBACK_COLORS) & set(known.values())
     assert charts.color("ring") == charts.color("ring") != charts.color("mpi:ring")
     assert charts.color("mpi:weird") == charts.color("mpi:weird")
     assert charts.color("mpi:weird") in charts.FALLBACK_COLORS

@@ -22,7 +22,7 @@ METRICS = {
 ALGORITHM_COLORS = {name: spec.color for name, spec in ALGORITHMS.items()} | {
     "lower_bound": "#9467bd"
 }
-FALLBACK_COLORS = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#7f7f7f", "#9edae5")
+FALLBACK_COLORS = ("#aec7e8", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d")
 SHORT_NAMES = {name: spec.short for name, spec in ALGORITHMS.items() if spec.short}
 VERDICT_SYMBOLS = {
     "faster": "triangle-up",
@@ -36,7 +36,7 @@ VERDICT_SYMBOLS = {
 
 
 def color(algorithm: str) -> str:
-    """A stable colour per algorithm; library-forced variants are lighter than their model."""
+    """A stable colour per algorithm (its descriptor's); a stable fallback for other names."""
     if algorithm in ALGORITHM_COLORS:
         return ALGORITHM_COLORS[algorithm]
     return FALLBACK_COLORS[zlib.crc32(algorithm.encode()) % len(FALLBACK_COLORS)]

@@ -36,7 +36,7 @@ class AlgorithmSpec:
     power_of_two_only: bool = False
     library: bool = False
     forced: str = ""  # the MPICH algorithm a library entry forces; "" = autotuned
-    color: str = "#7f7f7f"  # its colour in every chart (forced library variants: lighter)
+    color: str = "#7f7f7f"  # its colour in every chart (a hue apart from every other's)
     short: str = ""  # its short label in tight places (heat-map cells); "" = the name
     schedule: Schedule | None = None
     parts: Callable[[int], int] | None = whole_buffer
