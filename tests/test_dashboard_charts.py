@@ -138,6 +138,10 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo: Path)
     )
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert predicted["mpi:ring"].name == "mpi:ring (model: ring)"
+    legend = [t.name for t in fig.data if t.showlegend is not False]
+    assert legend[: len(algorithms)] == algorithms  # one entry per algorithm, below the plot
+    assert all("crossover" in name for name in legend[len(algorithms) :])
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
 
 
 def test_band_spans_p5_to_p95(demo: Path) -> None:

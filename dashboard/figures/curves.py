@@ -128,6 +128,9 @@ def _median_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
     )
 
 
+LEGEND_PER_ROW = 5  # algorithms per row of the horizontal legend (for the figure's height)
+
+
 def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
     """The model's prediction of one algorithm, dashed in its colour (None without one)."""
     predicted = rows.dropna(subset=["y_pred"])
@@ -141,6 +144,7 @@ def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
         line={"color": color(alg), "width": 2, "dash": "dash"},
         name=f"{alg} (model)" if model == alg else f"{alg} (model: {model})",
         legendgroup=alg,
+        showlegend=False,  # one legend entry per algorithm: it toggles the whole group
         meta={"role": "predicted", "algorithm": alg, "model": model},
     )
 
@@ -246,15 +250,24 @@ def curves_figure(
             fig.add_trace(_crossover_trace(values, rows, kind))
     _bytes_axis(fig, values["bytes"].tolist())
     fig.update_yaxes(type="log", dtick=1, title_text=METRICS[metric])
+    rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW)
     fig.update_layout(
-        height=560,
+        height=620 + 24 * rows_of_legend,
         margin={
             "l": 60,
             "r": 20,
             "t": 30 + 18 * (warning or "").count("<br>") + (40 if warning else 0),
-            "b": 50,
+            "b": 70 + 24 * rows_of_legend,
         },
-        legend={"groupclick": "togglegroup"},
+        # below the plot, so the plot keeps the page's width
+        legend={
+            "groupclick": "togglegroup",
+            "orientation": "h",
+            "x": 0,
+            "xanchor": "left",
+            "y": -0.12,
+            "yanchor": "top",
+        },
         hovermode="closest",
     )
     if warning:

@@ -105,7 +105,8 @@ def main(path: Path, overview: queries.Overview) -> None:
     fig = charts.curves_figure(data.points, marked, metric, badges.figure_note(items))
     ui.chart(fig, "curves_chart")
     st.caption(
-        "Solid: measured median with its p5-p95 band. Dashed: the model's prediction. "
+        "Solid: measured median with its 95% interval over launches (bars) and its p5-p95 "
+        "band. Dashed, same colour: the model's prediction (one legend entry toggles both). "
         "Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: their "
         "uncertainty). Crosses: points that break an assumption."
     )
