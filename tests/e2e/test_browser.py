@@ -156,9 +156,37 @@ def test_curves_deep_link_draws_measured_and_predicted(server, page, tmp_path) -
     assert sorted(kinds) == ["measured", "predicted"]
     assert page.evaluate(f"[{plot}.layout.xaxis.type, {plot}.layout.yaxis.type]") == ["log", "log"]
     legend = page.evaluate("document.querySelector('.js-plotly-plot .legend').textContent")
-    assert "ring (model)" in legend and "measured crossover" in legend
+    assert "ring" in legend and "(model)" not in legend and "measured crossover" in legend
     shot = shoot(page, tmp_path, "curves")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_the_curves_plot_area_is_large_at_1280_px(server, page, tmp_path) -> None:
+    """At 1280 px wide the plot area itself (axes only, legend excluded) is at least 700 x 450
+    px: the legend sits below the plot, one entry per algorithm."""
+    page.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=1280,
+        height=1800,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+    try:
+        load(page, f"{server}/curves?run={RUN_A}&ranks=3&metric=time")
+        box = page.evaluate(
+            "(() => { const r = document.querySelector('.js-plotly-plot .nsewdrag')"
+            ".getBoundingClientRect(); return [r.width, r.height]; })()"
+        )
+        shoot(page, tmp_path, "curves-1280")
+    finally:
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1400,
+            height=1800,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+    assert box[0] >= 700 and box[1] >= 450, box
 
 
 def test_changing_the_metric_rewrites_the_url(server, page) -> None:
