@@ -252,7 +252,7 @@ def curves_figure(
     fig.update_yaxes(type="log", dtick=1, title_text=METRICS[metric])
     rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW)
     fig.update_layout(
-        height=620 + 24 * rows_of_legend,
+        height=660 + 24 * rows_of_legend,
         margin={
             "l": 60,
             "r": 20,
