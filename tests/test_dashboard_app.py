@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import queries, serve
 from runners import store
+from runners.domain.units import format_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app.py"
@@ -291,7 +292,8 @@ def test_model_fit_page_shows_parameters_fit_and_residuals(demo: Path) -> None:
     assert_clean(at)
     cal = queries.calibration(demo, CAL)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["alpha (latency)"] == f"{cal['alpha_s']:.3g} s"
+    assert metrics["alpha (latency)"] == format_seconds(cal["alpha_s"])  # the run's own
+    assert at.selectbox(key="kal").value == queries.prediction_calibrations(demo, RUN_A)[0]
     assert metrics["source"] == "pingpong"
     pingpong, residual = charts(at)
     assert {"pingpong", "fit", "segment"} <= set(roles(pingpong))

@@ -119,7 +119,8 @@ def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
 
 
 def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
-    """Calibrations with predictions for the run: the run's own first, then newest first."""
+    """Calibrations with predictions for the run: its launches' own first, then the one made
+    before it, then newest first."""
     with _open(path) as con:
         frame = _df(
             con,
@@ -127,7 +128,8 @@ def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
             "LEFT JOIN calibrations k USING (calibration_id) "
             "LEFT JOIN runs r ON r.run_id = p.run_id "
             "WHERE p.run_id = $run GROUP BY p.calibration_id "
-            "ORDER BY bool_or(p.calibration_id = r.calibration_id) DESC NULLS LAST, "
+            "ORDER BY starts_with(p.calibration_id, 'launches:') DESC, "
+            "bool_or(p.calibration_id = r.calibration_id) DESC NULLS LAST, "
             "max(k.created_at) DESC NULLS LAST, p.calibration_id",
             {"run": run_id},
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.units import format_seconds
 
 
 def _fmt(value: float | None, spec: str, unit: str = "") -> str:
@@ -16,24 +18,26 @@ def _fmt(value: float | None, spec: str, unit: str = "") -> str:
     return "n/a" if value is None or value != value else f"{value:{spec}}{unit}"
 
 
-def _calibration_panel(path) -> None:
-    """A calibration's parameters, segments, gammas and the ping-pong fit."""
+def _calibration_panel(path, run_id: str) -> None:
+    """A calibration's parameters, segments, gammas, overheads and the ping-pong fit: the
+    run's own calibrations first (its launches', the one made before it, the fitted one)."""
     cals = queries.calibrations(path)
     if cals.empty:
         st.info("No calibrations in this store yet: predictions need a ping-pong calibration.")
         return
     labels = {r.calibration_id: f"{r.calibration_id} · {r.source}" for r in cals.itertuples()}
-    pingpong = cals[cals["source"] == "pingpong"]["calibration_id"].tolist()
-    default = pingpong[0] if pingpong else cals["calibration_id"].iloc[0]
-    cal_id = ui.choose("Calibration", list(labels), "kal", default, format_func=labels.get)
+    mine = [c for c in queries.prediction_calibrations(path, run_id) if c in labels]
+    options = [*mine, *(c for c in labels if c not in mine)]
+    cal_id = ui.choose("Calibration", options, "kal", options[0], format_func=labels.get)
     cal = queries.calibration(path, cal_id)
     if cal is None:
         return
     a, b, c, d = st.columns(4)
-    a.metric("alpha (latency)", _fmt(cal["alpha_s"], ".3g", " s"))
-    b.metric("beta (per byte)", _fmt(cal["beta_s_per_byte"], ".3g", " s/B"))
+    a.metric("alpha (latency)", _seconds(cal["alpha_s"]))
+    b.metric("beta (per byte)", _rate(cal["beta_s_per_byte"]))
     c.metric("R² (whole range)", _fmt(cal["r_squared"], ".4f"))
     d.metric("source", str(cal.get("source") or ""))
+    _suspicious(cal)
     ui.chart(charts.pingpong_figure(cal), "pingpong_chart")
     left, right = st.columns(2)
     left.markdown("**Piecewise segments**")
@@ -43,6 +47,48 @@ def _calibration_panel(path) -> None:
     gammas = cal.get("gammas") or {}
     with right:
         ui.table(pd.DataFrame({"dtype/op": list(gammas), "gamma_s_per_byte": [*gammas.values()]}))
+    overheads = _decoded(cal.get("overheads"))
+    if overheads:
+        st.markdown("**Software overheads** (zero-byte runs of each implementation, p=2)")
+        ui.table(
+            pd.DataFrame(
+                [
+                    {
+                        "family": f,
+                        "per call": _seconds(v["call_s"]),
+                        "per round": _seconds(v["round_s"]),
+                    }
+                    for f, v in overheads.items()
+                ]
+            ),
+            key="overheads",
+        )
+
+
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None or value != value else format_seconds(float(value))
+
+
+def _rate(seconds_per_byte: float | None) -> str:
+    """beta as people read it: s/B and the bandwidth it means."""
+    if seconds_per_byte is None or not seconds_per_byte > 0:
+        return _fmt(seconds_per_byte, ".3g", " s/B")
+    return f"{seconds_per_byte:.3g} s/B ({1e-9 / seconds_per_byte:.3g} GB/s)"
+
+
+def _decoded(value):
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _suspicious(cal: dict) -> None:
+    """Say what in a fit deserves doubt: a zero gamma (no reduction cost was separable)."""
+    zero = [key for key, gamma in (cal.get("gammas") or {}).items() if not gamma]
+    if zero:
+        st.warning(
+            f"gamma = 0 for {', '.join(zero)}: the reduction cost could not be separated from "
+            "the rest, so predictions leave it out.",
+            icon=":material/help:",
+        )
 
 
 def _fitted_panel(path, run_id: str) -> None:
@@ -139,9 +185,9 @@ def _accuracy_panel(path, run_id: str) -> None:
 
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
-    st.subheader("Calibration")
-    _calibration_panel(path)
     run_id = ui.choose_run(queries.runs_table(path))
+    st.subheader("Calibration")
+    _calibration_panel(path, run_id)
     st.subheader("Microbenchmark vs fitted from collectives")
     _fitted_panel(path, run_id)
     st.subheader("How well each model variant predicts this run")
