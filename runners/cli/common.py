@@ -68,11 +68,15 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def render(frame, fmt: str) -> str:
+    """A table as csv, json or text; text shows floats to 6 significant digits (a median of
+    3.2e-06 s stays readable instead of rounding to 0.000003)."""
     if fmt == "csv":
         return frame.to_csv(index=False).rstrip("\n")
     if fmt == "json":
         return frame.to_json(orient="records", date_format="iso", indent=1)
-    return frame.to_string(index=False) if len(frame) else "(no rows)"
+    if not len(frame):
+        return "(no rows)"
+    return frame.to_string(index=False, float_format=lambda x: f"{x:.6g}")
 
 
 def json_value(value: object) -> object:
