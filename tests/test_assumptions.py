@@ -211,3 +211,10 @@ def test_stable_machine_is_violated_by_a_state_change_with_its_evidence() -> Non
     assert row["state"] == "violated"
     assert "1.9-4.4 us (2.32x) in ranks=4 config=default" in row["detail"]
     assert A.stable_machine([])["state"] == "unknown"
+
+
+def test_cautions_name_oversubscribed_groups_and_a_busy_machine() -> None:
+    assert A.caution_notes([2], [0.1, 0.1, 0.1], cores=2) == []
+    over, busy = A.caution_notes([2, 3, 4], [1.7, 1.0, 0.5], cores=2)
+    assert over.startswith("p=3, p=4: more ranks than the 2 cores")
+    assert "1-minute load 1.70 on 2 cores" in busy

@@ -256,6 +256,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"{': ' + outcome.reason if outcome.reason else ''}"
     )
     print(f"store: {path}")
+    for caution in outcome.cautions:
+        print(f"caution: {caution}")
     if outcome.status == "interrupted" or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
         return 130

@@ -298,6 +298,26 @@ def quiet_machine(load_average: Sequence[float] | None, cores: int) -> dict[str,
     return check("quiet_machine", HOLDS, detail)
 
 
+def caution_notes(ranks: Sequence[int], load_average: Sequence[float], cores: int) -> list[str]:
+    """What a user should know before trusting a sweep's numbers on this machine, in words:
+    groups with more ranks than cores, and other work on the cores (empty when neither)."""
+    notes = []
+    over = [r for r in ranks if r > cores]
+    if over:
+        groups = ", ".join(f"p={r}" for r in over)
+        notes.append(
+            f"{groups}: more ranks than the {cores} cores here (oversubscribed): their timings "
+            "measure the scheduler as much as the algorithms; reported apart, never a test of "
+            "the model"
+        )
+    if load_average and load_average[0] >= QUIET_LOAD:
+        notes.append(
+            f"the machine was busy (1-minute load {load_average[0]:.2f} on {cores} cores): other "
+            "processes stall the ranks; run again on a quiet machine for numbers to trust"
+        )
+    return notes
+
+
 STABLE_SPREAD = 1.5  # the most a probe may vary over a run (slowest / fastest)
 
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runners import __version__, store
+from runners.domain.assumptions import caution_notes
 from runners.domain.catalog import has_forced
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import all_point_ids, plan_launches, skipped_points
@@ -56,6 +57,7 @@ class SweepOutcome:
     total: int
     stored: bool = True  # False: left on a second signal with writes still in the journal
     partial: int = 0  # points measured in some, not all, of their launches
+    cautions: tuple[str, ...] = ()  # what to know before trusting the numbers (said at start)
 
 
 def new_run_id() -> str:
@@ -170,8 +172,12 @@ def _sweep_locked(
         return SweepOutcome(run_id, "complete", "", 0, 0, True, 0)
     to_measure = {pid for planned in launches for pid in planned.group.points(run_id)}
     progress = Progress(sum(len(p.group.points(run_id)) for p in launches), out=say)
+    load = os.getloadavg()
+    cautions = tuple(caution_notes(spec.ranks, load, physical_cores()))
+    for caution in cautions:
+        say(f"caution: {caution}")
     runner = GroupRunner(
-        spec, run_id, writer, progress, history, load_before=os.getloadavg(), switching=switching
+        spec, run_id, writer, progress, history, load_before=load, switching=switching
     )
     interrupted, error = "", ""
     try:
@@ -192,7 +198,9 @@ def _sweep_locked(
     stored = _finish(writer, status, reason, say)
     measured = sum(writer.statuses.get(pid, PARTIAL) != PARTIAL for pid in to_measure)
     partial = sum(writer.statuses.get(pid) == PARTIAL for pid in to_measure)
-    return SweepOutcome(run_id, status, reason, measured, len(to_measure), stored, partial)
+    return SweepOutcome(
+        run_id, status, reason, measured, len(to_measure), stored, partial, cautions
+    )
 
 
 KEPT = ("ok", "skipped")

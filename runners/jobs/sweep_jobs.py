@@ -30,6 +30,7 @@ from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.units import format_bytes, format_seconds
 from runners.jobs import calibrate, launch
 from runners.jobs.point_history import PointHistory
 from runners.jobs.run_writer import RunWriter
@@ -73,11 +74,11 @@ class Progress:
         elapsed = time.monotonic() - self.started
         eta = elapsed / self.done * (self.total - self.done)
         median = row.get("median_s")
-        shown = f"{median * 1e6:10.2f} us" if median else f"{row['status']:>13}"
+        shown = f"{format_seconds(median):>10}" if median else f"{row['status']:>10}"
         self.out(
             f"[{self.done:>4}/{self.total}] L{row.get('launches') or 0} "
             f"p={row['ranks']:<3} {row['algorithm']:<27}"
-            f"{row['bytes']:>11} B {row['dtype']:<8}{row['op']:<14}{shown}"
+            f"{format_bytes(row['bytes']):>9} {row['dtype']:<8}{row['op']:<14}{shown}"
             f"   ETA {int(eta // 60)}:{int(eta % 60):02d}"
         )
 
