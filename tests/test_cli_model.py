@@ -274,3 +274,25 @@ def test_the_command_line_stays_quiet_and_complete(
     )
     assert shell.stdout.strip() == "range"
     assert "Traceback" not in shell.stderr and shell.stderr == ""
+
+
+def test_export_writes_every_table_of_the_run_with_its_calibrations(
+    calibrated: tuple[Path, dict], swept: str, tmp_path: Path
+) -> None:
+    """One file per table; the calibrations the run's predictions refer to come along."""
+    from runners.store.reports import EXPORTED_TABLES
+
+    db, cal = calibrated
+    result = run_cli("export", swept, "--output", str(tmp_path), "--store", str(db))
+    assert result.returncode == 0, result.stderr
+    names = {p.name for p in tmp_path.iterdir()}
+    assert names == {f"{swept}_{t}.csv" for t in (*EXPORTED_TABLES, "calibrations")}
+    exported = set(pd.read_csv(tmp_path / f"{swept}_calibrations.csv").calibration_id)
+    referred = set(
+        store.query(
+            db, "SELECT DISTINCT calibration_id FROM predictions WHERE run_id = ?", [swept]
+        ).calibration_id
+    )
+    assert referred <= exported and cal["calibration_id"] in exported
+    points = pd.read_csv(tmp_path / f"{swept}_points.csv")
+    assert set(points.run_id) == {swept} and len(points) > 0

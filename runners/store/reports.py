@@ -40,7 +40,16 @@ EXPORTED_TABLES = (
     "agreement",
     "winners",
     "probes",
+    "model_accuracy",
 )
+# The calibrations a run's predictions refer to, and its launches' own (they have no run_id).
+RUN_CALIBRATIONS_SQL = """
+SELECT * FROM calibrations
+WHERE calibration_id IN (SELECT calibration_id FROM predictions WHERE run_id = $run)
+   OR calibration_id = (SELECT calibration_id FROM runs WHERE run_id = $run)
+   OR source = 'launch:' || $run
+ORDER BY created_at, calibration_id
+"""
 
 
 def runs_table(path: Path) -> pd.DataFrame:
@@ -63,14 +72,17 @@ def runs_table(path: Path) -> pd.DataFrame:
 
 
 def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
-    """Every table's rows for one run (raises StoreError for an unknown run)."""
+    """Every table's rows for one run, and the calibrations it refers to (raises StoreError
+    for an unknown run)."""
     if store.get_run(path, run_id) is None:
         raise store.StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
     with store.open_readonly(path) as con:
-        return {
+        tables = {
             table: con.execute(f"SELECT * FROM {table} WHERE run_id = ?", [run_id]).df()
             for table in EXPORTED_TABLES
         }
+        tables["calibrations"] = con.execute(RUN_CALIBRATIONS_SQL, {"run": run_id}).df()
+    return tables
 
 
 def export_run(path: Path, run_id: str, out_dir: Path, fmt: str) -> list[Path]:
