@@ -296,3 +296,22 @@ def test_export_writes_every_table_of_the_run_with_its_calibrations(
     assert referred <= exported and cal["calibration_id"] in exported
     points = pd.read_csv(tmp_path / f"{swept}_points.csv")
     assert set(points.run_id) == {swept} and len(points) > 0
+
+
+def test_predict_all_ranks_every_algorithm_that_can_run(capsys: pytest.CaptureFixture) -> None:
+    """--algorithm all: every algorithm that can run the point, fastest first; a
+    noncommutative op leaves out the algorithms that need a commutative one."""
+    from runners.domain.catalog import ALGORITHMS
+
+    params = ("--alpha", "2e-6", "--beta", "1e-10", "--gamma", "8e-11", "--json")
+    point = ("predict", "--algorithm", "all", "--ranks", "3", "--bytes", "64K", *params)
+    ranked = cli_json(capsys, *point)
+    assert {r["algorithm"] for r in ranked} == set(ALGORITHMS)
+    times = [r["predicted_s"] for r in ranked]
+    assert times == sorted(times) and ranked[0]["bytes"] == 65536
+    odd = cli_json(capsys, *point, "--op", "first_nonzero")
+    assert (
+        {r["algorithm"] for r in odd}
+        == {name for name, spec in ALGORITHMS.items() if not spec.commutative_only}
+        != set(ALGORITHMS)
+    )

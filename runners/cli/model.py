@@ -22,7 +22,7 @@ def _check_prediction_input(args: argparse.Namespace) -> None:
     from runners.domain.catalog import ALGORITHMS
     from runners.domain.models import MODELS
 
-    if args.algorithm not in ALGORITHMS and args.algorithm not in MODELS:
+    if args.algorithm not in ALGORITHMS and args.algorithm not in (*MODELS, "all"):
         known = known_names(dict.fromkeys([*ALGORITHMS, *MODELS]))
         raise UsageError(f"unknown algorithm {args.algorithm!r}; known: {known}")
     if args.ranks < 1 or args.bytes < 0:
@@ -124,12 +124,56 @@ def _prediction_text(r: dict) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    """Print the model's time for one allreduce, split into its three terms."""
+    """Print the model's time for one allreduce, split into its three terms (with
+    `--algorithm all`, every algorithm that can run there, fastest first)."""
     import json
 
+    if args.algorithm == "all":
+        reports = _every_algorithm(args)
+        print(json.dumps(reports, indent=1) if args.json else _ranking_text(reports))
+        return 0
     report = prediction_report(args)
     print(json.dumps(report, indent=1) if args.json else _prediction_text(report))
     return 0
+
+
+def _every_algorithm(args: argparse.Namespace) -> list[dict]:
+    """prediction_report for every algorithm that can run this point, fastest first."""
+    from runners.domain.catalog import ALGORITHMS, OPS
+
+    _check_prediction_input(args)
+    commutative = OPS[args.op].commutative
+    reports = [
+        prediction_report(argparse.Namespace(**(vars(args) | {"algorithm": name})))
+        for name, spec in ALGORITHMS.items()
+        if spec.unsupported_reason(args.ranks, args.op, commutative) is None
+    ]
+    return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
+
+
+def _ranking_text(reports: list[dict]) -> str:
+    """The ranking as a table in human units, with the point and parameters above it."""
+    import pandas as pd
+
+    from runners.domain.units import format_bytes, format_seconds
+
+    first = reports[0]
+    source = first["calibration_id"] or "given parameters"
+    head = (
+        f"every algorithm on {first['ranks']} ranks, {format_bytes(first['bytes'])} "
+        f"{first['dtype']}/{first['op']}, closed-form model ({source}), fastest first:"
+    )
+    table = pd.DataFrame(
+        {
+            "algorithm": [r["algorithm"] for r in reports],
+            "model": [r["model"] for r in reports],
+            **{
+                term: [format_seconds(r[f"{term}_s"]) for r in reports]
+                for term in ("predicted", "latency", "bandwidth", "reduction")
+            },
+        }
+    )
+    return head + "\n" + table.to_string(index=False)
 
 
 def add_predict(sub: argparse._SubParsersAction) -> None:
@@ -142,7 +186,11 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
         "--calibration): alpha and beta of the segment covering BYTES, gamma of DTYPE/OP. "
         "The library's autotuned 'mpi' is predicted with the lower_bound model.",
     )
-    parser.add_argument("--algorithm", required=True, help="e.g. ring, rabenseifner, mpi:ring")
+    parser.add_argument(
+        "--algorithm",
+        required=True,
+        help="e.g. ring, rabenseifner, mpi:ring, or all (ranked, fastest first)",
+    )
     parser.add_argument("--ranks", type=int, required=True, help="number of ranks")
     parser.add_argument(
         "--bytes", type=byte_size, required=True, help="bytes per rank (K/M/G suffixes: binary)"
