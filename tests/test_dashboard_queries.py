@@ -153,6 +153,28 @@ def test_provenance_diff_lists_only_changed_fields(demo: Path) -> None:
     assert "host" not in diff.index and "run_id" not in diff.index
 
 
+def test_provenance_is_compared_key_by_key() -> None:
+    """The spec's TOML and the JSON columns open up into dotted keys, so a diff names the one
+    knob or spec key that changed instead of two whole blobs."""
+    from dashboard.data.runs import flat_provenance
+
+    env = '{"jobs": {"ranks=2": {"MPIR_CVAR_X": "1"}}, "load_average_before": [0.1, 0.2, 0.3]}'
+    run = {
+        "run_id": "r1",
+        "status": "complete",
+        "spec_toml": 'sizes = [8, 64]\nbudget_s = 0.25\nlauncher = "mpiexec -n {ranks}"\n',
+        "environment": env,
+        "host": "vm",
+        "physical_cores": 2,
+        "calibration_id": None,
+    }
+    flat = flat_provenance(run)
+    assert flat["spec.sizes"] == "[8, 64]" and flat["spec.budget_s"] == "0.25"
+    assert flat["environment.jobs.ranks=2.MPIR_CVAR_X"] == "1"
+    assert flat["environment.load_average_before"] == "[0.1, 0.2, 0.3]"
+    assert flat["physical_cores"] == "2" and "run_id" not in flat and "calibration_id" not in flat
+
+
 def test_run_grid_lists_the_measured_combinations(demo: Path) -> None:
     """The grid lists each (algorithm, ranks, dtype, op) once, with its point counts."""
     grid = queries.run_grid(demo, RUN_A)

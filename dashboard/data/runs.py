@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import tomllib
 from dataclasses import dataclass
 
 import pandas as pd
@@ -81,17 +83,49 @@ def run_details(path: StorePath, run_ids: list[str]) -> pd.DataFrame:
 
 
 def provenance_diff(path: StorePath, run_a: str, run_b: str) -> pd.DataFrame:
-    """The provenance columns whose values differ between two runs: field, run_a, run_b."""
+    """The provenance that differs between two runs, key by key: the spec's keys (`spec.x`),
+    the environment's knobs (`environment.jobs...`), load, versions. Columns field, run_a,
+    run_b; a key one run lacks shows as an empty value."""
     details = run_details(path, [run_a, run_b])
     if len(details) < 2:
         return pd.DataFrame(columns=["field", run_a, run_b])
-    skip = {"run_id", "started_at", "finished_at"}
+    a, b = (flat_provenance(details.iloc[i].to_dict()) for i in (0, 1))
     rows = [
-        {"field": col, run_a: str(details.at[0, col]), run_b: str(details.at[1, col])}
-        for col in details.columns
-        if col not in skip and str(details.at[0, col]) != str(details.at[1, col])
+        {"field": key, run_a: a.get(key, ""), run_b: b.get(key, "")}
+        for key in sorted(a.keys() | b.keys())
+        if a.get(key) != b.get(key)
     ]
     return pd.DataFrame(rows, columns=["field", run_a, run_b])
+
+
+_NOT_PROVENANCE = {"run_id", "started_at", "finished_at", "status", "status_reason"}
+
+
+def flat_provenance(run: dict) -> dict[str, str]:
+    """A runs row as one flat mapping of dotted keys to text: the spec's TOML parsed into
+    `spec.<key>`, JSON columns into `<column>.<key>...`; lists shown as JSON."""
+    flat: dict[str, str] = {}
+    for column, value in run.items():
+        if column in _NOT_PROVENANCE or value is None or value != value:
+            continue
+        if column == "spec_toml":
+            _flatten("spec", tomllib.loads(value), flat)
+        elif isinstance(value, str) and value[:1] in "{[":
+            try:
+                _flatten(column, json.loads(value), flat)
+            except json.JSONDecodeError:
+                flat[column] = value
+        else:
+            flat[column] = str(value)
+    return flat
+
+
+def _flatten(prefix: str, value: object, into: dict[str, str]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(f"{prefix}.{key}", inner, into)
+    else:
+        into[prefix] = json.dumps(value) if isinstance(value, list | tuple) else str(value)
 
 
 def machine_probes(path: StorePath, run_id: str) -> pd.DataFrame:
