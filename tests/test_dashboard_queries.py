@@ -175,6 +175,20 @@ def test_provenance_is_compared_key_by_key() -> None:
     assert flat["physical_cores"] == "2" and "run_id" not in flat and "calibration_id" not in flat
 
 
+def test_runs_without_a_shared_point_say_which_dimension_differs(tmp_path: Path) -> None:
+    """Compare explains an empty comparison: the dimensions whose values do not overlap."""
+    small = {"sizes": (8, 64), "algorithms": ("ring",), "samples": 5, "launches": 1}
+    specs = [
+        synthetic.RunSpec(run_id="r1", ranks=(2,), timeout_point=False, **small),
+        synthetic.RunSpec(run_id="r2", ranks=(4,), seed=1, timeout_point=False, **small),
+    ]
+    path = tmp_path / "s.duckdb"
+    synthetic.build_store(path, specs)
+    assert queries.compare_runs(path, "r1", "r2", 0.1).empty
+    assert queries.no_overlap_reason(path, "r1", "r2") == "ranks: A has 2, B has 4"
+    assert queries.no_overlap_reason(path, "r1", "r1") == ""
+
+
 def test_run_grid_lists_the_measured_combinations(demo: Path) -> None:
     """The grid lists each (algorithm, ranks, dtype, op) once, with its point counts."""
     grid = queries.run_grid(demo, RUN_A)

@@ -29,6 +29,13 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.info("Pick two different runs.")
         return
     ratios = queries.compare_runs(path, a, b, percent / 100)
+    if ratios.empty:
+        why = queries.no_overlap_reason(path, a, b)
+        st.warning(
+            "These two runs share no point (same algorithm, ranks, size, dtype and op), so "
+            f"there is nothing to compare{': ' + why if why else ''}.",
+            icon=":material/difference:",
+        )
     for label, run_id in (("A", a), ("B", b)):
         st.markdown(f"Run {label}:")
         ui.show_badges(queries.assumption_summary(path, queries.Scope(run_id)))
