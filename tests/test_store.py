@@ -671,6 +671,15 @@ def populate(path: Path) -> None:
             choice | {"scope": "ranks=4 float32 sum", "points": 2, "mean_slowdown": 1.0},
         ],
     )
+    accuracy = {"calibration_id": "cal1", "variant": "contention", "placement": "dedicated"}
+    store.replace_model_accuracy(
+        path,
+        "r1",
+        [
+            accuracy | {"family": "hand-written", "points": 4, "median_abs_error": 0.08},
+            accuracy | {"family": "all", "points": 6, "winner_share": 1.0, "decided_cells": 2},
+        ],
+    )
     store.finish_run(path, "r1", "complete")
 
 

@@ -41,7 +41,8 @@ FALLBACK_EXAMPLES = (
 
 
 def example_queries(doc: Path = SCHEMA_DOC) -> list[Example]:
-    """The ```sql blocks of docs/schema.md, each titled by the sentence before it.
+    """The ```sql blocks of docs/schema.md, each titled by the whole paragraph before it (one
+    sentence, backticks dropped).
 
     Falls back to a built-in list when the document is not there (an installed package).
     """
@@ -49,8 +50,12 @@ def example_queries(doc: Path = SCHEMA_DOC) -> list[Example]:
         text = doc.read_text(encoding="utf-8")
     except OSError:
         return list(FALLBACK_EXAMPLES)
-    found = re.findall(r"([^\n]+)\n+```sql\n(.*?)```", text, flags=re.DOTALL)
-    examples = [Example(title.strip().rstrip(":"), sql.strip()) for title, sql in found]
+    examples = []
+    for block in re.finditer(r"```sql\n(.*?)```", text, flags=re.DOTALL):
+        before = text[: block.start()].rstrip()
+        paragraph = before.rsplit("\n\n", 1)[-1].rsplit("```", 1)[-1]
+        title = " ".join(paragraph.split()).replace("`", "").rstrip(":")
+        examples.append(Example(title, block.group(1).strip()))
     return examples or list(FALLBACK_EXAMPLES)
 
 
