@@ -597,8 +597,11 @@ def test_example_queries_are_the_schema_doc_blocks_and_all_run(demo: Path) -> No
     assert [e.sql for e in examples] == [b.strip() for b in blocks]
     assert examples[0].title.startswith("The latest runs")
     for example in examples:
-        assert not example.title.endswith(":")
+        # a whole sentence: starts with a capital, no trailing colon, no markdown backticks
+        assert example.title[0].isupper() and not example.title.endswith(":"), example.title
+        assert "`" not in example.title and "\n" not in example.title
         queries.run_user_sql(demo, example.sql)
+    assert any("fit to its own timings apart" in e.title for e in examples)  # two doc lines
 
 
 def test_example_queries_fall_back_without_the_doc(tmp_path: Path) -> None:
