@@ -58,6 +58,7 @@ from dashboard.data.user_sql import (
     check_read_only,
     example_queries,
     run_user_sql,
+    schema_reference,
 )
 
 __all__ = [
@@ -102,5 +103,6 @@ __all__ = [
     "run_grid",
     "run_user_sql",
     "runs_table",
+    "schema_reference",
     "verdict",
 ]

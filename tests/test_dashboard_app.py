@@ -85,7 +85,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/override.py": (1, {"run", "forced", "dtype", "op"}, "dataframe"),
     "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
     "views/compare.py": (1, {"a", "b", "thr", "flagged"}, "metric"),
-    "views/sql.py": (0, {"ex", "sql"}, "info"),
+    "views/sql.py": (0, {"ex", "sql", "ref_table"}, "info"),
     "lab/page.py": (1, set(), "info"),
 }
 
@@ -501,6 +501,17 @@ def test_pages_leave_no_connection_open(demo_store: Path, tmp_path, monkeypatch)
 def test_warm_up_gives_up_on_a_dead_port() -> None:
     """No server: warm_up returns False within its timeout instead of hanging."""
     assert serve.warm_up(9, timeout=0.5) is False
+
+
+def test_sql_page_lists_tables_and_columns(demo: Path) -> None:
+    """The SQL page's reference names every documented table and shows the chosen one's
+    columns with their meaning."""
+    at = open_app("views/sql.py")
+    picker = at.selectbox(key="ref_table")
+    assert set(picker.options) == set(queries.schema_reference())
+    picker.set_value("model_accuracy").run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "`median_abs_error`" in text and "`crossover_inside_share`" in text
 
 
 @pytest.mark.parametrize(("page", "ranks"), [("views/curves.py", 4), ("views/crossovers.py", None)])

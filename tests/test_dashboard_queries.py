@@ -671,3 +671,20 @@ def test_one_shared_connection_per_page(demo: Path, monkeypatch: pytest.MonkeyPa
     assert len(opened) == 1
     queries.overview(demo)
     assert len(opened) == 2
+
+
+def test_the_sql_page_reference_lists_every_table_and_column(demo: Path) -> None:
+    """The Tables and columns list, read from docs/schema.md, has every table and column of
+    a real store, each with a meaning."""
+    reference = queries.schema_reference()
+    stored = store.query(
+        demo,
+        "SELECT table_name, list(column_name) AS columns FROM duckdb_columns() "
+        "WHERE table_name IN (SELECT table_name FROM duckdb_tables()) "
+        "AND table_name <> 'schema_version' GROUP BY table_name",
+    )
+    assert len(stored) >= 12
+    for table, columns in stored.itertuples(index=False):
+        assert table in reference, table
+        assert set(columns) <= set(reference[table]["column"]), table
+        assert (reference[table]["meaning"].str.len() > 0).all()

@@ -59,6 +59,23 @@ def example_queries(doc: Path = SCHEMA_DOC) -> list[Example]:
     return examples or list(FALLBACK_EXAMPLES)
 
 
+def schema_reference(doc: Path = SCHEMA_DOC) -> dict[str, pd.DataFrame]:
+    """Every table of docs/schema.md with its columns: column, type and meaning, as the
+    document's column tables give them ({} when the document is not there)."""
+    try:
+        text = doc.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    tables: dict[str, pd.DataFrame] = {}
+    for section in re.split(r"\n## ", text)[1:]:
+        name = re.match(r"`(\w+)`", section)
+        rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \| (.+) \|$", section, flags=re.MULTILINE)
+        if name and rows:
+            cells = [(c, t.strip(), m.strip().replace("`", "")) for c, t, m in rows]
+            tables[name.group(1)] = pd.DataFrame(cells, columns=["column", "type", "meaning"])
+    return tables
+
+
 @dataclass(frozen=True)
 class UserResult:
     """A user query's result: up to the row limit, whether more rows existed, and its time."""

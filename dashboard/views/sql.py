@@ -76,14 +76,35 @@ def _result(path, sql: str) -> None:
     )
 
 
+MONOSPACE = (
+    "<style>textarea[aria-label^='SQL'] {font-family: ui-monospace, 'DejaVu Sans Mono', "
+    "monospace; font-size: 0.9rem;}</style>"
+)
+
+
+def _reference() -> None:
+    """The tables and their columns, with what each means (docs/schema.md)."""
+    tables = queries.schema_reference()
+    if not tables:
+        return
+    with st.expander("Tables and columns"):
+        table = st.selectbox("Table", list(tables), key="ref_table")
+        rows = tables[table].itertuples(index=False)
+        lines = ["| column | type | meaning |", "|---|---|---|"]
+        lines += [f"| `{c}` | {t} | {m.replace('|', '/')} |" for c, t, m in rows]
+        st.markdown("\n".join(lines))
+
+
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
+    st.html(MONOSPACE)
     st.caption(
         "Runs on a read-only connection with file access disabled: no writes, no ATTACH, no "
         f"reading other files; stopped after {queries.USER_SQL_TIMEOUT_S:g} s or at the "
         f"{storefile.read_only_config()['memory_limit']} memory limit. Tables: docs/schema.md."
     )
     sql = _editor()
+    _reference()
     if not st.session_state.get(ASKED):
         st.info(
             "Press **Run query** (or Ctrl+Enter in the box) to run it: opening a link never "
