@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from runners.domain.units import counted
+
 STATE_RANK = {"violated": 0, "unknown": 1, "holds": 2}
 STATE_STYLE = {  # state: (badge colour, material icon)
     "violated": ("red", ":material/error:"),
@@ -34,7 +36,7 @@ class Badge:
         """Short text, e.g. 'no_oversubscription: violated (12 of 20 points)'."""
         if self.total_points == 0:
             return f"{self.name}: {self.state} (run)"
-        return f"{self.name}: {self.state} ({self.points} of {self.total_points} points)"
+        return f"{self.name}: {self.state} ({self.points} of {counted(self.total_points, 'point')})"
 
     @property
     def color(self) -> str:
@@ -85,7 +87,7 @@ def warning_text(items: list[Badge]) -> str | None:
     if not broken:
         return None
     parts = ", ".join(
-        f"{b.name} ({b.points} points)" if b.total_points else f"{b.name} (whole run)"
+        f"{b.name} ({counted(b.points, 'point')})" if b.total_points else f"{b.name} (whole run)"
         for b in broken
     )
     return f"Not a clean test of the model: violated assumptions: {parts}."

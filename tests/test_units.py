@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runners.domain.units import format_bytes, format_seconds, parse_bytes
+from runners.domain.units import counted, format_bytes, format_seconds, parse_bytes
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,8 @@ def test_what_is_printed_reads_back() -> None:
     for nbytes in (8, 1000, 65536, 1536 * 1024, 2**30):
         assert parse_bytes(format_bytes(nbytes)) == nbytes
     assert format_seconds(2.34e-6) == "2.34 us" and format_seconds(0.0015) == "1.5 ms"
+
+
+def test_counts_take_the_right_number() -> None:
+    assert counted(1, "point") == "1 point" and counted(0, "point") == "0 points"
+    assert counted(3, "element") == "3 elements"

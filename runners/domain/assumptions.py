@@ -32,7 +32,7 @@ from typing import Any
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, modelled_spec
 from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.models import LIBRARY, model_for
-from runners.domain.units import format_bytes
+from runners.domain.units import counted, format_bytes
 
 HOLDS, VIOLATED, UNKNOWN = "holds", "violated", "unknown"
 R2_THRESHOLD = 0.95
@@ -147,13 +147,14 @@ def equal_partitions(point: PointFacts) -> dict[str, Any]:
         return check("equal_partitions", HOLDS, detail, point.point_id)
     count = point.nbytes // DTYPES[point.dtype].itemsize
     if count % blocks == 0:
-        detail = f"{count} elements split into {blocks} blocks of {count // blocks} {point.dtype}"
+        each = counted(count // blocks, point.dtype)
+        detail = f"{counted(count, 'element')} split into {blocks} blocks of {each}"
         return check("equal_partitions", HOLDS, detail, point.point_id)
     largest = -(-count // blocks)
     detail = (
-        f"{count} elements do not split into {blocks} equal {point.dtype} blocks: blocks of "
-        f"{largest} and {count // blocks} elements, and the prediction walks the schedule "
-        "with them"
+        f"{counted(count, 'element')} do not split into {blocks} equal {point.dtype} blocks: "
+        f"blocks of {largest} and {counted(count // blocks, 'element')}, and the prediction "
+        "walks the schedule with them"
     )
     return check("equal_partitions", VIOLATED, detail, point.point_id)
 
@@ -200,7 +201,7 @@ def summarize(name: str, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     if not mine:
         return check(name, UNKNOWN, "no measured points to check")
     counts = ", ".join(f"{states[s]} {s}" for s in (HOLDS, VIOLATED, UNKNOWN) if states[s])
-    detail = f"{len(mine)} points: {counts}"
+    detail = f"{counted(len(mine), 'point')}: {counts}"
     if state != HOLDS:
         detail += "; e.g. " + next(r["detail"] for r in mine if r["state"] == state)
     return check(name, state, detail)

@@ -61,3 +61,8 @@ def parse_bytes(text: str) -> int:
     if not value.is_integer():
         raise ValueError(f"not a whole number of bytes: {text!r}")
     return int(value)
+
+
+def counted(number: int, noun: str) -> str:
+    """'1 point', '3 points', '1 element': a count with its noun in the right number."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
