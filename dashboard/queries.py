@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dashboard.data.assumptions import (
     AssumptionData,
+    assumption_matrix,
     assumption_overview,
     assumption_summary,
     assumptions_data,
@@ -74,6 +75,7 @@ __all__ = [
     "Overview",
     "Scope",
     "UserResult",
+    "assumption_matrix",
     "assumption_overview",
     "assumption_summary",
     "assumptions_data",

@@ -218,3 +218,8 @@ def test_cautions_name_oversubscribed_groups_and_a_busy_machine() -> None:
     over, busy = A.caution_notes([2, 3, 4], [1.7, 1.0, 0.5], cores=2)
     assert over.startswith("p=3, p=4: more ranks than the 2 cores")
     assert "1-minute load 1.70 on 2 cores" in busy
+
+
+def test_every_assumption_says_what_its_break_means() -> None:
+    assert set(A.MEANINGS) == set(A.NAMES)
+    assert all(len(text) > 30 for text in A.MEANINGS.values())

@@ -81,7 +81,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     ),
     "views/curves.py": (1, {"run", "ranks", "dtype", "op", "metric", "alg", "passes"}, "warning"),
     "views/crossovers.py": (1, {"run", "dtype", "op", "cal", "everyone"}, "metric"),
-    "views/assumptions.py": (0, {"run", "state", "name"}, "metric"),
+    "views/assumptions.py": (0, {"run", "state", "name"}, "dataframe"),
     "views/override.py": (1, {"run", "forced", "dtype", "op"}, "dataframe"),
     "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
     "views/compare.py": (1, {"a", "b", "thr", "flagged"}, "metric"),
@@ -256,14 +256,19 @@ def test_crossovers_page_agreement_figures(demo: Path) -> None:
     assert any(cell == "mpi" for row in best["text"] for cell in row)
 
 
-def test_assumptions_page_counts_states(demo: Path) -> None:
-    """Counts per state; the state filter narrows the table."""
+def test_assumptions_page_shows_an_assumption_by_ranks_matrix(demo: Path) -> None:
+    """First an assumption x group-size matrix with what each break means; the point-by-point
+    table behind an expander, narrowed by the state filter."""
     at = open_app("views/assumptions.py", run=RUN_A)
     checks = queries.assumptions_data(demo, RUN_A).checks
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["violated"] == str((checks["state"] == "violated").sum())
+    matrix = at.dataframe[0].value.set_index("assumption")
+    assert set(matrix.index) == set(checks["name"])
+    assert matrix.loc["not_oversubscribed", "p=2"] == "holds"
+    assert matrix.loc["not_oversubscribed", "p=3"].startswith("violated")
+    assert matrix.loc["quiet_machine", "run"] in ("holds", "violated", "unknown")
+    assert (matrix["what a break means"].str.len() > 20).all()
     at.multiselect(key="state").set_value(["violated"]).run()
-    assert set(at.dataframe[0].value["state"]) == {"violated"}
+    assert set(at.dataframe[1].value["state"]) == {"violated"}
     assert at.query_params["state"] == "violated"
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+from runners.domain.assumptions import MEANINGS
 
 # --- assumptions -------------------------------------------------------------------------------
 
@@ -101,3 +102,29 @@ def assumption_overview(path: StorePath) -> pd.DataFrame:
     """Every run's recorded checks: per (run, assumption), how many hold, broke, are unknown."""
     with _open(path) as con:
         return _df(con, _OVERVIEW_SQL)
+
+
+def assumption_matrix(checks: pd.DataFrame) -> pd.DataFrame:
+    """One row per assumption, one column per group size (and `run` for run-level checks):
+    'holds', or 'violated 3/7' / 'unknown 2/7' (the worst state and how many points of the
+    group it covers), beside what a break means for the model."""
+    rows = []
+    for name, mine in checks.groupby("name", sort=False):
+        row: dict[str, str] = {"assumption": str(name)}
+        for ranks, group in mine.groupby(mine["ranks"].fillna(-1).astype(int)):
+            column = "run" if ranks < 0 else f"p={ranks}"
+            row[column] = _cell(group["state"])
+        row["what a break means"] = MEANINGS.get(str(name), "")
+        rows.append(row)
+    frame = pd.DataFrame(rows).fillna("")
+    groups = sorted((c for c in frame.columns if c.startswith("p=")), key=lambda c: int(c[2:]))
+    ordered = ["assumption", *(["run"] if "run" in frame else []), *groups, "what a break means"]
+    return frame[ordered]
+
+
+def _cell(states: pd.Series) -> str:
+    for state in ("violated", "unknown"):
+        hits = int((states == state).sum())
+        if hits:
+            return state if len(states) == 1 else f"{state} {hits}/{len(states)}"
+    return "holds"

@@ -22,16 +22,19 @@ def main(path: Path, overview: queries.Overview) -> None:
         )
         return
     ui.show_badges(data.summary)
-    counts = data.checks["state"].value_counts()
-    for col, state in zip(st.columns(len(STATES)), STATES, strict=True):
-        col.metric(state, int(counts.get(state, 0)))
-    st.caption("The checks come from the analysis after each sweep, one home for each rule.")
-    left, right = st.columns(2)
-    states = ui.choose_many("State", list(STATES), "state", container=left)
-    all_names = sorted(data.checks["name"].unique())
-    names = ui.choose_many("Assumption", all_names, "name", container=right)
-    shown = data.checks[data.checks["state"].isin(states) & data.checks["name"].isin(names)]
-    ui.table(shown, key="assumption_table")
+    st.caption(
+        "Each assumption per group size: holds, or the worst state and how many of the group's "
+        "points it covers; `run`: checks of the whole run. Recorded by the analysis after each "
+        "sweep, one home for each rule."
+    )
+    ui.table(queries.assumption_matrix(data.checks), key="assumption_matrix")
+    with st.expander("Every check, point by point"):
+        left, right = st.columns(2)
+        states = ui.choose_many("State", list(STATES), "state", container=left)
+        all_names = sorted(data.checks["name"].unique())
+        names = ui.choose_many("Assumption", all_names, "name", container=right)
+        chosen = data.checks["state"].isin(states) & data.checks["name"].isin(names)
+        ui.table(data.checks[chosen], key="assumption_table")
     with st.expander("Recorded checks of every run"):
         ui.table(queries.assumption_overview(path), key="assumption_overview")
 

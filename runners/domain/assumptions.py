@@ -51,6 +51,24 @@ RUN_CHECKS = (
     "no_protocol_switch",
 )
 NAMES = POINT_CHECKS + RUN_CHECKS
+# What each assumption means for the model when it breaks, in one sentence (for the dashboard).
+MEANINGS = {
+    "power_of_two": "recursive doubling and Rabenseifner fold the extra ranks first: more "
+    "rounds than the power-of-two formulas count (the schedule-exact prediction walks them)",
+    "commutative_op": "ring and Rabenseifner need a commutative op; they are skipped for others",
+    "not_oversubscribed": "more ranks than cores: the scheduler, not the algorithm, sets the "
+    "time; no model describes it",
+    "equal_partitions": "uneven blocks: the largest block sets each round's time (the "
+    "schedule-exact prediction prices the real blocks)",
+    "library_choice_known": "the autotuned library picks its algorithm itself: it is predicted "
+    "as a lower bound, not as a schedule",
+    "single_node": "ranks on several nodes: the one-node model of copies and memory is off",
+    "quiet_machine": "other processes ran before the sweep: their CPU time stalls the ranks",
+    "stable_machine": "the machine changed speed during the run: launches disagree",
+    "calibration_fit": "the calibration's fit is poor: alpha, beta and gamma are uncertain",
+    "no_protocol_switch": "the library changes protocol inside the swept sizes: one alpha and "
+    "beta cannot price both sides (the measured curve can)",
+}
 
 _LAUNCHERS_ONE_HOST = ("mpiexec", "mpirun", "mpiexec.hydra")
 _HOST_FLAGS = {"-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile"}
