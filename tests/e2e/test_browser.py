@@ -218,6 +218,50 @@ def test_sql_box_refuses_reading_files(server, page) -> None:
     assert socket.gethostname() not in text(page, '[data-testid="stMain"] [data-testid="stAlert"]')
 
 
+EVERY_PAGE = (
+    ("runs", "", False),
+    ("curves", f"?run={RUN_A}&ranks=2", True),
+    ("crossovers", f"?run={RUN_A}", True),
+    ("assumptions", f"?run={RUN_A}", False),
+    ("override", f"?run={RUN_A}", True),
+    ("model-fit", f"?run={RUN_A}", True),
+    ("compare", f"?a={RUN_A}&b={RUN_B}", True),
+    ("sql", "", False),
+    ("modular-lab", "", True),
+)
+
+
+@pytest.mark.parametrize("width", [1280, 1600])
+def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path, width) -> None:
+    """A screenshot of every page at 1280 and 1600 px (kept in the test's temporary folder, or
+    $COLLSWEEP_E2E_SHOTS); no page shows an exception or an error box."""
+    page.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=width,
+        height=1800,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+    try:
+        for name, query, plotted in EVERY_PAGE:
+            load(page, f"{server}/{name}{query}", plotted=plotted)
+            broken = page.evaluate(
+                "document.querySelectorAll('[data-testid=\"stException\"]').length"
+            )
+            assert broken == 0, f"{name} at {width} px shows an exception"
+            assert "Traceback" not in text(page, '[data-testid="stMain"]'), name
+            shot = shoot(page, tmp_path, f"{name}-{width}")
+            assert shot.stat().st_size > 20_000
+    finally:
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1400,
+            height=1800,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+
+
 def test_runs_page_is_the_front_page(server, page) -> None:
     """The root URL shows the runs of the store."""
     load(page, f"{server}/", plotted=False)
