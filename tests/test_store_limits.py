@@ -190,6 +190,9 @@ def test_spec_repeats_are_dropped_with_notes() -> None:
     assert len(notes) == 2 and "[8]" in notes[0] and "[2]" in notes[1]
     with pytest.raises(SpecError, match="launcher_shell"):
         parse_spec("sizes = [8]\nranks = [2]\nlauncher_shell = 'yes'\n")
+    short: list[str] = []
+    assert parse_spec("sizes = {min = 8, max = 1000, factor = 8}\nranks = [2]\n", notes=short)
+    assert short == ["sizes stop at 512 B: the factor does not reach max = 1000 B"]
     with pytest.raises(SpecError, match="launch_calibration must be true or false"):
         parse_spec("sizes = [8]\nranks = [2]\nlaunch_calibration = 1\n")
     assert not parse_spec(

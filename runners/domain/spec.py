@@ -13,6 +13,7 @@ from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.records import TimingPolicy
 from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.units import format_bytes
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -180,6 +181,12 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     if missing:
         raise SpecError(f"spec is missing {', '.join(missing)}")
     values: dict[str, Any] = {"sizes": expand_sizes(raw["sizes"])}
+    stops_short = isinstance(raw["sizes"], dict) and values["sizes"][-1] != raw["sizes"]["max"]
+    if stops_short and notes is not None:
+        notes.append(
+            f"sizes stop at {format_bytes(values['sizes'][-1])}: the factor does not reach "
+            f"max = {format_bytes(raw['sizes']['max'])}"
+        )
     values["ranks"] = _as_tuple(raw["ranks"], "ranks", int)
     for key in ("dtypes", "ops", "algorithms"):
         if key in raw:
