@@ -197,7 +197,12 @@ def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) 
     }
     assert all(r.returncode == 0 for r in outputs.values()), outputs
     table = outputs["table"].stdout
-    assert "algorithm_a" in table and "agreement" in table and "model_pick_share" in table
+    assert "measured [interval]" in table and "agreement" in table and "exact pick" in table
+    assert max(len(line) for line in table.splitlines()) <= 110  # readable in a terminal
+    pairs = {
+        " / ".join(sorted(p)) for p in zip(stored.algorithm_a, stored.algorithm_b, strict=True)
+    }
+    assert all(pair in table for pair in pairs)  # one row per pair, both kinds side by side
     winners = store.query(db, "SELECT count(*) n FROM winners WHERE run_id = ?", [swept]).n.item()
     assert "winners:" in table and "runner_up" in table and winners > 0
     assert table.count(" decided ") + table.count(" tie ") >= winners

@@ -206,26 +206,48 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_predict)
 
 
-def _crossovers_table(frame) -> str:
-    """The crossovers for reading: sizes in B/KiB/MiB, no detail column."""
+def _crossovers_table(frame, calibrations: list[str]) -> str:
+    """Per group, one row per pair of algorithms: the measured crossovers with their intervals
+    beside the predicted ones of the run's most direct calibration (`calibrations` in order;
+    --format csv or json gives every row), sizes in B/KiB/MiB."""
+    import pandas as pd
+
     from runners.domain.units import format_bytes
 
-    shown = frame.drop(columns=["detail"]).copy()
-    for column in ("bytes", "low_bytes", "high_bytes"):
-        shown[column] = [
-            "" if value != value else format_bytes(round(value)) for value in shown[column]
+    def sizes(rows, interval: bool) -> str:
+        shown = [
+            format_bytes(round(r.bytes))
+            + (f" [{format_bytes(r.low_bytes)}..{format_bytes(r.high_bytes)}]" if interval else "")
+            for r in rows.sort_values("bytes").itertuples()
         ]
-    return render(shown, "table")
+        return ", ".join(shown) or "-"
+
+    predicted = frame[frame.kind == "predicted"]
+    used = next((c for c in calibrations if c in set(predicted.calibration_id)), None)
+    pairs = [" / ".join(sorted(p)) for p in zip(frame.algorithm_a, frame.algorithm_b, strict=True)]
+    frame = frame.assign(pair=pairs)
+    blocks = [f"predicted with calibration {used or '(none)'}"]
+    for (ranks, dtype, op), group in frame.groupby(["ranks", "dtype", "op"]):
+        rows = [
+            {
+                "pair": pair,
+                "measured [interval]": sizes(mine[mine.kind == "measured"], interval=True),
+                "predicted": sizes(mine[mine.calibration_id == used], interval=False),
+            }
+            for pair, mine in group.groupby("pair")
+        ]
+        table = pd.DataFrame(rows).to_string(index=False)
+        blocks.append(f"\np={ranks} {dtype} {op}:\n{table}")
+    return "\n".join(blocks)
 
 
 def cmd_crossovers(args: argparse.Namespace) -> int:
     """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
-    from runners import analysis
+    from runners import analysis, store
 
     path = store_path(args)
     frame = analysis.crossovers_frame(path, args.run)
     if args.summary:
-        from runners import store
         from runners.analysis.verdict import run_verdict
 
         lines = run_verdict(path, store.get_run(path, args.run))
@@ -239,13 +261,48 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
     if args.format != "table":
         print(render(frame, args.format))
         return 0
-    print(_crossovers_table(frame) if len(frame) else "(no crossovers)")
+    calibrations = store.verdict_inputs(path, args.run)["calibrations"]
+    print(_crossovers_table(frame, calibrations) if len(frame) else "(no crossovers)")
     winners = analysis.winners_frame(path, args.run)
     print("\nwinners: the fastest two per cell; decided when the paired launches agree")
-    print(render(winners, "table") if len(winners) else "(no cells with two algorithms)")
-    print("\nagreement: share of points where the model's pick is the measured best")
-    print(render(agreement, "table"))
+    print(_winners_table(winners) if len(winners) else "(no cells with two algorithms)")
+    print("\nagreement: how often the model's pick is the measured best (cells with 2+ models)")
+    print(_agreement_table(agreement) if len(agreement) else "(no analysis)")
     return 0
+
+
+def _winners_table(winners) -> str:
+    """The winners for reading: sizes in B/KiB/MiB, the ratio with its interval in one column."""
+    from runners.domain.units import format_bytes
+
+    shown = winners.assign(
+        bytes=winners.bytes.map(format_bytes),
+        ratio=[
+            f"{r:.3g} [{lo:.3g}..{hi:.3g}]" if r == r and lo == lo else "-"
+            for r, lo, hi in zip(winners.ratio, winners.ratio_low, winners.ratio_high, strict=True)
+        ],
+    )
+    columns = ["ranks", "dtype", "op", "bytes", "winner", "runner_up", "verdict", "ratio"]
+    return shown[columns].to_string(index=False)
+
+
+def _agreement_table(agreement) -> str:
+    """The agreement rows in percentages: exact pick, right schedule, median slowdown."""
+    shown = agreement.assign(
+        **{
+            column: agreement[column].map(lambda v: "-" if v != v else f"{v:.0%}")
+            for column in ("model_pick_share", "same_model_share", "median_slowdown")
+        }
+    ).rename(
+        columns={
+            "model_pick_share": "exact pick",
+            "same_model_share": "right schedule",
+            "median_slowdown": "median slowdown",
+            "points": "cells",
+        }
+    )
+    columns = ["scope", "calibration_id", "cells", "exact pick", "right schedule"]
+    return shown[[*columns, "median slowdown"]].to_string(index=False)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
