@@ -19,6 +19,7 @@ from dashboard.figures.style import (
     METRICS,
     SHORT_NAMES,
     color,
+    ratio_ticks,
     rgba,
     short_name,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "override_figure",
     "pingpong_figure",
     "probes_figure",
+    "ratio_ticks",
     "residuals_figure",
     "rgba",
     "short_name",

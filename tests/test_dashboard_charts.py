@@ -137,6 +137,7 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo: Path)
         _traces(fig, "measured", algorithm="ring")[0].y, ring["median_s"] * 1e6
     )
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.tickformat == "~g"  # plain numbers, no SI prefixes on GB/s
     assert predicted["mpi:ring"].name == "mpi:ring (model: ring)"
     legend = [t.name for t in fig.data if t.showlegend is not False]
     assert legend[: len(algorithms)] == algorithms  # one entry per algorithm, below the plot
@@ -399,3 +400,15 @@ def test_the_machine_probe_is_drawn_per_job_over_time(demo: Path) -> None:
     ping = [t for t in traces if t.meta["measure"] == "pingpong_us"]
     mine = probes[probes.job == ping[0].meta["job"]]
     np.testing.assert_allclose(ping[0].y, mine.pingpong_us)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi"), [(0.9, 1.41), (0.05, 405.0), (0.8, 1.2), (1.0, 20.0), (0.97, 1.03), (0.3, 1.0)]
+)
+def test_ratio_ticks_follow_the_data(lo: float, hi: float) -> None:
+    """Round ticks, 1x among them, at most 9, and no data beyond the outermost tick by more
+    than one tick step (once, ticks were fixed at 0.05x-20x and 0.9x-1.25x)."""
+    ticks = charts.ratio_ticks(lo, hi)
+    assert 1.0 in ticks and 3 <= len(ticks) <= 9 and ticks == sorted(ticks)
+    assert hi <= ticks[-1] * (ticks[-1] / ticks[-2]) * 1.001
+    assert lo >= ticks[0] / (ticks[1] / ticks[0]) * 0.999

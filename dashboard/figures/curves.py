@@ -249,7 +249,8 @@ def curves_figure(
         if not rows.empty:
             fig.add_trace(_crossover_trace(values, rows, kind))
     _bytes_axis(fig, values["bytes"].tolist())
-    fig.update_yaxes(type="log", dtick=1, title_text=METRICS[metric])
+    # "~g": 0.0001 and 100000 as numbers, never SI prefixes ("100µ" GB/s read as a unit)
+    fig.update_yaxes(type="log", dtick=1, tickformat="~g", title_text=METRICS[metric])
     rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW)
     fig.update_layout(
         height=660 + 24 * rows_of_legend,

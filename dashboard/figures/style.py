@@ -80,16 +80,36 @@ def _bytes_axis(fig: go.Figure, sizes: Sequence[float], **where: int) -> None:
     )
 
 
-RATIO_TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
+MAX_TICKS = 9
+
+
+TICK_STEPS = (
+    (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.7, 2, 3, 5, 7, 8, 9),
+    (1, 1.5, 2, 3, 5, 7),
+    (1, 2, 5),
+    (1,),
+)
+
+
+def ratio_ticks(lo: float, hi: float) -> list[float]:
+    """Round ratios covering [lo, hi], 1x always among them: the finest steps that give at
+    most MAX_TICKS, so the ticks follow the data whatever its range."""
+    span = max(abs(math.log10(lo)), abs(math.log10(hi)), 0.05) * 1.15
+    ticks: list[float] = [1.0]
+    for steps in TICK_STEPS:
+        decades = range(math.floor(-span) - 1, math.ceil(span) + 1)
+        values = {m * 10.0**k for k in decades for m in steps}
+        ticks = sorted({float(f"{v:.3g}") for v in values if abs(math.log10(v)) <= span})
+        if len(ticks) <= MAX_TICKS:
+            return ticks
+    return ticks
 
 
 def _ratio_axis(fig: go.Figure, values: pd.Series, title: str) -> None:
-    """A log y axis for ratios around 1, ticked at round ratios (0.5x, 1x, 2x...)."""
+    """A log y axis for ratios around 1, ticked at round ratios derived from the data."""
     lo, hi = float(values.min()), float(values.max())
     span = max(abs(math.log10(lo)), abs(math.log10(hi)), 0.05) * 1.15
-    ticks = [t for t in RATIO_TICKS if -span <= math.log10(t) <= span]
-    if len(ticks) > 9:
-        ticks = [t for t in ticks if t in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20)]
+    ticks = ratio_ticks(lo, hi)
     fig.update_yaxes(
         type="log",
         range=[-span, span],
