@@ -326,3 +326,21 @@ def test_two_sweeps_into_one_store_lose_nothing_while_a_reader_reads(tmp_path: P
     per_run = store.query(db, "SELECT run_id, count(*) n FROM points GROUP BY run_id")
     assert list(per_run.n) == [12, 12]
     assert reads >= 1
+
+
+@pytest.mark.mpi
+def test_a_sweep_from_flags_alone_with_old_and_new_flag_names(tmp_path: Path) -> None:
+    """No spec file: --sizes and --ranks (and defaults) make the spec; the flags named like
+    the spec keys work, the older names too; without --sizes and --ranks, exit 2."""
+    db = tmp_path / "s.duckdb"
+    flags = ["--sizes", "8,1K", "--ranks", "2", "--algorithms", "ring,mpi", "--launches", "1"]
+    result = run_cli(
+        "sweep", *flags, "--budget-s", "0.02", "--point-timeout", "60", "--store", str(db)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "done in 1 launch" in result.stdout and "1 launches" not in result.stdout
+    spec = store.get_run(db, only_run(db))["spec_toml"]
+    assert "budget_s = 0.02" in spec and "point_timeout_s = 60.0" in spec and "1024" in spec
+    missing = run_cli("sweep", "--ranks", "2", "--store", str(tmp_path / "other.duckdb"))
+    assert missing.returncode == 2 and "--sizes and --ranks" in missing.stderr
+    assert not (tmp_path / "other.duckdb").exists()

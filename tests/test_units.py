@@ -40,3 +40,5 @@ def test_what_is_printed_reads_back() -> None:
 def test_counts_take_the_right_number() -> None:
     assert counted(1, "point") == "1 point" and counted(0, "point") == "0 points"
     assert counted(3, "element") == "3 elements"
+    assert counted(1, "launch", "launches") == "1 launch"
+    assert counted(5, "launch", "launches") == "5 launches"

@@ -19,7 +19,7 @@ from runners.cli.common import (
     store_path,
 )
 from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
-from runners.domain.units import parse_bytes
+from runners.domain.units import counted, parse_bytes
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -80,13 +80,13 @@ SPEC_FLAGS = {
     "--warmup": ("warmup", int, "untimed calls before timing each point and pass"),
     "--min-iterations": ("min_iterations", int, "timed iterations at least (per launch)"),
     "--max-iterations": ("max_iterations", int, "timed iterations at most (all launches)"),
-    "--target-ci": (
+    "--target-rel-ci": (
         "target_rel_ci",
         float,
         "stop once the median's 95%% CI half-width is "
         "within this fraction of the median, e.g. 0.05",
     ),
-    "--budget": ("budget_s", float, "seconds of timing per point (all launches and passes)"),
+    "--budget-s": ("budget_s", float, "seconds of timing per point (all launches and passes)"),
     "--passes": ("passes", int, "interleaved passes over the algorithms (drift control)"),
     "--launches": (
         "launches",
@@ -111,7 +111,7 @@ SPEC_FLAGS = {
         "launcher template, e.g. 'srun -n {ranks}' (default 'mpiexec -n {ranks}')",
     ),
     "--thread-level": ("thread_level", str, "MPI thread level to initialise (default single)"),
-    "--point-timeout": (
+    "--point-timeout-s": (
         "point_timeout_s",
         float,
         "watchdog: seconds without progress before a job is declared hung",
@@ -135,13 +135,25 @@ def _sizes_override(text: str) -> list[int] | dict[str, int]:
     return size_list(text)
 
 
+# Older flag names, kept working beside the ones that match the spec keys.
+FLAG_ALIASES = {
+    "--budget-s": "--budget",
+    "--target-rel-ci": "--target-ci",
+    "--point-timeout-s": "--point-timeout",
+}
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
 def spec_overrides(args: argparse.Namespace) -> dict:
     """The spec keys given on the command line, parsed to TOML-like values."""
     overrides: dict = {}
     if getattr(args, "launcher_shell", None):
         overrides["launcher_shell"] = True
     for flag, (key, kind, _help) in SPEC_FLAGS.items():
-        text = getattr(args, flag.lstrip("-").replace("-", "_"))
+        text = getattr(args, _dest(flag))
         if text is None:
             continue
         if kind == "sizes":
@@ -196,13 +208,18 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
 def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
     from runners.domain import capacity, launcher
-    from runners.domain.spec import load_spec
+    from runners.domain.spec import load_spec, spec_from_mapping
     from runners.jobs import launch
 
     if args.resume:
         spec = _resumed_spec(args, store_path(args))
     elif not args.spec:
-        raise UsageError("a spec file is needed, e.g. data/quick.toml")
+        overrides = spec_overrides(args)
+        if not {"sizes", "ranks"} <= set(overrides):
+            raise UsageError(
+                "give a spec file (e.g. data/quick.toml), or at least --sizes and --ranks"
+            )
+        spec = spec_from_mapping(overrides, notes)
     else:
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
@@ -252,7 +269,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
     print(
         f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
-        f"points done in {spec.launches} launches{partial}"
+        f"points done in {counted(spec.launches, 'launch', 'launches')}{partial}"
         f"{': ' + outcome.reason if outcome.reason else ''}"
     )
     print(f"store: {path}")
@@ -292,7 +309,8 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     add_store_option(parser)
     for flag, (_key, _kind, text) in SPEC_FLAGS.items():
-        parser.add_argument(flag, help=text)
+        aliases = [FLAG_ALIASES[flag]] if flag in FLAG_ALIASES else []
+        parser.add_argument(flag, *aliases, dest=_dest(flag), help=text)
     parser.add_argument(
         "--launcher-shell",
         action="store_const",

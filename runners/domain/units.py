@@ -63,6 +63,7 @@ def parse_bytes(text: str) -> int:
     return int(value)
 
 
-def counted(number: int, noun: str) -> str:
-    """'1 point', '3 points', '1 element': a count with its noun in the right number."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """'1 point', '3 points', '1 launch', '5 launches': a count with its noun in the right
+    number (`plural` where adding an s is wrong)."""
+    return f"{number} {noun}" if number == 1 else f"{number} {plural or noun + 's'}"
