@@ -412,3 +412,13 @@ def test_ratio_ticks_follow_the_data(lo: float, hi: float) -> None:
     assert 1.0 in ticks and 3 <= len(ticks) <= 9 and ticks == sorted(ticks)
     assert hi <= ticks[-1] * (ticks[-1] / ticks[-2]) * 1.001
     assert lo >= ticks[0] / (ticks[1] / ticks[0]) * 0.999
+
+
+def test_crossover_labels_near_each_other_take_turns_sideways() -> None:
+    """Crossovers closer than about a third of a decade get labels to the right and left in
+    turn; a lone one stays centred."""
+    from dashboard.figures.curves import label_positions
+
+    got = label_positions([1000.0, 1200.0, 1e5, 1100.0, 5e6], "top")
+    assert got == ["top center", "top left", "top center", "top right", "top center"]
+    assert label_positions([64.0], "bottom") == ["bottom center"]

@@ -188,6 +188,24 @@ def _crossover_ys(values: pd.DataFrame, rows: pd.DataFrame) -> list[float]:
     return ys
 
 
+LABEL_SIDES = ("center", "right", "left")
+NEAR_DECADES = 0.35  # labels of crossovers closer than this (log10 of bytes) would overlap
+
+
+def label_positions(xs: list[float], vertical: str) -> list[str]:
+    """Text positions for crossover labels: a lone one centred, neighbours closer than
+    NEAR_DECADES pushed right and left in turn so their labels do not overlap."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    positions = [""] * len(xs)
+    turn, previous = 0, None
+    for i in order:
+        near = previous is not None and math.log10(xs[i] / previous) < NEAR_DECADES
+        turn = turn + 1 if near else 0
+        positions[i] = f"{vertical} {LABEL_SIDES[turn % len(LABEL_SIDES)]}"
+        previous = xs[i]
+    return positions
+
+
 def _crossover_trace(values: pd.DataFrame, rows: pd.DataFrame, kind: str) -> go.Scatter:
     """Markers and labels for crossovers of one kind, with their uncertainty as x error bars."""
     x = rows["bytes"].astype(float)
@@ -214,7 +232,8 @@ def _crossover_trace(values: pd.DataFrame, rows: pd.DataFrame, kind: str) -> go.
             "thickness": 1.5,
         },
         text=[f"{short_name(a)}→{short_name(b)}" for a, b in pairs],
-        textposition="top center" if measured else "bottom center",
+        textposition=label_positions(x.tolist(), "top" if measured else "bottom"),
+        textfont={"size": 13, "color": "black" if measured else "#444444"},
         hovertext=[
             f"{kind} crossover {a} → {b} at {format_bytes(at)} "
             f"(range {format_bytes(lo)} .. {format_bytes(hi)})"
