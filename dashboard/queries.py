@@ -29,11 +29,13 @@ from dashboard.data.base import (
 from dashboard.data.crossovers import CrossoverData, crossover_data, verdict
 from dashboard.data.curves import CurvesData, curves_data, envelope_crossovers, pass_spread
 from dashboard.data.model_fit import (
+    OUTLIER_FACTOR,
     FitComparison,
     calibration,
     calibrations,
     fit_comparison,
     model_accuracy,
+    outliers,
     parameter_table,
     residuals,
 )
@@ -64,6 +66,7 @@ from dashboard.data.user_sql import (
 
 __all__ = [
     "FALLBACK_EXAMPLES",
+    "OUTLIER_FACTOR",
     "USER_SQL_MAX_ROWS",
     "USER_SQL_TIMEOUT_S",
     "AssumptionData",
@@ -92,6 +95,7 @@ __all__ = [
     "machine_probes",
     "model_accuracy",
     "no_overlap_reason",
+    "outliers",
     "override_impact",
     "override_summary",
     "overview",

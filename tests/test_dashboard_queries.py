@@ -688,3 +688,19 @@ def test_the_sql_page_reference_lists_every_table_and_column(demo: Path) -> None
         assert table in reference, table
         assert set(columns) <= set(reference[table]["column"]), table
         assert (reference[table]["meaning"].str.len() > 0).all()
+
+
+def test_outliers_are_points_the_model_misses_by_more_than_a_factor_of_two() -> None:
+    """Worst first, either way; oversubscribed points are left out."""
+    resid = pd.DataFrame(
+        {
+            "algorithm": ["ring", "ring", "rd", "rd", "mpi"],
+            "ranks": [2, 2, 2, 4, 2],
+            "bytes": [8, 64, 8, 8, 8],
+            "measured_over_predicted": [1.5, 3.0, 0.2, 10.0, 0.6],
+            "oversubscribed": [False, False, False, True, None],
+        }
+    )
+    far = queries.outliers(resid)
+    assert far["measured_over_predicted"].tolist() == [0.2, 3.0]
+    assert queries.OUTLIER_FACTOR == 2.0

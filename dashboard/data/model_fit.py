@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dashboard.data.base import Scope, StorePath, _catalog, _df, _open
@@ -121,6 +122,22 @@ def residuals(path: StorePath, scope: Scope) -> pd.DataFrame:
     """measured / predicted per point of the view (scope needs dtype, op and calibration_id)."""
     with _open(path) as con:
         return _df(con, _RESIDUALS_SQL, scope.params())
+
+
+OUTLIER_FACTOR = 2.0  # measured / predicted beyond this factor either way is worth a look
+
+
+def outliers(resid: pd.DataFrame, factor: float = OUTLIER_FACTOR) -> pd.DataFrame:
+    """The residuals of points with a core per rank measured more than `factor` away from their
+    prediction (either way), worst first; oversubscribed points are left out (no model
+    describes the scheduler)."""
+    ratio = resid["measured_over_predicted"]
+    far = resid[
+        ((ratio > factor) | (ratio < 1 / factor))
+        & ~resid["oversubscribed"].fillna(False).astype(bool)
+    ]
+    off = np.abs(np.log(far["measured_over_predicted"]))
+    return far.assign(off=off).sort_values("off", ascending=False).drop(columns="off")
 
 
 _ACCURACY_SQL = """

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.units import format_seconds
+from runners.domain.units import counted, format_bytes, format_seconds
 
 
 def _fmt(value: float | None, spec: str, unit: str = "") -> str:
@@ -139,7 +139,25 @@ def _residual_panel(path, run_id: str) -> None:
     ui.show_badges(queries.assumption_summary(path, scope))
     ui.chart(charts.residuals_figure(resid), "residuals_chart")
     if not resid.empty:
+        _outliers(resid)
         ui.table(_residual_summary(resid), key="residual_summary")
+
+
+def _outliers(resid: pd.DataFrame) -> None:
+    """Name the points the model misses by more than queries.OUTLIER_FACTOR."""
+    far = queries.outliers(resid)
+    if far.empty:
+        return
+    shown = ", ".join(
+        f"{r.algorithm} p={r.ranks} {format_bytes(r.bytes)} ({r.measured_over_predicted:.2g}x)"
+        for r in far.head(3).itertuples()
+    )
+    st.warning(
+        f"{counted(len(far), 'point')} with a core per rank measured more than "
+        f"{queries.OUTLIER_FACTOR:g}x away from the prediction, e.g. {shown}: a missing term, "
+        "or a machine that changed state (see the Runs page's probes).",
+        icon=":material/help:",
+    )
 
 
 ACCURACY_COLUMNS = {
