@@ -266,9 +266,32 @@ def number_formats(frame: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def table(frame: pd.DataFrame, key: str | None = None, **kwargs: Any) -> None:
-    """st.dataframe without the index, floats to four significant digits; exotic column
-    types fall back to text."""
+BYTE_COLUMNS = ("bytes", "low_bytes", "high_bytes", "min_bytes", "max_bytes")
+
+
+def human_units(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as people read it: seconds columns (`*_s`) in microseconds, renamed `* (us)`;
+    byte counts as whole numbers; missing text blank instead of None."""
+    shown = frame.copy()
+    renames = {}
+    for column in shown.columns:
+        values = shown[column]
+        if str(column).endswith("_s") and pd.api.types.is_float_dtype(values):
+            shown[column] = values * 1e6
+            renames[column] = f"{str(column)[:-2]} (us)"
+        elif column in BYTE_COLUMNS and pd.api.types.is_float_dtype(values):
+            shown[column] = values.round().astype("Int64")
+        elif pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
+            shown[column] = values.fillna("")
+    return shown.rename(columns=renames)
+
+
+def table(frame: pd.DataFrame, key: str | None = None, human: bool = True, **kwargs: Any) -> None:
+    """st.dataframe without the index, in human units (human_units; not for a user's own SQL,
+    whose columns are as asked), floats to four significant digits; exotic column types fall
+    back to text."""
+    if human:
+        frame = human_units(frame)
     try:
         st.dataframe(frame, hide_index=True, key=key, column_config=number_formats(frame), **kwargs)
     except Exception:  # e.g. a type Arrow cannot convert: show it as text

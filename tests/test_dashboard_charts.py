@@ -422,3 +422,22 @@ def test_crossover_labels_near_each_other_take_turns_sideways() -> None:
     got = label_positions([1000.0, 1200.0, 1e5, 1100.0, 5e6], "top")
     assert got == ["top center", "top left", "top center", "top right", "top center"]
     assert label_positions([64.0], "bottom") == ["bottom center"]
+
+
+def test_tables_are_shown_in_human_units() -> None:
+    """Seconds columns in microseconds (renamed), byte counts whole, no None in text columns."""
+    from dashboard.ui import human_units
+
+    frame = pd.DataFrame(
+        {
+            "algorithm": ["ring", None],
+            "median_s": [2.5e-6, 1e-3],
+            "bytes": [78.14, 4096.0],
+            "ranks": [2, 4],
+        }
+    )
+    shown = human_units(frame)
+    assert list(shown.columns) == ["algorithm", "median (us)", "bytes", "ranks"]
+    assert shown["median (us)"].tolist() == pytest.approx([2.5, 1000.0])
+    assert shown["bytes"].tolist() == [78, 4096] and shown["algorithm"].tolist() == ["ring", ""]
+    assert frame["median_s"].iloc[0] == 2.5e-6  # the caller's frame is left alone

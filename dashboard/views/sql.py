@@ -65,7 +65,7 @@ def _result(path, sql: str) -> None:
         return
     more = f"; only the first {len(result.frame)} are shown" if result.truncated else ""
     st.caption(f"{len(result.frame)} rows in {result.seconds * 1000:.0f} ms{more}.")
-    ui.table(result.frame, key="sql_result")
+    ui.table(result.frame, key="sql_result", human=False)
     st.download_button(
         "Download CSV",
         result.frame.to_csv(index=False).encode(),
