@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import badges, charts, queries, ui
+from dashboard import charts, queries, ui
 
 POINT_COLUMNS = [
     "algorithm",
@@ -100,9 +100,10 @@ def main(path: Path, overview: queries.Overview) -> None:
     scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal)
     data = queries.curves_data(path, scope)
     ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks)), run_id)
-    items = ui.show_badges(data.summary)
+    ui.show_badges(data.summary)
     marked = _crossovers_shown(data)
-    fig = charts.curves_figure(data.points, marked, metric, badges.figure_note(items))
+    # the page's warning above says it already: the chart keeps its height for the data
+    fig = charts.curves_figure(data.points, marked, metric)
     ui.chart(fig, "curves_chart")
     st.caption(
         "Solid: measured median with its 95% interval over launches (bars) and its p5-p95 "
