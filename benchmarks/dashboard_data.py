@@ -98,9 +98,10 @@ def curves_page(path: Path) -> None:
     queries.run_grid(path, RUN_A)
     queries.prediction_calibrations(path, RUN_A)
     data = queries.curves_data(path, VIEW)
-    note = badges.figure_note(badges.badges(data.summary))
+    badges.badges(data.summary)
+    queries.verdict(path, RUN_A, "float32", "sum", VIEW.ranks)
     marked = queries.envelope_crossovers(data.points, data.crossovers)
-    charts.curves_figure(data.points, marked, "time", note)
+    charts.curves_figure(data.points, marked, "time")
 
 
 def curves_with_passes(path: Path) -> None:

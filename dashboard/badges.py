@@ -91,12 +91,3 @@ def warning_text(items: list[Badge]) -> str | None:
         for b in broken
     )
     return f"Not a clean test of the model: violated assumptions: {parts}."
-
-
-def figure_note(items: list[Badge], per_line: int = 3) -> str | None:
-    """The warning in short, for a chart's top margin: the violated names, a few per line."""
-    names = [b.name for b in violations(items)]
-    if not names:
-        return None
-    lines = [", ".join(names[i : i + per_line]) for i in range(0, len(names), per_line)]
-    return "Not a clean test of the model; violated: " + ",<br>".join(lines)

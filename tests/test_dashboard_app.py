@@ -179,8 +179,8 @@ def test_curves_ignore_invalid_url_values(demo: Path) -> None:
 
 
 def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
-    """p=3 on two cores: red badges, a warning, and a note on the chart; at p=2 the
-    oversubscription and power-of-two badges are green."""
+    """p=3 on two cores: red badges and a warning, said once (not again inside the chart); at
+    p=2 the oversubscription and power-of-two badges are green."""
     at = open_app("views/curves.py", run=RUN_A, ranks="3")
     badge_line = next(m.value for m in at.markdown if m.value.startswith("**Assumptions:**"))
     assert ":red-badge[:material/error: not_oversubscribed: violated (49 of 49 points)]" in (
@@ -189,7 +189,7 @@ def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
     assert ":red-badge[:material/error: power_of_two: violated" in badge_line
     assert "Not a clean test of the model" in at.warning[0].value
     (figure,) = charts(at)
-    assert "Not a clean test" in figure["layout"]["annotations"][0]["text"]
+    assert not figure["layout"].get("annotations")
     at2 = open_app("views/curves.py", run=RUN_A, ranks="2")
     line2 = "".join(m.value for m in at2.markdown)
     assert ":green-badge[:material/check_circle: power_of_two: holds (49 of 49 points)]" in line2

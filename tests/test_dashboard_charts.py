@@ -221,20 +221,17 @@ def test_measured_crossover_lies_on_the_faster_curve(demo: Path) -> None:
 
 
 def test_points_breaking_assumptions_are_drawn_as_crosses(demo: Path) -> None:
-    """At p=3 (oversubscribed) every marker is a cross whose hover names the broken check, and
-    the figure says the view is no clean test; at p=2 none is (the autotuned 'mpi' is predicted
-    as a bound: which algorithm it ran is unknown, not a broken assumption)."""
+    """At p=3 (oversubscribed) every marker is a cross whose hover names the broken check (the
+    page's warning says why, once, above the chart); at p=2 none is (the autotuned 'mpi' is
+    predicted as a bound: which algorithm it ran is unknown, not a broken assumption)."""
     data = _view(demo, ranks=3)
-    items = badges.badges(data.summary)
-    note = badges.figure_note(items)
-    assert note and "not_oversubscribed" in note and "power_of_two" in note
-    fig = charts.curves_figure(data.points, data.crossovers, "time", note)
+    fig = charts.curves_figure(data.points, data.crossovers, "time")
     for trace in _traces(fig, "measured"):
         assert set(trace.marker.symbol) == {"x-thin-open"}
         assert all("violated: " in h and "not_oversubscribed" in h for h in trace.hovertext)
-    assert any("Not a clean test" in a.text for a in fig.layout.annotations)
+    assert not fig.layout.annotations
     at2 = _view(demo, ranks=2)
-    fig2 = charts.curves_figure(at2.points, at2.crossovers, "time", None)
+    fig2 = charts.curves_figure(at2.points, at2.crossovers, "time")
     symbols = {t.meta["algorithm"]: set(t.marker.symbol) for t in _traces(fig2, "measured")}
     assert symbols["mpi"] == symbols["recursive_doubling"] == {"circle"}
     assert not fig2.layout.annotations
@@ -359,17 +356,6 @@ def test_badges_take_the_worst_state_per_assumption() -> None:
         "Not a clean test of the model: violated assumptions: no_oversubscription (4 points)."
     )
     assert badges.violations(items) == [over]
-
-
-def test_figure_note_lists_violations_a_few_per_line() -> None:
-    """The chart's note names the violated checks, three per line; None when nothing broke."""
-    items = badges.badges(
-        _summary(*[(f"check{i}", "violated", 1) for i in range(4)], ("fine", "holds", 3))
-    )
-    assert badges.figure_note(items) == (
-        "Not a clean test of the model; violated: check0, check1, check2,<br>check3"
-    )
-    assert badges.figure_note(badges.badges(_summary(("fine", "holds", 3)))) is None
 
 
 def test_no_checks_no_badges() -> None:

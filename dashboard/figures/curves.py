@@ -249,12 +249,11 @@ def curves_figure(
     points: pd.DataFrame,
     crossovers: pd.DataFrame,
     metric: str = "time",
-    warning: str | None = None,
 ) -> go.Figure:
     """Metric vs bytes on log-log axes: per algorithm a p5-p95 band, the measured median and
     the model's prediction dashed in the same colour; crossovers marked and labelled.
 
-    Points that break an assumption are drawn as crosses; ``warning`` is shown on the figure.
+    Points that break an assumption are drawn as crosses (the page says why, above).
     """
     ok = points[(points["status"] == "ok") & points["median_s"].notna()]
     if ok.empty:
@@ -276,7 +275,7 @@ def curves_figure(
         margin={
             "l": 60,
             "r": 20,
-            "t": 30 + 18 * (warning or "").count("<br>") + (40 if warning else 0),
+            "t": 30,
             "b": 70 + 24 * rows_of_legend,
         },
         # below the plot, so the plot keeps the page's width
@@ -290,17 +289,4 @@ def curves_figure(
         },
         hovermode="closest",
     )
-    if warning:
-        fig.add_annotation(
-            text=f"⚠ {warning}",
-            x=0,
-            y=1.02,
-            xref="paper",
-            yref="paper",
-            xanchor="left",
-            yanchor="bottom",
-            showarrow=False,
-            align="left",
-            font={"color": "#b00020", "size": 12},
-        )
     return fig
