@@ -278,10 +278,7 @@ def write_batch(
         for probe in probes:
             _replace_probe(con, probe)
         for cal in calibrations:
-            con.execute(
-                "DELETE FROM calibrations WHERE calibration_id = ?", [cal["calibration_id"]]
-            )
-            _insert(con, "calibrations", [{"created_at": _now(), **cal}])
+            _replace_calibration(con, cal)
         for run_id, fields in run_updates.items():
             _update_run(con, path, run_id, fields)
 
@@ -300,12 +297,15 @@ def add_calibration(path: Path | str, cal: dict[str, Any]) -> None:
 
     breakpoints, segments, gammas and details may be Python lists/dicts.
     """
-    row = {"created_at": _now(), **cal}
     with _writing(path) as con:
-        con.execute(
-            "DELETE FROM calibrations WHERE calibration_id = ?", [row.get("calibration_id")]
-        )
-        _insert(con, "calibrations", [row])
+        _replace_calibration(con, cal)
+
+
+def _replace_calibration(con: Connection, cal: dict[str, Any]) -> None:
+    """Store one calibration, replacing the one with its calibration_id; created_at defaults
+    to now."""
+    con.execute("DELETE FROM calibrations WHERE calibration_id = ?", [cal.get("calibration_id")])
+    _insert(con, "calibrations", [{"created_at": _now(), **cal}])
 
 
 def add_predictions(path: Path | str, rows: list[dict[str, Any]]) -> None:
