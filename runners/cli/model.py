@@ -75,16 +75,22 @@ def _prediction_parameters(args: argparse.Namespace) -> tuple[float, float, floa
 
 def prediction_report(args: argparse.Namespace) -> dict:
     """The predicted time and its three terms for the command line's point, as a dict."""
+    _check_prediction_input(args)
+    return _report(args, args.algorithm, _prediction_parameters(args))
+
+
+def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict:
+    """One algorithm's closed-form prediction at the command line's point with `parameters`
+    (alpha, beta, gamma, calibration id)."""
     from runners.analysis import model_of
     from runners.domain.models import predict
 
-    _check_prediction_input(args)
-    alpha, beta, gamma, cal_id = _prediction_parameters(args)
-    model = model_of(args.algorithm)
+    alpha, beta, gamma, cal_id = parameters
+    model = model_of(algorithm)
     itemsize = DTYPES[args.dtype].itemsize
     pred = predict(model, args.ranks, args.bytes, alpha, beta, gamma, itemsize)
     return {
-        "algorithm": args.algorithm,
+        "algorithm": algorithm,
         "model": model,
         "ranks": args.ranks,
         "bytes": args.bytes,
@@ -138,13 +144,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
-    """prediction_report for every algorithm that can run this point, fastest first."""
+    """The report of every algorithm that can run this point, fastest first."""
     from runners.domain.catalog import ALGORITHMS, OPS
 
     _check_prediction_input(args)
+    parameters = _prediction_parameters(args)  # one calibration read for every algorithm
     commutative = OPS[args.op].commutative
     reports = [
-        prediction_report(argparse.Namespace(**(vars(args) | {"algorithm": name})))
+        _report(args, name, parameters)
         for name, spec in ALGORITHMS.items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
     ]
@@ -261,7 +268,7 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
     if args.format != "table":
         print(render(frame, args.format))
         return 0
-    calibrations = store.verdict_inputs(path, args.run)["calibrations"]
+    calibrations = store.calibration_order(path, args.run)
     print(_crossovers_table(frame, calibrations) if len(frame) else "(no crossovers)")
     winners = analysis.winners_frame(path, args.run)
     print("\nwinners: the fastest two per cell; decided when the paired launches agree")

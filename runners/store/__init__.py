@@ -14,6 +14,7 @@ from pathlib import Path
 
 from runners.store import storefile
 from runners.store.reads import (
+    calibration_order,
     calibrations_of_source,
     get_calibration,
     get_run,
@@ -86,6 +87,7 @@ __all__ = [
     "add_calibration",
     "add_points",
     "add_predictions",
+    "calibration_order",
     "calibrations_of_source",
     "create_run",
     "default_store",

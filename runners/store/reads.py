@@ -157,17 +157,23 @@ def calibrations_of_source(path: Path | str, source: str) -> list[dict[str, Any]
 def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
     """What runners.domain.verdict.verdict_lines needs of a stored run: its winners and
     crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
-    (its launches' own, the one made before it, the one fitted to it)."""
-    run = (_lookup(path, "SELECT calibration_id FROM runs WHERE run_id = ?", [run_id]) or [{}])[0]
+    (calibration_order)."""
     flagged = _lookup(
         path,
         "SELECT DISTINCT ranks FROM points WHERE run_id = ? AND coalesce(oversubscribed, false)",
         [run_id],
     )
-    calibrations = [f"{LAUNCHES_PREFIX}{run_id}", run.get("calibration_id"), f"fitted:{run_id}"]
     return {
         "winners": _lookup(path, "SELECT * FROM winners WHERE run_id = ?", [run_id]),
         "crossovers": _lookup(path, "SELECT * FROM crossovers WHERE run_id = ?", [run_id]),
         "oversubscribed": {row["ranks"] for row in flagged},
-        "calibrations": [c for c in calibrations if c],
+        "calibrations": calibration_order(path, run_id),
     }
+
+
+def calibration_order(path: Path | str, run_id: str) -> list[str]:
+    """A run's calibrations, most direct first: its launches' own, the one made before it,
+    the one fitted to it (ids; those that may not exist included)."""
+    run = (_lookup(path, "SELECT calibration_id FROM runs WHERE run_id = ?", [run_id]) or [{}])[0]
+    calibrations = [f"{LAUNCHES_PREFIX}{run_id}", run.get("calibration_id"), f"fitted:{run_id}"]
+    return [c for c in calibrations if c]
