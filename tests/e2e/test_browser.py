@@ -8,6 +8,7 @@ a folder to keep the screenshots.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -94,18 +95,36 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.wait()
 
 
+WIDTH, HEIGHT = 1400, 1800  # the tab's CSS pixels unless a test asks for another width
+
+
+def set_width(page: Page, width: int) -> None:
+    """Make the tab `width` CSS pixels wide (HEIGHT high, no scaling, not mobile)."""
+    page.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=width,
+        height=HEIGHT,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+
+
+@contextlib.contextmanager
+def width_of(page: Page, width: int) -> Iterator[None]:
+    """The tab at `width` px for the block, back at WIDTH afterwards."""
+    set_width(page, width)
+    try:
+        yield
+    finally:
+        set_width(page, WIDTH)
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    """One headless Chromium tab, 1400 x 1800 CSS pixels."""
+    """One headless Chromium tab, WIDTH x HEIGHT CSS pixels."""
     with Browser(tmp_path_factory.mktemp("chromium-profile")) as browser:
         tab = browser.new_page()
-        tab.call(
-            "Emulation.setDeviceMetricsOverride",
-            width=1400,
-            height=1800,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
+        set_width(tab, WIDTH)
         yield tab
 
 
@@ -164,28 +183,13 @@ def test_curves_deep_link_draws_measured_and_predicted(server, page, tmp_path) -
 def test_the_curves_plot_area_is_large_at_1280_px(server, page, tmp_path) -> None:
     """At 1280 px wide the plot area itself (axes only, legend excluded) is at least 700 x 450
     px: the legend sits below the plot, one entry per algorithm."""
-    page.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=1280,
-        height=1800,
-        deviceScaleFactor=1,
-        mobile=False,
-    )
-    try:
+    with width_of(page, 1280):
         load(page, f"{server}/curves?run={RUN_A}&ranks=3&metric=time")
         box = page.evaluate(
             "(() => { const r = document.querySelector('.js-plotly-plot .nsewdrag')"
             ".getBoundingClientRect(); return [r.width, r.height]; })()"
         )
         shoot(page, tmp_path, "curves-1280")
-    finally:
-        page.call(
-            "Emulation.setDeviceMetricsOverride",
-            width=1400,
-            height=1800,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
     assert box[0] >= 700 and box[1] >= 450, box
 
 
@@ -235,14 +239,7 @@ EVERY_PAGE = (
 def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path, width) -> None:
     """A screenshot of every page at 1280 and 1600 px (kept in the test's temporary folder, or
     $COLLSWEEP_E2E_SHOTS); no page shows an exception or an error box."""
-    page.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=width,
-        height=1800,
-        deviceScaleFactor=1,
-        mobile=False,
-    )
-    try:
+    with width_of(page, width):
         for name, query, plotted in EVERY_PAGE:
             load(page, f"{server}/{name}{query}", plotted=plotted)
             broken = page.evaluate(
@@ -252,14 +249,6 @@ def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path, w
             assert "Traceback" not in text(page, '[data-testid="stMain"]'), name
             shot = shoot(page, tmp_path, f"{name}-{width}")
             assert shot.stat().st_size > 20_000
-    finally:
-        page.call(
-            "Emulation.setDeviceMetricsOverride",
-            width=1400,
-            height=1800,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
 
 
 def test_runs_page_is_the_front_page(server, page) -> None:
