@@ -140,20 +140,25 @@ def combined_calibration(rows: Sequence[dict], calibration_id: str, source: str)
 
 
 def _merged(curves: Iterable[dict | None]) -> list[dict]:
-    """Per size, the median over the curves that measured it (as calibration job medians)."""
+    """Per size, the median over the curves that measured it (as calibration job medians),
+    with the iterations of all of them where the curves record iterations."""
     by_size: dict[int, list[float]] = {}
+    iterations: dict[int, int] = {}
     for curve in curves:
         if not curve:
             continue
         seconds = curve.get("one_way_median_s") or curve.get("median_s") or []
-        for nbytes, value in zip(curve["bytes"], seconds, strict=True):
+        counts = curve.get("iterations") or [None] * len(seconds)
+        for nbytes, value, count in zip(curve["bytes"], seconds, counts, strict=True):
             by_size.setdefault(int(nbytes), []).append(value)
+            if count is not None:
+                iterations[int(nbytes)] = iterations.get(int(nbytes), 0) + int(count)
     return [
         {
             "bytes": n,
             "one_way_median_s": float(np.median(v)),
             "median_s": float(np.median(v)),
-            "iterations": len(v),
+            "iterations": iterations.get(n),
             "ci_rel_halfwidth": None,
         }
         for n, v in sorted(by_size.items())
