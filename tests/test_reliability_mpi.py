@@ -18,6 +18,7 @@ from conftest import ROOT, run_cli
 from test_sweep_mpi import only_run, points, write_spec
 
 from runners import store
+from runners.domain.units import parse_bytes
 
 pytestmark = pytest.mark.mpi
 
@@ -32,7 +33,8 @@ SLOW = (
     "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 2000000\n"
     "target_rel_ci = 0.00001\nwarmup = 1\nlaunches = 1\n"
 )
-PROGRESS = re.compile(r"\] p=(\d+)\s+(\S+)\s+(\d+) B (\S+)\s+(\S+)\s+\d")
+# "[   3/490] L1 p=2   ring        256 KiB float32 sum      70.6 us   ETA 6:50"
+PROGRESS = re.compile(r"\] L\d+ p=(\d+)\s+(\S+)\s+([\d.]+ (?:B|KiB|MiB|GiB)) (\S+)\s+(\S+)\s+\S")
 
 
 def start(db: Path, spec: Path, *extra: str, env: dict | None = None, log: Path | None = None):
@@ -76,8 +78,13 @@ def hold_store(db: Path, seconds: float) -> subprocess.Popen:
 
 
 def reported(log: Path) -> set[tuple]:
-    """The points the sweep said it finished (its progress lines)."""
-    return {(int(m[1]), m[2], int(m[3]), m[4], m[5]) for m in PROGRESS.finditer(log.read_text())}
+    """The points the sweep said it finished (its progress lines); every progress line must
+    parse, so a change of their format cannot quietly empty this set."""
+    text = log.read_text()
+    found = {(int(m[1]), m[2], parse_bytes(m[3]), m[4], m[5]) for m in PROGRESS.finditer(text)}
+    lines = sum(1 for line in text.splitlines() if re.match(r"\[\s*\d+/\d+\] L\d", line))
+    assert len(PROGRESS.findall(text)) == lines, "a progress line no longer parses"
+    return found
 
 
 def lost_points(db: Path, log: Path) -> int:
@@ -262,12 +269,15 @@ def test_resume_measures_failed_points_again_unless_told_to_keep_them(
 
 
 def test_a_live_run_cannot_be_resumed_twice(tmp_path: Path, reliability) -> None:
-    """--resume of a run another sweep is measuring is refused, naming that process."""
-    spec = write_spec(tmp_path, "sizes = [16384, 32768, 65536, 131072]\n" + SLOW)
+    """--resume of a run another sweep is measuring is refused, naming that process. The live
+    sweep has 24 points of 0.3 s each, so it is still running when the second command asks
+    (with 12 it sometimes finished first on a fast machine, and the resume found it complete)."""
+    sizes = "sizes = {min = 16384, max = 2097152, factor = 2}\n"
+    spec = write_spec(tmp_path, sizes + SLOW)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     sweep = start(db, spec, log=log)
     try:
-        wait_for_text(log, "[   1/12]")
+        wait_for_text(log, "[   1/24]")
         run_id = only_run(db)
         second = run_cli("sweep", "--resume", run_id, "--store", str(db))
         assert second.returncode == 2 and f"pid {sweep.pid}" in second.stderr
