@@ -2,7 +2,8 @@
 
 Pure functions over the summary frames of dashboard.queries (name, state, checks, points,
 detail). A view whose points break an assumption (oversubscribed, non-power-of-two ranks...)
-gets a red badge and a warning sentence, so it never reads as a clean test of the model.
+gets a one-line headline saying it is not a clean test of the model, and a table of what each
+assumption means behind it.
 """
 
 from __future__ import annotations
@@ -11,14 +12,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from runners.domain.assumptions import MEANINGS
 from runners.domain.units import counted
 
 STATE_RANK = {"violated": 0, "unknown": 1, "holds": 2}
-STATE_STYLE = {  # state: (badge colour, material icon)
-    "violated": ("red", ":material/error:"),
-    "unknown": ("orange", ":material/help:"),
-    "holds": ("green", ":material/check_circle:"),
-}
 
 
 @dataclass(frozen=True)
@@ -30,25 +27,6 @@ class Badge:
     points: int
     total_points: int
     detail: str
-
-    @property
-    def label(self) -> str:
-        """Short text, e.g. 'no_oversubscription: violated (12 of 20 points)'."""
-        if self.total_points == 0:
-            return f"{self.name}: {self.state} (run)"
-        return f"{self.name}: {self.state} ({self.points} of {counted(self.total_points, 'point')})"
-
-    @property
-    def color(self) -> str:
-        """Streamlit badge colour for the state."""
-        return STATE_STYLE.get(self.state, ("gray", ""))[0]
-
-    @property
-    def markdown(self) -> str:
-        """The badge as Streamlit markdown (``:red-badge[...]``)."""
-        icon = STATE_STYLE.get(self.state, ("gray", ":material/circle:"))[1]
-        text = self.label.replace("[", "(").replace("]", ")")
-        return f":{self.color}-badge[{icon} {text}]"
 
 
 def badges(summary: pd.DataFrame) -> list[Badge]:
@@ -71,23 +49,43 @@ def badges(summary: pd.DataFrame) -> list[Badge]:
     return sorted(out, key=lambda b: (STATE_RANK.get(b.state, 3), b.name))
 
 
-def badges_markdown(items: list[Badge]) -> str:
-    """All badges on one markdown line."""
-    return " ".join(b.markdown for b in items)
-
-
 def violations(items: list[Badge]) -> list[Badge]:
     """The badges whose worst state is 'violated'."""
     return [b for b in items if b.state == "violated"]
 
 
-def warning_text(items: list[Badge]) -> str | None:
-    """A sentence saying the view is not a clean test of the model, or None when nothing broke."""
+def _share(badge: Badge) -> str:
+    """'12 of 20 points' for a point check, 'whole run' for a run check."""
+    if badge.total_points == 0:
+        return "whole run"
+    return f"{badge.points} of {counted(badge.total_points, 'point')}"
+
+
+def headline(items: list[Badge]) -> str:
+    """The view's assumptions in one line: what broke (and where) first, then what is unknown,
+    then how many hold."""
+    parts = []
     broken = violations(items)
-    if not broken:
-        return None
-    parts = ", ".join(
-        f"{b.name} ({counted(b.points, 'point')})" if b.total_points else f"{b.name} (whole run)"
-        for b in broken
+    if broken:
+        parts.append("; ".join(f"{b.name} violated ({_share(b)})" for b in broken))
+    unknown = [b.name for b in items if b.state == "unknown"]
+    if unknown:
+        parts.append(f"unknown: {', '.join(unknown)}")
+    holding = sum(b.state == "holds" for b in items)
+    parts.append(f"{counted(holding, 'assumption')} hold" if holding != 1 else "1 holds")
+    lead = "Not a clean test of the model: " if broken else "Assumptions: "
+    return lead + " · ".join(parts)
+
+
+def meaning_table(items: list[Badge]) -> pd.DataFrame:
+    """One row per assumption: its state in the view, the points it covers, and what it means
+    for the model when it breaks (domain.assumptions.MEANINGS)."""
+    return pd.DataFrame(
+        {
+            "assumption": [b.name for b in items],
+            "state": [b.state for b in items],
+            "points": [_share(b) for b in items],
+            "what a break means": [MEANINGS.get(b.name, "") for b in items],
+            "evidence": [b.detail for b in items],
+        }
     )
-    return f"Not a clean test of the model: violated assumptions: {parts}."

@@ -27,7 +27,13 @@ from dashboard.data.base import (
     reading,
 )
 from dashboard.data.crossovers import CrossoverData, crossover_data, verdict
-from dashboard.data.curves import CurvesData, curves_data, envelope_crossovers, pass_spread
+from dashboard.data.curves import (
+    CurvesData,
+    crossover_note,
+    curves_data,
+    envelope_crossovers,
+    pass_spread,
+)
 from dashboard.data.model_fit import (
     OUTLIER_FACTOR,
     FitComparison,
@@ -88,6 +94,7 @@ __all__ = [
     "check_read_only",
     "compare_runs",
     "crossover_data",
+    "crossover_note",
     "curves_data",
     "envelope_crossovers",
     "example_queries",

@@ -244,16 +244,21 @@ def show_verdict(lines: Sequence[str], run_id: str) -> None:
     st.markdown("  \n".join(text))
 
 
-def show_badges(summary: pd.DataFrame) -> list[badges.Badge]:
-    """The view's assumption badges on one line, and a warning when any is violated."""
+def show_assumptions(summary: pd.DataFrame, details: bool = True) -> list[badges.Badge]:
+    """The view's assumptions as one line (a warning icon when any is violated) that opens onto
+    a table of each assumption's state and what it means for the model (details=False: the
+    line alone, for a page that shows the table itself)."""
     items = badges.badges(summary)
     if not items:
         st.caption("No assumption checks recorded for this view.")
         return items
-    st.markdown("**Assumptions:** " + badges.badges_markdown(items))
-    warning = badges.warning_text(items)
-    if warning:
-        st.warning(warning, icon=":material/warning:")
+    broken = bool(badges.violations(items))
+    icon = ":material/warning:" if broken else ":material/check_circle:"
+    if not details:
+        (st.warning if broken else st.success)(badges.headline(items), icon=icon)
+        return items
+    with st.expander(badges.headline(items), icon=icon):
+        table(badges.meaning_table(items), key=None)
     return items
 
 
@@ -271,7 +276,8 @@ BYTE_COLUMNS = ("bytes", "low_bytes", "high_bytes", "min_bytes", "max_bytes")
 
 def human_units(frame: pd.DataFrame) -> pd.DataFrame:
     """A table as people read it: seconds columns (`*_s`) in microseconds, renamed `* (us)`;
-    byte counts as whole numbers; missing text blank instead of None."""
+    per-byte costs (`*_s_per_byte`) in ns/B; byte counts as whole numbers; missing text blank
+    instead of None."""
     shown = frame.copy()
     renames = {}
     for column in shown.columns:
@@ -279,6 +285,9 @@ def human_units(frame: pd.DataFrame) -> pd.DataFrame:
         if str(column).endswith("_s") and pd.api.types.is_float_dtype(values):
             shown[column] = values * 1e6
             renames[column] = f"{str(column)[:-2]} (us)"
+        elif str(column).endswith("_s_per_byte") and pd.api.types.is_float_dtype(values):
+            shown[column] = values * 1e9
+            renames[column] = f"{str(column)[: -len('_s_per_byte')]} (ns/B)"
         elif column in BYTE_COLUMNS and pd.api.types.is_float_dtype(values):
             shown[column] = values.round().astype("Int64")
         elif pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):

@@ -334,7 +334,7 @@ def _summary(*rows: tuple[str, str, int]) -> pd.DataFrame:
 
 
 def test_badges_take_the_worst_state_per_assumption() -> None:
-    """violated beats unknown beats holds; violated badges come first, red."""
+    """violated beats unknown beats holds; violated ones come first and lead the headline."""
     items = badges.badges(
         _summary(
             ("no_oversubscription", "holds", 10),
@@ -348,20 +348,25 @@ def test_badges_take_the_worst_state_per_assumption() -> None:
         ("quiet_machine", "unknown"),
         ("power_of_two_ranks", "holds"),
     ]
-    over = items[0]
-    assert over.label == "no_oversubscription: violated (4 of 14 points)"
-    assert over.markdown.startswith(":red-badge[") and items[2].color == "green"
-    assert items[1].label == "quiet_machine: unknown (run)"
-    assert badges.warning_text(items) == (
-        "Not a clean test of the model: violated assumptions: no_oversubscription (4 points)."
+    assert badges.headline(items) == (
+        "Not a clean test of the model: no_oversubscription violated (4 of 14 points)"
+        " · unknown: quiet_machine · 1 holds"
     )
-    assert badges.violations(items) == [over]
+    assert badges.violations(items) == [items[0]]
+    table = badges.meaning_table(items)
+    assert table["points"].tolist() == ["4 of 14 points", "whole run", "14 of 14 points"]
+
+
+def test_headline_without_breaks_counts_what_holds() -> None:
+    """Nothing violated: no 'not a clean test', the holding assumptions counted in words."""
+    items = badges.badges(_summary(("power_of_two", "holds", 3), ("single_node", "holds", 0)))
+    assert badges.headline(items) == "Assumptions: 2 assumptions hold"
+    assert badges.meaning_table(items)["what a break means"].str.len().min() > 20
 
 
 def test_no_checks_no_badges() -> None:
-    """An empty summary gives no badges and no warning."""
+    """An empty summary gives no badges."""
     assert badges.badges(pd.DataFrame()) == []
-    assert badges.warning_text([]) is None
 
 
 def test_every_algorithm_brings_its_own_colour_from_the_catalog() -> None:
@@ -411,7 +416,8 @@ def test_crossover_labels_near_each_other_take_turns_sideways() -> None:
 
 
 def test_tables_are_shown_in_human_units() -> None:
-    """Seconds columns in microseconds (renamed), byte counts whole, no None in text columns."""
+    """Seconds columns in microseconds and per-byte costs in ns/B (renamed), byte counts whole,
+    no None in text columns."""
     from dashboard.ui import human_units
 
     frame = pd.DataFrame(
@@ -420,10 +426,12 @@ def test_tables_are_shown_in_human_units() -> None:
             "median_s": [2.5e-6, 1e-3],
             "bytes": [78.14, 4096.0],
             "ranks": [2, 4],
+            "beta_s_per_byte": [4.9e-10, 1e-9],
         }
     )
     shown = human_units(frame)
-    assert list(shown.columns) == ["algorithm", "median (us)", "bytes", "ranks"]
+    assert list(shown.columns) == ["algorithm", "median (us)", "bytes", "ranks", "beta (ns/B)"]
+    assert shown["beta (ns/B)"].tolist() == pytest.approx([0.49, 1.0])
     assert shown["median (us)"].tolist() == pytest.approx([2.5, 1000.0])
     assert shown["bytes"].tolist() == [78, 4096] and shown["algorithm"].tolist() == ["ring", ""]
     assert frame["median_s"].iloc[0] == 2.5e-6  # the caller's frame is left alone

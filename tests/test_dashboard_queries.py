@@ -354,6 +354,17 @@ def test_envelope_keeps_the_crossovers_that_change_the_fastest() -> None:
     assert queries.envelope_crossovers(points, crossings.iloc[0:0]).empty
 
 
+def test_crossover_note_says_when_one_kind_is_missing() -> None:
+    """Predicted-only marks are called the model's alone; measured-only ones say the model sees
+    no change; both kinds, or none, need no note."""
+    predicted = pd.DataFrame([_crossing("x", "y", "predicted", 500.0)])
+    measured = pd.DataFrame([_crossing("x", "y", "measured", 100.0)])
+    assert "model's alone" in queries.crossover_note(predicted)
+    assert "model" in queries.crossover_note(measured)
+    assert queries.crossover_note(pd.concat([predicted, measured])) is None
+    assert queries.crossover_note(predicted.iloc[0:0]) is None
+
+
 def test_pass_spread_aggregates_raw_samples_per_pass(mini: Path) -> None:
     """Per-pass medians and their max/min ratio, computed in SQL from the samples."""
     spread = queries.pass_spread(mini, queries.Scope("m1", 2, "float32", "sum"))
@@ -550,12 +561,13 @@ def test_fit_comparison_sets_fitted_beside_the_microbenchmark(demo: Path) -> Non
     assert comparison.micro_id == CAL and comparison.fitted_id == fitted_id
     table = comparison.table.set_index("parameter")
     micro, fitted = queries.calibration(demo, CAL), queries.calibration(demo, fitted_id)
-    assert table.loc["alpha_s", "microbenchmark"] == pytest.approx(micro["alpha_s"])
-    assert table.loc["alpha_s", "fitted"] == pytest.approx(fitted["alpha_s"])
-    assert table.loc["beta_s_per_byte", "fitted_over_micro"] == pytest.approx(
+    assert table.loc["alpha (us)", "microbenchmark"] == pytest.approx(micro["alpha_s"] * 1e6)
+    assert table.loc["alpha (us)", "fitted"] == pytest.approx(fitted["alpha_s"] * 1e6)
+    assert table.loc["beta (ns/B)", "fitted"] == pytest.approx(fitted["beta_s_per_byte"] * 1e9)
+    assert table.loc["beta (ns/B)", "fitted_over_micro"] == pytest.approx(
         fitted["beta_s_per_byte"] / micro["beta_s_per_byte"]
     )
-    assert math.isnan(table.loc["gamma float64/sum (s/B)", "fitted"])  # only in the ping-pong
+    assert math.isnan(table.loc["gamma float64/sum (ns/B)", "fitted"])  # only in the ping-pong
 
 
 def test_residuals_are_measured_over_predicted(demo: Path) -> None:

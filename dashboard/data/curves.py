@@ -116,6 +116,26 @@ def envelope_crossovers(points: pd.DataFrame, crossovers: pd.DataFrame) -> pd.Da
     return crossovers[keep].reset_index(drop=True)
 
 
+def crossover_note(marked: pd.DataFrame) -> str | None:
+    """A sentence for a chart whose marked crossovers are of one kind only (None otherwise):
+    a predicted crossover without a measured one is the model's alone, and the reverse is a
+    change the model does not foresee."""
+    if marked.empty:
+        return None
+    kinds = set(marked["kind"])
+    if kinds == {"predicted"}:
+        return (
+            "Only predicted crossovers are marked: no measured crossover among the shown "
+            "algorithms changes which one is fastest, so the open diamonds are the model's alone."
+        )
+    if kinds == {"measured"}:
+        return (
+            "Only measured crossovers are marked: in the model, the fastest of the shown "
+            "algorithms does not change here."
+        )
+    return None
+
+
 def curves_data(path: StorePath, scope: Scope) -> CurvesData:
     """Points (with predictions of scope.calibration_id and violated checks), crossovers, checks.
 

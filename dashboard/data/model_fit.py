@@ -79,13 +79,20 @@ def fit_comparison(path: StorePath, run_id: str) -> FitComparison:
 
 
 def _parameters(cal: dict[str, Any] | None) -> dict[str, float]:
-    """A calibration's scalar parameters and its gammas, by display name."""
+    """A calibration's scalar parameters and its gammas, by display name, in the units people
+    read them in (alpha in us, beta and gamma in ns per byte)."""
     if cal is None:
         return {}
-    params = {k: cal.get(k) for k in ("alpha_s", "beta_s_per_byte", "r_squared")}
+    scaled = {"alpha (us)": ("alpha_s", 1e6), "beta (ns/B)": ("beta_s_per_byte", 1e9)}
+    params = {name: _scaled(cal.get(key), factor) for name, (key, factor) in scaled.items()}
+    params["r_squared"] = cal.get("r_squared")
     gammas = cal.get("gammas") or {}
-    params |= {f"gamma {key} (s/B)": value for key, value in sorted(gammas.items())}
+    params |= {f"gamma {key} (ns/B)": _scaled(v, 1e9) for key, v in sorted(gammas.items())}
     return {k: float(v) for k, v in params.items() if v is not None}
+
+
+def _scaled(value: Any, factor: float) -> float | None:
+    return None if value is None else float(value) * factor
 
 
 def parameter_table(micro: dict[str, Any] | None, fitted: dict[str, Any] | None) -> pd.DataFrame:

@@ -38,7 +38,7 @@ def main(path: Path, overview: queries.Overview) -> None:
         )
     for label, run_id in (("A", a), ("B", b)):
         st.markdown(f"Run {label}:")
-        ui.show_badges(queries.assumption_summary(path, queries.Scope(run_id)))
+        ui.show_assumptions(queries.assumption_summary(path, queries.Scope(run_id)))
     slower = int((ratios["change"] == "slower").sum())
     faster = int((ratios["change"] == "faster").sum())
     c1, c2, c3 = st.columns(3)

@@ -74,7 +74,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     scope = queries.Scope(run_id, dtype=dtype, op=op, calibration_id=cal)
     data = queries.crossover_data(path, scope, modelled_only=modelled)
     ui.show_verdict(queries.verdict(path, run_id, dtype, op), run_id)
-    ui.show_badges(data.summary)
+    ui.show_assumptions(data.summary)
     ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
     st.subheader("Agreement")
     _agreement(data, run_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -41,16 +42,16 @@ def _view(grid: pd.DataFrame) -> tuple[int, str, str, str]:
     return int(ranks), str(dtype), str(op), str(metric)
 
 
-def _calibration(path, run_id: str) -> str | None:
+def _calibration(path, run_id: str, container: Any) -> str | None:
     """The calibration whose predictions are drawn (a picker only when there is a choice)."""
     cals = queries.prediction_calibrations(path, run_id)
     if not cals:
-        st.caption("No predictions stored for this run yet: only measurements are drawn.")
+        container.caption("No predictions stored for this run yet: only measurements are drawn.")
         return None
     if len(cals) == 1:
         st.query_params["cal"] = cals[0]
         return cals[0]
-    return ui.choose("Calibration of the predictions", cals, "cal")
+    return ui.choose("Calibration of the predictions", cals, "cal", container=container)
 
 
 CROSSOVER_CHOICES = {
@@ -60,7 +61,7 @@ CROSSOVER_CHOICES = {
 }
 
 
-def _crossovers_shown(data: queries.CurvesData) -> pd.DataFrame:
+def _crossovers_shown(data: queries.CurvesData, container: Any) -> pd.DataFrame:
     """The crossovers to mark, as chosen (?xo=best|all|none): by default only those where the
     fastest shown algorithm changes, since every pair of curves may cross."""
     choice = ui.choose(
@@ -69,6 +70,7 @@ def _crossovers_shown(data: queries.CurvesData) -> pd.DataFrame:
         "xo",
         kind="radio",
         format_func=CROSSOVER_CHOICES.get,
+        container=container,
     )
     if choice == "none":
         return data.crossovers.iloc[0:0]
@@ -96,21 +98,25 @@ def main(path: Path, overview: queries.Overview) -> None:
     ranks, dtype, op, metric = _view(grid)
     in_view = grid[(grid["ranks"] == ranks) & (grid["dtype"] == dtype) & (grid["op"] == op)]
     algorithms = ui.choose_many("Algorithms", sorted(in_view["algorithm"].unique()), "alg")
-    cal = _calibration(path, run_id)
+    ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks)), run_id)
+    chart_slot = st.container()  # the chart comes first; its options sit below it
+    left, right = st.columns(2)
+    cal = _calibration(path, run_id, left)
     scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal)
     data = queries.curves_data(path, scope)
-    ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks)), run_id)
-    ui.show_badges(data.summary)
-    marked = _crossovers_shown(data)
-    # the page's warning above says it already: the chart keeps its height for the data
-    fig = charts.curves_figure(data.points, marked, metric)
-    ui.chart(fig, "curves_chart")
-    st.caption(
-        "Solid: measured median with its 95% interval over launches (bars) and its p5-p95 "
-        "band. Dashed, same colour: the model's prediction (one legend entry toggles both). "
-        "Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: their "
-        "uncertainty). Crosses: points that break an assumption."
-    )
+    marked = _crossovers_shown(data, right)
+    with chart_slot:
+        ui.show_assumptions(data.summary)
+        ui.chart(charts.curves_figure(data.points, marked, metric), "curves_chart")
+        note = queries.crossover_note(marked)
+        if note:
+            st.info(note, icon=":material/info:")
+        st.caption(
+            "Solid: measured median with its 95% interval over launches (bars) and its p5-p95 "
+            "band. Dashed, same colour: the model's prediction (one legend entry toggles both). "
+            "Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: their "
+            "uncertainty). Crosses: points that break an assumption."
+        )
     _details(path, scope, data)
 
 

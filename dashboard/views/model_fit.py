@@ -43,7 +43,7 @@ def _calibration_panel(path, run_id: str) -> None:
     left.markdown("**Piecewise segments**")
     with left:
         ui.table(pd.DataFrame(cal.get("segments") or []), key="segments")
-    right.markdown("**Reduction cost gamma (s/B)**")
+    right.markdown("**Reduction cost gamma**")
     gammas = cal.get("gammas") or {}
     with right:
         ui.table(pd.DataFrame({"dtype/op": list(gammas), "gamma_s_per_byte": [*gammas.values()]}))
@@ -70,10 +70,10 @@ def _seconds(value: float | None) -> str:
 
 
 def _rate(seconds_per_byte: float | None) -> str:
-    """beta as people read it: s/B and the bandwidth it means."""
+    """beta as people read it: ns per byte and the bandwidth it means."""
     if seconds_per_byte is None or not seconds_per_byte > 0:
         return _fmt(seconds_per_byte, ".3g", " s/B")
-    return f"{seconds_per_byte:.3g} s/B ({1e-9 / seconds_per_byte:.3g} GB/s)"
+    return f"{seconds_per_byte * 1e9:.3g} ns/B · {1e-9 / seconds_per_byte:.3g} GB/s"
 
 
 def _decoded(value):
@@ -100,7 +100,18 @@ def _fitted_panel(path, run_id: str) -> None:
         f"Microbenchmark: `{comparison.micro_id or 'none'}` · "
         f"fitted from collectives: `{comparison.fitted_id or 'none'}`"
     )
-    ui.table(comparison.table, key="fit_comparison")
+    ui.table(_as_text(comparison.table), key="fit_comparison")
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Numbers to four significant digits and a dash where a calibration lacks a parameter."""
+    return frame.apply(
+        lambda column: (
+            column.map(lambda v: "—" if v != v else f"{v:.4g}")
+            if pd.api.types.is_float_dtype(column)
+            else column
+        )
+    )
 
 
 def _residual_summary(resid: pd.DataFrame) -> pd.DataFrame:
@@ -136,7 +147,7 @@ def _residual_panel(path, run_id: str) -> None:
         run_id, None if ranks == "all" else int(ranks), dtype, op, calibration_id=cal
     )
     resid = queries.residuals(path, scope)
-    ui.show_badges(queries.assumption_summary(path, scope))
+    ui.show_assumptions(queries.assumption_summary(path, scope))
     ui.chart(charts.residuals_figure(resid), "residuals_chart")
     if not resid.empty:
         _outliers(resid)

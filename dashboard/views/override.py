@@ -45,7 +45,7 @@ def main(path: Path, overview: queries.Overview) -> None:
         return
     scope = queries.Scope(run_id, dtype=dtype, op=op, algorithms=(forced, "mpi"))
     impact = queries.override_impact(path, scope, forced)
-    ui.show_badges(queries.assumption_summary(path, scope))
+    ui.show_assumptions(queries.assumption_summary(path, scope))
     if not impact.empty:
         st.markdown(_verdict_line(impact, forced))
     ui.chart(charts.override_figure(impact, forced), "override_chart")
