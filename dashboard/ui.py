@@ -229,19 +229,19 @@ def choose_run_with_points(path: Path) -> tuple[str, pd.DataFrame] | None:
 
 
 def show_verdict(lines: Sequence[str], run_id: str) -> None:
-    """The verdict of the view's groups, first thing on the page: winners by size, then where
-    the decided winner changes (measured beside predicted)."""
+    """The verdict of the view's groups, first thing on the page: per group, winners by size,
+    then the pairs where the decided winner changes (measured beside predicted) as a list."""
     if not lines:
         st.caption(f"No verdict yet: `collsweep analyze {run_id}` makes one.")
         return
-    text = []
+    blocks: list[list[str]] = []
     for line in lines:
-        if line.startswith("    "):
-            text.append(f"- {line.strip()}")
+        if line.startswith("    ") and blocks:
+            blocks[-1].append(f"- {line.strip()}")
         else:
             group, _, answer = line.partition(": ")
-            text.append(f"**{group}**: {answer}")
-    st.markdown("  \n".join(text))
+            blocks.append([f"**{group}**: {answer}", ""])
+    st.markdown("\n\n".join("\n".join(block).rstrip() for block in blocks))
 
 
 def show_assumptions(summary: pd.DataFrame, details: bool = True) -> list[badges.Badge]:

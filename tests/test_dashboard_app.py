@@ -530,3 +530,8 @@ def test_the_verdict_comes_first(demo: Path, page: str, ranks: int | None) -> No
     assert heads and (ranks is None or [h.split(" (")[0] for h in heads] == ["p=4 float32 sum"])
     first = at.markdown[0].value
     assert all(f"**{head}**" in first for head in heads)
+    paragraphs = [p.lstrip() for p in first.split("\n\n")]  # a group's own paragraph, never
+    assert [p for p in paragraphs if p.startswith("**")] == [  # inside the list above it
+        p for p in paragraphs if "**" in p
+    ]
+    assert len([p for p in paragraphs if p.startswith("**")]) == len(heads)

@@ -53,7 +53,28 @@ def _agreement(data: queries.CrossoverData, run_id: str) -> None:
         )
     st.caption("Per group of this datatype and op, as recorded by the analysis:")
     groups = data.agreement[~data.agreement["scope"].isin(["run", "dedicated"])]
-    ui.table(groups.drop(columns=["scope"]), key="agreement_table")
+    ui.table(_agreement_table(groups), key="agreement_table")
+
+
+AGREEMENT_COLUMNS = {  # stored column: what the table calls it (shares and slowdowns in %)
+    "model_pick_share": "picks the measured best (%)",
+    "same_model_share": "picks the right schedule (%)",
+    "median_slowdown": "median slow-down (%)",
+    "mean_slowdown": "mean slow-down (%)",
+}
+
+
+def _agreement_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """One row per group (and one for all oversubscribed groups together), in percent."""
+    shown = pd.DataFrame(
+        {
+            "group": groups["scope"].replace({"oversubscribed": "all oversubscribed groups"}),
+            "cells": groups["points"],
+        }
+    )
+    for column, title in AGREEMENT_COLUMNS.items():
+        shown[title] = (groups[column] * 100).round(1)
+    return shown
 
 
 def main(path: Path, overview: queries.Overview) -> None:
