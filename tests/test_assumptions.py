@@ -98,7 +98,7 @@ def test_equal_partitions_without_blocks() -> None:
 
 def test_library_choice_is_known_unless_autotuned() -> None:
     autotuned = A.library_choice_known(point("mpi"))
-    assert autotuned["state"] == "unknown" and "lower_bound" in autotuned["detail"]
+    assert autotuned["state"] == "unknown" and "library_min" in autotuned["detail"]
     forced = A.library_choice_known(point("mpi:ring"))
     assert forced["state"] == "holds" and "=ring" in forced["detail"]
     assert "approximately" in A.library_choice_known(point("mpi:tree"))["detail"]

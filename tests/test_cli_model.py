@@ -149,7 +149,7 @@ def test_predict_without_parameters_uses_the_newest_calibration(
         capsys, "predict", "--algorithm", "mpi", "--ranks", "4", "--bytes", str(nbytes),
         "--alpha", "1e-3", "--store", str(db), "--json",
     )  # fmt: skip
-    assert mixed["model"] == "lower_bound" and mixed["alpha_s"] == 1e-3
+    assert mixed["model"] == "library_min" and mixed["alpha_s"] == 1e-3
     assert mixed["beta_s_per_byte"] == beta
 
 

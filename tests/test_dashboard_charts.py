@@ -130,7 +130,7 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo: Path)
         assert measured.line.dash is None
         assert predicted[alg].line.dash == "dash"
         assert predicted[alg].line.color == measured.line.color == charts.color(alg)
-    assert predicted["mpi"].name == "mpi (model: lower_bound)"
+    assert predicted["mpi"].name == "mpi (model: library_min)"
     ring = data.points[(data.points["algorithm"] == "ring")].sort_values("bytes")
     np.testing.assert_allclose(predicted["ring"].y, ring["predicted_s"] * 1e6)
     np.testing.assert_allclose(

@@ -245,7 +245,7 @@ def test_curves_data_joins_points_with_their_predictions(demo: Path) -> None:
     pd.testing.assert_series_equal(got["median_s"], raw.loc[got.index, "median_s"])
     np.testing.assert_allclose(got["predicted_s"], raw.loc[got.index, "predicted_s"])
     models = got.groupby("algorithm")["model"].agg(set)
-    assert models["mpi"] == {"lower_bound"} and models["mpi:ring"] == {"ring"}
+    assert models["mpi"] == {"library_min"} and models["mpi:ring"] == {"ring"}
     assert models["ring"] == {"ring"}
 
 
@@ -578,7 +578,7 @@ def test_residuals_are_measured_over_predicted(demo: Path) -> None:
     np.testing.assert_allclose(
         resid["measured_over_predicted"], resid["median_s"] / resid["predicted_s"]
     )
-    assert set(resid.loc[resid["algorithm"] == "mpi", "model"]) == {"lower_bound"}
+    assert set(resid.loc[resid["algorithm"] == "mpi", "model"]) == {"library_min"}
     at2 = queries.residuals(demo, queries.Scope(RUN_A, 2, "float32", "sum", calibration_id=CAL))
     assert set(at2["ranks"]) == {2}
 

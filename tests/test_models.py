@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from runners.domain.models import MODELS, model_for, predict
+from runners.domain.models import MODELS, library_models, model_for, predict
 
 ALPHA, BETA, GAMMA = 2e-6, 1e-9, 5e-10
 
@@ -159,6 +159,21 @@ def test_lower_bound_is_below_every_model(p):
         bound = predict("lower_bound", p, n, ALPHA, BETA, GAMMA).total_s
         others = [predict(m, p, n, ALPHA, BETA, GAMMA) for m in MODELS]
         assert all(bound <= pr.total_s * (1 + 1e-12) for pr in others)
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 8])
+def test_library_min_is_the_fastest_library_algorithm_that_can_run(p):
+    """The autotuned library's model: the minimum over its own algorithms' models, those that
+    can run the call (no ring or Rabenseifner below one element a block, none for a
+    non-commutative op), never below the lower bound."""
+    for n in (4, 8, 4096, 1 << 22):
+        got = predict("library_min", p, n, ALPHA, BETA, GAMMA, 4).total_s
+        names = library_models(p, n / 4)
+        library = [predict(model_for(a), p, n, ALPHA, BETA, GAMMA, 4).total_s for a in names]
+        assert got == min(library)
+        assert got >= predict("lower_bound", p, n, ALPHA, BETA, GAMMA, 4).total_s * (1 - 1e-12)
+    assert "mpi:ring" not in library_models(p, p - 1) and "mpi:ring" in library_models(p, p)
+    assert library_models(p, 1 << 20, commutative=False) == ("mpi:recursive_doubling", "mpi:tree")
 
 
 def test_model_for_library_names():

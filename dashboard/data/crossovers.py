@@ -27,7 +27,7 @@ _BEST_PREDICTED_SQL = """
 SELECT p.ranks, p.bytes, p.algorithm, m.predicted_s
 FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND m.predicted_s > 0
-  AND p.algorithm <> 'mpi' AND m.model <> 'lower_bound'
+  AND p.algorithm <> 'mpi' AND m.model NOT IN ('lower_bound', 'library_min')
 QUALIFY row_number() OVER (
     PARTITION BY p.ranks, p.bytes ORDER BY m.predicted_s, contains(p.algorithm, ':'), p.algorithm
 ) = 1
@@ -39,7 +39,7 @@ SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.predicted_s
 FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
   AND p.median_s > 0 AND m.predicted_s > 0
-  AND p.algorithm <> 'mpi' AND m.model <> 'lower_bound'
+  AND p.algorithm <> 'mpi' AND m.model NOT IN ('lower_bound', 'library_min')
 ORDER BY p.ranks, p.bytes, p.algorithm
 """
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from dashboard.data.assumptions import _checks_cte, _summary
 from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+from runners.domain.models import NOT_SCHEDULES
 
 # --- curves ------------------------------------------------------------------------------------
 
@@ -75,14 +76,14 @@ def _crossovers(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
 def _fastest_by_size(points: pd.DataFrame, column: str) -> pd.Series:
     """Size -> the algorithm with the smallest ``column`` there, sizes sorted.
 
-    For predictions the autotuned 'mpi' is left out (its lower bound is no contender) and ties
-    between algorithms sharing a model go to collsweep's own implementation.
+    For predictions the autotuned 'mpi' is left out (the fastest library model is no
+    contender) and ties between algorithms sharing a model go to collsweep's own code.
     """
     usable = points[points["status"].eq("ok") & points[column].gt(0)]
     usable = usable.assign(library=usable["algorithm"].str.contains(":", regex=False))
     order = [column, "algorithm"]
     if column == "predicted_s":  # shared models tie: collsweep's own code, as the pick
-        usable = usable[usable["model"] != "lower_bound"]
+        usable = usable[~usable["model"].isin(NOT_SCHEDULES)]
         order = [column, "library", "algorithm"]
     first = usable.sort_values(order).groupby("bytes").head(1)
     return first.set_index(first["bytes"].astype(float))["algorithm"].sort_index()

@@ -11,6 +11,7 @@ from dashboard.figures.style import (
     _bytes_axis,
     _empty_figure,
 )
+from runners.domain.models import NOT_SCHEDULES
 from runners.domain.units import format_bytes
 
 # --- model fit ---------------------------------------------------------------------------------
@@ -73,11 +74,11 @@ def pingpong_figure(cal: dict) -> go.Figure:
 def residuals_figure(resid: pd.DataFrame) -> go.Figure:
     """measured / predicted per algorithm (rows) and size (columns), 1 = the model is exact.
 
-    The autotuned 'mpi' is predicted by the lower bound; its row says so.
+    The autotuned 'mpi' is predicted as the fastest library algorithm; its row says so.
     """
     if resid.empty:
         return _empty_figure("No points with both a measurement and a prediction.")
-    bound = resid["model"].eq("lower_bound").map({True: " vs lower_bound", False: ""})
+    bound = resid["model"].map(lambda m: f" vs {m}" if m in NOT_SCHEDULES else "")
     frame = resid.assign(label=resid["algorithm"] + bound + " · p=" + resid["ranks"].astype(str))
     table = frame.pivot_table(
         index="label", columns="bytes", values="measured_over_predicted", aggfunc="first"

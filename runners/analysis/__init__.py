@@ -6,7 +6,8 @@ runners.store:
   with one gamma per dtype/op), next to the run's ping-pong calibration (runs.calibration_id);
 - `predictions` for every ok point and each of those calibrations, latency, bandwidth and
   reduction terms apart. Plain 'mpi' (the library's autotuned choice) is predicted with the
-  'lower_bound' model, and the `model` column says so;
+  'library_min' model (the fastest of the library's own algorithms), and the `model` column
+  says so;
 - `winners`: per (ranks, dtype, op, bytes) the fastest two algorithms and whether the paired
   launches decide between them (runners.domain.comparison), a tie otherwise;
 - `crossovers`: for every pair of algorithms and (ranks, dtype, op), the measured crossovers

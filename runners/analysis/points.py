@@ -11,8 +11,15 @@ from typing import Any
 
 from runners import store
 from runners.domain.assumptions import PointFacts
-from runners.domain.catalog import ALGORITHMS, DTYPES
-from runners.domain.models import Prediction, model_for, predict
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS
+from runners.domain.models import (
+    LIBRARY,
+    Prediction,
+    autotuned_model,
+    library_models,
+    model_for,
+    predict,
+)
 from runners.domain.overheads import family_of as overhead_family
 from runners.domain.pricing import (
     CONTENTION,
@@ -146,14 +153,19 @@ def _curve(details: Any, name: str, seconds: str) -> MessageCost | None:
 
 
 def model_of(algorithm: str) -> str:
-    """The model a measured algorithm is predicted with ('lower_bound' for plain 'mpi')."""
-    return model_for(algorithm) or "lower_bound"
+    """The model a measured algorithm is predicted with ('library_min' for plain 'mpi')."""
+    return autotuned_model(algorithm)
+
+
+PRICED_LIKE_AUTOTUNED = "mpi:recursive_doubling"  # a library algorithm every MPI can run
 
 
 def variant_of(params: Params, algorithm: str, wanted: str = VARIANTS[-1]) -> str:
     """The most complete variant up to `wanted` that these parameters can price `algorithm`
-    with: the autotuned 'mpi' (a lower bound, no schedule) and a calibration without curves
-    stay `textbook`; a family without measured overheads stays `schedule`."""
+    with: a calibration without curves stays `textbook`; a family without measured overheads
+    stays `schedule`; the autotuned 'mpi' is priced as its library's algorithms are."""
+    if algorithm == LIBRARY:
+        return variant_of(params, PRICED_LIKE_AUTOTUNED, wanted)
     if model_of(algorithm) not in ALGORITHMS:
         return TEXTBOOK
     upto = VARIANTS[: VARIANTS.index(wanted) + 1]
@@ -173,10 +185,17 @@ def predict_with(
 ) -> Prediction | None:
     """One point's prediction with a calibration's parameters (None without its gamma), in
     `variant` (default: the most complete) or the most complete one below it that the
-    parameters can price (variant_of); textbook for the autotuned 'mpi'."""
+    parameters can price (variant_of); the autotuned 'mpi' as the fastest of the library's
+    algorithms that can run the call (models.library_models), each priced the same way."""
     gamma = params.gamma(dtype, op)
     if gamma is None:
         return None
+    if algorithm == LIBRARY:
+        count = nbytes / DTYPES[dtype].itemsize
+        names = library_models(ranks, count, OPS[op].commutative)
+        args = (ranks, nbytes, dtype, op)
+        preds = [predict_with(params, n, *args, variant=variant, smooth=smooth) for n in names]
+        return min((p for p in preds if p is not None), key=lambda p: p.total_s, default=None)
     model, itemsize = model_of(algorithm), DTYPES[dtype].itemsize
     costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
     if costs is not None and model in ALGORITHMS:

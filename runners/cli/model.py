@@ -191,7 +191,8 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
         "per rank and its latency (alpha), bandwidth (beta) and reduction (gamma) terms. "
         "Parameters not given come from a stored ping-pong calibration (the newest, or "
         "--calibration): alpha and beta of the segment covering BYTES, gamma of DTYPE/OP. "
-        "The library's autotuned 'mpi' is predicted with the lower_bound model.",
+        "The library's autotuned 'mpi' is predicted as the fastest of the library's own "
+        "algorithms (library_min).",
     )
     parser.add_argument(
         "--algorithm",

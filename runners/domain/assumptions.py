@@ -31,7 +31,7 @@ from typing import Any
 
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, modelled_spec
 from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.models import LIBRARY, model_for
+from runners.domain.models import LIBRARY, autotuned_model
 from runners.domain.units import counted, format_bytes
 
 HOLDS, VIOLATED, UNKNOWN = "holds", "violated", "unknown"
@@ -61,7 +61,7 @@ MEANINGS = {
     "equal_partitions": "uneven blocks: the largest block sets each round's time (the "
     "schedule-exact prediction prices the real blocks)",
     "library_choice_known": "the autotuned library picks its algorithm itself: it is predicted "
-    "as a lower bound, not as a schedule",
+    "as the fastest of the library's algorithms, not as the one it ran",
     "single_node": "ranks on several nodes: the one-node model of copies and memory is off",
     "quiet_machine": "other processes ran before the sweep: their CPU time stalls the ranks",
     "stable_machine": "the machine changed speed during the run: launches disagree",
@@ -108,8 +108,8 @@ def check(
 
 
 def modelled_as(algorithm: str) -> str:
-    """The model a point is predicted with: model_for's, else the lower bound ('mpi')."""
-    return model_for(algorithm) or "lower_bound"
+    """The model a point is predicted with: its own, else library_min ('mpi')."""
+    return autotuned_model(algorithm)
 
 
 def power_of_two(point: PointFacts) -> dict[str, Any]:
@@ -184,7 +184,8 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
     if algorithm == LIBRARY:
         detail = (
             "the library's autotuned MPI_Allreduce picks its algorithm itself: which one ran is "
-            "unknown, so it is predicted as the lower_bound model, not as a schedule"
+            "unknown, so it is predicted as the fastest of the library's own algorithms "
+            "(library_min), not as one schedule"
         )
         return check("library_choice_known", UNKNOWN, detail, point.point_id)
     if ":" not in algorithm:

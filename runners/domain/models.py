@@ -14,7 +14,9 @@ per block, b = max(n / parts, itemsize): continuous and piecewise linear in n, w
 element of the exact block, for drawing curves and solving crossovers (the exact staircase
 makes two curves flip order back and forth within a few blocks of where they cross).
 lower_bound (ceil(log2 p) messages, 2 (p-1)/p * n sent, (p-1)/p * n reduced) is a bound, not
-an algorithm, and uses n / p unrounded. p == 1 costs nothing.
+an algorithm, and uses n / p unrounded. library_min predicts the library's autotuned allreduce,
+whose choice is not known, as the fastest of the library's own algorithms that can run the
+call (library_models). p == 1 costs nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from runners.domain.catalog import ALGORITHMS
 from runners.domain.schedule import Schedule, critical_path
 
 LOWER_BOUND = "lower_bound"
-MODELS: tuple[str, ...] = (*(spec.name for spec in HAND_WRITTEN), LOWER_BOUND)
+LIBRARY_MIN = "library_min"
+MODELS: tuple[str, ...] = (*(spec.name for spec in HAND_WRITTEN), LOWER_BOUND, LIBRARY_MIN)
+NOT_SCHEDULES = (LOWER_BOUND, LIBRARY_MIN)  # models that price no one schedule
 LIBRARY = "mpi"
 
 
@@ -61,8 +65,8 @@ def model_for(algorithm: str) -> str | None:
     Model names map to themselves. 'mpi:<name>' (the library with its algorithm forced, MPICH
     names) maps to the model its descriptor names (`modelled_by`, e.g.
     reduce_scatter_allgather -> rabenseifner). Plain 'mpi' (the library's autotuned choice)
-    and other forced names give None: the algorithm run is unknown, so show the lower bound
-    or the minimum over models instead.
+    and other forced names give None: the algorithm run is unknown, so it has no schedule of
+    its own (autotuned_model says how it is predicted instead).
     """
     if algorithm in MODELS:
         return algorithm
@@ -75,6 +79,29 @@ def model_for(algorithm: str) -> str | None:
     raise ValueError(f"unknown algorithm {algorithm!r}; models: {', '.join(MODELS)}")
 
 
+def autotuned_model(algorithm: str) -> str:
+    """The model a measured algorithm is predicted with: its own (model_for), or library_min
+    for the library's autotuned 'mpi' (the fastest of the library's own algorithms)."""
+    return model_for(algorithm) or LIBRARY_MIN
+
+
+def library_models(ranks: int, count: float, commutative: bool = True) -> tuple[str, ...]:
+    """The library algorithms (as 'mpi:<name>') its autotuner could pick for this call: those
+    with a model that can run the op on `ranks` ranks and, for block schedules, at least one
+    element per block (MPICH's own guard before reduce_scatter_allgather)."""
+    out = []
+    for name, spec in ALGORITHMS.items():
+        if not (spec.library and spec.modelled_by):
+            continue
+        if spec.unsupported_reason(ranks, "op", commutative) is not None:
+            continue
+        parts = ALGORITHMS[spec.modelled_by].parts
+        if parts is not None and parts(ranks) > 1 and count < parts(ranks):
+            continue
+        out.append(name)
+    return tuple(out)
+
+
 def predict(
     algorithm: str,
     ranks: int,
@@ -85,14 +112,21 @@ def predict(
     itemsize: int = 1,
     *,
     smooth: bool = False,
+    commutative: bool = True,
 ) -> Prediction:
     """Predict one allreduce of `nbytes` bytes on `ranks` ranks with the given parameters.
 
     `algorithm` is a model name or a library name `model_for` maps to one. `itemsize` is the
-    element size in bytes; it and `smooth` set how blocks round (see the module docstring).
+    element size in bytes; it and `smooth` set how blocks round (see the module docstring);
+    `commutative` (the op's) limits library_min to the algorithms that can run it.
     """
     model = _resolve(algorithm)
     _check(ranks, nbytes, itemsize)
+    if model == LIBRARY_MIN:
+        candidates = library_models(ranks, nbytes / itemsize, commutative)
+        args = (ranks, nbytes, alpha, beta, gamma, itemsize)
+        preds = [predict(name, *args, smooth=smooth) for name in candidates]
+        return min(preds, key=lambda p: p.total_s)
     messages, sent, reduced = _counts(model, ranks, float(nbytes), itemsize, smooth)
     return Prediction(
         latency_s=messages * alpha,
@@ -109,7 +143,7 @@ def _resolve(algorithm: str) -> str:
     if model is None:
         raise ValueError(
             f"no model for {algorithm!r}: the library's algorithm choice is unknown; "
-            "use 'lower_bound' or the minimum over MODELS"
+            f"use {LIBRARY_MIN!r} (the fastest library algorithm) or {LOWER_BOUND!r}"
         )
     return model
 

@@ -11,8 +11,8 @@ AUTOTUNED = AlgorithmSpec(
     color="#3b3b3b",
     short="mpi",
     parts=None,
-    other_p="the library's power-of-two algorithms fold the extra ranks first, which the lower "
-    "bound does not count",
+    other_p="the library's power-of-two algorithms fold the extra ranks first; the prediction "
+    "(the fastest of the library's algorithms) walks their folds",
 )
 
 FORCED: tuple[AlgorithmSpec, ...] = tuple(
