@@ -17,9 +17,10 @@ runners.store:
 - `assumptions` (runners.domain.assumptions).
 
 Only algorithms with a model of their own compete for best choices, agreement and predicted
-crossovers, so plain 'mpi' does not (its lower bound would win every prediction). Algorithms
-that share a model (ring and mpi:ring) tie in prediction; the tie goes to collsweep's own
-implementation, which runs the modelled schedule exactly.
+crossovers, so plain 'mpi' does not (predicted as the fastest of the library's models, it
+would tie with the winner). Algorithms that share a model (ring and mpi:ring) tie in
+prediction; the tie goes to collsweep's own implementation, which runs the modelled schedule
+exactly.
 
 Each step has its module: points.py (points, parameters, predictions), fitted.py, winners.py
 (winners and measured crossovers), crossings.py (predicted crossovers), choices.py (best choices
