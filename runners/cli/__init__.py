@@ -12,6 +12,7 @@ from runners.cli.common import UsageError
 from runners.cli.measure import add_calibrate, add_sweep, add_verify
 from runners.cli.model import add_model_reading, add_predict
 from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
+from runners.cli.tuning import add_tune
 from runners.domain.errors import CollsweepError
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -21,6 +22,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_reading,
     add_predict,
     add_model_reading,
+    add_tune,
     add_dashboard,
     add_migrate,
     add_salvage,

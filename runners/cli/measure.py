@@ -116,6 +116,11 @@ SPEC_FLAGS = {
         float,
         "watchdog: seconds without progress before a job is declared hung",
     ),
+    "--tuning-file": (
+        "tuning_file",
+        str,
+        "a tuning file `collsweep tune` wrote: adds mpi:tuned, the library following it",
+    ),
 }
 
 

@@ -47,7 +47,7 @@ OPS: dict[str, OpSpec] = {
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {
-    spec.name: spec for spec in (*HAND_WRITTEN, library.AUTOTUNED, *library.FORCED)
+    spec.name: spec for spec in (*HAND_WRITTEN, library.AUTOTUNED, *library.FORCED, library.TUNED)
 }
 
 # The algorithms whose code collsweep runs as it is, without a forcing environment.

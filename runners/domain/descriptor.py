@@ -27,7 +27,8 @@ class AlgorithmSpec:
     buffers; None = unknown, the autotuned library). `other_p` says, with {alg} for the name,
     what the schedule does when p is not a power of two; `any_p` marks schedules that are as
     good for any p. `modelled_by` names the algorithm whose schedule predicts this one
-    (a library algorithm forced by name); `model_note` qualifies how well.
+    (a library algorithm forced by name); `model_note` qualifies how well. `own_launch`: the
+    library reads what configures it at start-up only, so it runs in launches of its own.
     """
 
     name: str
@@ -44,6 +45,7 @@ class AlgorithmSpec:
     any_p: bool = False
     modelled_by: str = ""
     model_note: str = ""
+    own_launch: bool = False
 
     def unsupported_reason(self, ranks: int, op: str, commutative: bool) -> str | None:
         """Why this algorithm cannot run `op` (`commutative` or not) on `ranks` ranks, or None."""

@@ -12,6 +12,7 @@ from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import FALLBACK_KNOB, LAUNCH, RUNTIME, library_config, settings
+from runners.domain.tuning import tuning_knobs
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Group:
 
     ranks: int
     config: str  # "" for hand-written + autotuned (+ switched) algorithms, else the forced one
+    # (or the algorithm that needs a launch of its own)
     knobs: dict[str, str]
     cells: list[Cell] = field(default_factory=list)
     switches: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -116,7 +118,8 @@ def plan_groups(
 
     switching RUNTIME: every algorithm of a group size shares one job, forced library ones
     switched through MPI_T before each turn; LAUNCH: a job per forced algorithm, forced by
-    environment.
+    environment. An algorithm configured at start-up only (`own_launch`: mpi:tuned) has a job
+    of its own either way.
     """
     groups: list[Group] = []
     for ranks in spec.ranks:
@@ -125,6 +128,8 @@ def plan_groups(
             algs = [a for a in spec.algorithms if _config(a, switching) == config]
             switches = _switches(algs, switching)
             knobs.update(FALLBACK_KNOB if switches else library_knobs(algs[0]))
+            if ALGORITHMS[algs[0]].own_launch:
+                knobs.update(tuning_knobs(spec.tuning_file))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
                 groups.append(Group(ranks, config, knobs, cells, switches, switching))
@@ -132,6 +137,8 @@ def plan_groups(
 
 
 def _config(algorithm: str, switching: str) -> str:
+    if ALGORITHMS[algorithm].own_launch:
+        return algorithm
     return "" if switching == RUNTIME else ALGORITHMS[algorithm].forced
 
 

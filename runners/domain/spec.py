@@ -13,6 +13,7 @@ from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.records import TimingPolicy
 from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.tuning import TUNED, tuning_file_problem
 from runners.domain.units import format_bytes
 
 CACHE_MODES = ("hot", "cold")
@@ -48,6 +49,7 @@ class SweepSpec:
     launch_calibration: bool = True  # a short calibration in every launch (its machine state)
     thread_level: str = "single"
     point_timeout_s: float = 120.0
+    tuning_file: str = ""  # a collsweep tuning file: adds mpi:tuned, the library following it
 
     def timing(self) -> TimingPolicy:
         """The timing policy of every job of this sweep."""
@@ -149,12 +151,16 @@ def _problems(spec: SweepSpec) -> list[str]:
     launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
     if launcher:
         problems.append(launcher)
+    if TUNED in spec.algorithms and not spec.tuning_file:
+        problems.append(f"{TUNED} needs tuning_file (a file collsweep tune wrote)")
+    if spec.tuning_file:
+        problems += [p for p in [tuning_file_problem(spec.tuning_file)] if p]
     return problems
 
 
 _INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes", "launches", "seed")
 _FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
-_STR_KEYS = ("cache_mode", "launcher", "thread_level", "library_switching")
+_STR_KEYS = ("cache_mode", "launcher", "thread_level", "library_switching", "tuning_file")
 
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
@@ -200,6 +206,8 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             if not isinstance(raw[key], bool):
                 raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
             values[key] = raw[key]
+    if values.get("tuning_file") and TUNED not in values.get("algorithms", BASE_ALGORITHMS):
+        values["algorithms"] = (*values.get("algorithms", BASE_ALGORITHMS), TUNED)
     _without_repeats(values, notes)
     spec = SweepSpec(**values)
     problems = _problems(spec)

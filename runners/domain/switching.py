@@ -57,6 +57,8 @@ def supported(mpi_version: str) -> bool:
 def library_config(algorithm: str, switching: str) -> str:
     """How a point's library algorithm was forced, as stored in points.library_config."""
     forced = ALGORITHMS[algorithm].forced
+    if ALGORITHMS[algorithm].own_launch:
+        return "env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE (the run's tuning_file)"
     if not forced:
         return ""
     how = "MPI_T" if switching == RUNTIME else "env"

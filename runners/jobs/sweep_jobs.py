@@ -30,6 +30,7 @@ from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.tuning import file_record
 from runners.domain.units import format_bytes, format_seconds
 from runners.jobs import calibrate, launch
 from runners.jobs.point_history import PointHistory
@@ -239,7 +240,8 @@ def environment_record(
 ) -> dict:
     """Every knob the jobs of this sweep set, per job, MPI-related variables inherited, the
     machine's 1/5/15-minute load average before the sweep started (other work on the cores
-    shows up as millisecond stalls in the samples), and how library algorithms were forced."""
+    shows up as millisecond stalls in the samples), how library algorithms were forced, and
+    the tuning file mpi:tuned followed."""
     mode, why = switching
     jobs = {g.label: g.knobs for g in plan_groups(spec, "env", switching=mode)}
     inherited = {
@@ -247,12 +249,15 @@ def environment_record(
         for k, v in os.environ.items()
         if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_"))
     }
-    return {
+    record = {
         "jobs": jobs,
         "inherited": inherited,
         "load_average_before": list(load_before),
         "library_switching": {"mode": mode, "why": why},
     }
+    if spec.tuning_file:
+        record["tuning_file"] = file_record(spec.tuning_file)
+    return record
 
 
 def switching_mode(spec: SweepSpec) -> tuple[str, str]:

@@ -54,3 +54,14 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
         ),
     )
 )
+
+TUNED = AlgorithmSpec(
+    "mpi:tuned",
+    "the MPI library's own MPI_Allreduce following a tuning file (the spec's tuning_file, "
+    "written by collsweep tune from measured winners)",
+    library=True,
+    color="#9467bd",
+    short="tuned",
+    parts=None,
+    own_launch=True,
+)

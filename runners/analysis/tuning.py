@@ -1,0 +1,109 @@
+"""The measured choices a tuning file is made of: per group size, the decided winner among the
+library's own algorithms at each swept size (no MPI imported here; the files: runners.jobs.tune).
+
+Only the library's algorithms compete (the autotuned `mpi` and its forced algorithms; collsweep's
+hand-written ones cannot be named in a library's table, and `mpi:tuned` is what a file makes).
+A size whose fastest library algorithm the paired launches do not decide, or where the
+autotuned `mpi` wins, keeps the library's default (choice None).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runners import store
+from runners.analysis.crossings import group_points
+from runners.analysis.points import load_points
+from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.models import LIBRARY
+from runners.domain.tuning import TUNED, Band, bands
+
+
+@dataclass(frozen=True)
+class SizeChoice:
+    """One swept size of a group: the choice (None: the library's default) and the evidence,
+    the winners row of the library's algorithms there."""
+
+    nbytes: int
+    choice: str | None
+    winner: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GroupTuning:
+    """One group size's choices and the bands they make, with the measured crossovers used."""
+
+    ranks: int
+    sizes: list[SizeChoice]
+    crossings: dict[tuple[int, int], float] = field(default_factory=dict)
+    oversubscribed: bool = False  # more ranks than cores: the scheduler's times, not a tuning
+
+    @property
+    def bands(self) -> list[Band]:
+        """The group's bands (domain.tuning.bands)."""
+        return bands([(s.nbytes, s.choice) for s in self.sizes], self.crossings)
+
+    @property
+    def decided(self) -> int:
+        """How many sizes name an algorithm other than the default."""
+        return sum(s.choice is not None for s in self.sizes)
+
+
+def competes(algorithm: str) -> bool:
+    """Whether an algorithm can be named in the library's table (or is its default)."""
+    return ALGORITHMS[algorithm].library and algorithm != TUNED
+
+
+def group_tunings(path: Path, run_id: str, dtype: str, op: str) -> dict[int, GroupTuning]:
+    """Per group size of the run (dtype, op given), its choices at every swept size."""
+    points = [p for p in load_points(path, run_id) if competes(p.algorithm)]
+    groups = {k: v for k, v in group_points(points).items() if k[1:] == (dtype, op)}
+    comparisons = Comparisons.load(path, run_id)
+    winners = winner_rows(groups, comparisons)
+    crossings = measured_crossover_rows(groups, comparisons)
+    out = {}
+    for ranks, _, _ in groups:
+        mine = [w for w in winners if w["ranks"] == ranks]
+        sizes = [_size_choice(w) for w in sorted(mine, key=lambda w: w["bytes"])]
+        over = any(p.oversubscribed for p in points if p.ranks == ranks)
+        if sizes:
+            out[ranks] = GroupTuning(ranks, sizes, _crossings(sizes, crossings, ranks), over)
+    return out
+
+
+def _size_choice(winner: Mapping[str, Any]) -> SizeChoice:
+    decided = winner["decided"] and winner["winner"] != LIBRARY
+    return SizeChoice(int(winner["bytes"]), winner["winner"] if decided else None, dict(winner))
+
+
+def _crossings(
+    sizes: list[SizeChoice], rows: list[dict[str, Any]], ranks: int
+) -> dict[tuple[int, int], float]:
+    """The measured crossovers between neighbouring sizes whose choices they separate."""
+    out = {}
+    for below, above in itertools.pairwise(sizes):
+        pair = {below.choice or LIBRARY, above.choice or LIBRARY}
+        for row in rows:
+            same_pair = {row["algorithm_a"], row["algorithm_b"]} == pair
+            here = (row["low_bytes"], row["high_bytes"]) == (below.nbytes, above.nbytes)
+            if row["ranks"] == ranks and same_pair and here:
+                out[(below.nbytes, above.nbytes)] = float(row["bytes"])
+    return out
+
+
+def assumption_states(path: Path, run_id: str) -> dict[str, dict[str, int]]:
+    """Per assumption, how many of the run's checks hold, are violated or unknown."""
+    frame = store.query(
+        path,
+        "SELECT name, state, count(*) AS n FROM assumptions WHERE run_id = ? GROUP BY ALL",
+        [run_id],
+    )
+    out: dict[str, dict[str, int]] = {}
+    for row in frame.itertuples(index=False):
+        out.setdefault(row.name, {})[row.state] = int(row.n)
+    return out

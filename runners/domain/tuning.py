@@ -1,0 +1,201 @@
+"""Tuning files for MPICH from measured winners (pure: no MPI, no store, no files written).
+
+A tuning file tells the library which allreduce algorithm to run per communicator size and
+message size. MPICH reads one from `MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE` at start-up
+(src/mpi/coll/src/csel.c): nested JSON objects whose keys are conditions (`comm_size<=N`,
+`avg_msg_size<=N` in bytes per rank, `is_op_built_in=yes`, `count<pow2`, `... =any`), the first
+matching sibling wins, and the leaves name an algorithm (`algorithm=MPIR_Allreduce_intra_ring`).
+The file replaces the library's whole decision tree, so it starts from MPICH's own table for
+the version (mpich_tables/) and replaces only the allreduce subtree.
+
+On one node MPICH's shared-memory layer takes the allreduce first (its own table,
+`MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE`: release_gather for commutative ops), so
+a second file for that layer hands the sizes where a tuned algorithm won to the generic
+selection (a band no call matches, so the layer falls back to it) and keeps release_gather
+(the autotuned default) elsewhere.
+
+Bands: per communicator size, consecutive measured sizes with the same choice form a band; a
+boundary between two decided sizes with different choices lies at the measured crossover
+where one was interpolated, else at their geometric midpoint. `None` is the library's default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from runners.domain.catalog import ALGORITHMS
+
+TABLES = Path(__file__).with_name("mpich_tables")
+MPIR_TABLE, POSIX_TABLE = "mpir_generic.json", "posix_generic.json"
+TUNED = "mpi:tuned"
+FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+POSIX_FILE_CVAR = "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"
+POSIX_SUFFIX = ".posix.json"
+PROVENANCE_SUFFIX = ".provenance.json"
+ALLREDUCE = "collective=allreduce"
+REQUIRED_COLLECTIVES = (ALLREDUCE, "collective=bcast", "collective=barrier", "collective=reduce")
+RELEASE_GATHER = "algorithm=MPIDI_POSIX_mpi_allreduce_release_gather"
+# No leaf for "the generic selection" exists in the shared-memory table (posix_init.c), but a
+# search that matches nothing falls back to it (posix_coll.h): conditions no call meets, of
+# kinds csel.c lets go without an `=any` sibling.
+TO_GENERIC = {"is_multi_threaded=yes": {"is_multi_threaded=no": {RELEASE_GATHER: {}}}}
+# MPICH's defaults for the tree's parameters (src/mpi/coll/cvars.txt): a leaf names them all
+TREE_PARAMETERS = {
+    "k=2": {},
+    "tree_type=knomial_1": {},
+    "chunk_size=0": {},
+    "buffer_per_child=0": {},
+}
+
+
+@dataclass(frozen=True)
+class Band:
+    """Message sizes up to `upto` bytes (None: every larger size) and the algorithm chosen
+    there (`mpi:<name>`), or None for the library's default."""
+
+    upto: int | None
+    algorithm: str | None
+
+
+def bands(
+    choices: Sequence[tuple[int, str | None]], crossings: Mapping[tuple[int, int], float] = {}
+) -> list[Band]:
+    """The bands of one communicator size from (size, choice) pairs: a band per run of equal
+    choices, bounded at the measured crossover between the two sizes where `crossings` has
+    one (keyed by the pair of sizes), else at their geometric midpoint (rounded down)."""
+    ordered = sorted(choices)
+    out: list[Band] = []
+    for (size, choice), (next_size, next_choice) in itertools.pairwise(ordered):
+        if choice != next_choice:
+            edge = crossings.get((size, next_size), math.sqrt(size * next_size))
+            out.append(Band(int(min(max(edge, size), next_size - 1)), choice))
+    if ordered:
+        out.append(Band(None, ordered[-1][1]))
+    return out
+
+
+def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
+    """The MPIR subtree that runs a forced library algorithm, with the guards MPICH checks
+    before it when it chooses that algorithm itself (a file's choice is not guarded)."""
+    forced = ALGORITHMS[algorithm].forced
+    name = f"algorithm=MPIR_Allreduce_intra_{forced}"
+    fallback = {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}
+    leaf = {name: dict(TREE_PARAMETERS) if forced == "tree" else {}}
+    if forced == "reduce_scatter_allgather":
+        return {
+            "is_op_built_in=no": fallback,
+            "count<pow2": fallback,
+            "count=any": leaf,
+        }
+    if ALGORITHMS[algorithm].commutative_only:
+        return {"is_commutative=yes": leaf, "is_commutative=any": fallback}
+    return leaf
+
+
+def _sized(per_ranks: Mapping[int, Sequence[Band]], inner: Any, default: Any) -> dict[str, Any]:
+    """`comm_size` branches: exactly each tuned size (the size's bands, `inner(bands)`),
+    the library's `default` subtree for every other size."""
+    tree: dict[str, Any] = {}
+    for ranks in sorted(per_ranks):
+        tree[f"comm_size<{ranks}"] = default
+        tree[f"comm_size<={ranks}"] = inner(per_ranks[ranks])
+    tree["comm_size=any"] = default
+    return tree
+
+
+def _by_size(items: Sequence[Band], leaf: Any) -> dict[str, Any]:
+    return {
+        (f"avg_msg_size<={b.upto}" if b.upto is not None else "avg_msg_size=any"): leaf(b)
+        for b in items
+    }
+
+
+def mpir_table(per_ranks: Mapping[int, Sequence[Band]], generic: Mapping[str, Any]) -> dict:
+    """MPICH's whole generic table with the allreduce intra subtree replaced: the tuned
+    communicator sizes take their bands, every other size and every default band the
+    library's own allreduce subtree."""
+    default = generic[ALLREDUCE]["comm_type=intra"]
+
+    def leaf(band: Band) -> Any:
+        return default if band.algorithm is None else _algorithm_leaf(band.algorithm)
+
+    table = json.loads(json.dumps(generic))
+    table[ALLREDUCE]["comm_type=intra"] = _sized(per_ranks, lambda b: _by_size(b, leaf), default)
+    return table
+
+
+def posix_table(per_ranks: Mapping[int, Sequence[Band]], generic: Mapping[str, Any]) -> dict:
+    """MPICH's shared-memory table with allreduce handed to the generic selection where a
+    tuned algorithm won, release_gather (the library's one-node default) elsewhere."""
+    default = generic[ALLREDUCE]["comm_type=intra"]
+
+    def leaf(band: Band) -> Any:
+        return default if band.algorithm is None else TO_GENERIC
+
+    table = json.loads(json.dumps(generic))
+    table[ALLREDUCE]["comm_type=intra"] = _sized(per_ranks, lambda b: _by_size(b, leaf), default)
+    return table
+
+
+@cache
+def library_table(name: str) -> dict[str, Any]:
+    """One of MPICH's own tables (mpich_tables/), parsed."""
+    return json.loads((TABLES / name).read_text())
+
+
+def posix_path(tuning_file: str | Path) -> Path:
+    """Where the shared-memory table of a tuning file lives: beside it, FILE.posix.json."""
+    return Path(f"{tuning_file}{POSIX_SUFFIX}")
+
+
+def tuning_file_problem(tuning_file: str | Path) -> str | None:
+    """Why a tuning file cannot be used (missing, not JSON, not a whole MPICH table, its
+    shared-memory table missing), or None."""
+    for path in (Path(tuning_file), posix_path(tuning_file)):
+        try:
+            table = json.loads(path.read_text())
+        except FileNotFoundError:
+            return f"tuning file {path} does not exist (collsweep tune writes it)"
+        except (OSError, ValueError) as exc:
+            return f"tuning file {path} is not readable JSON: {exc}"
+        wanted = REQUIRED_COLLECTIVES if path == Path(tuning_file) else (ALLREDUCE,)
+        missing = [c for c in wanted if not isinstance(table, dict) or c not in table]
+        if missing:
+            return (
+                f"tuning file {path} lacks {', '.join(missing)}: MPICH replaces its whole "
+                "decision tree with the file, so it must hold every collective"
+            )
+    return None
+
+
+def tuning_knobs(tuning_file: str | Path) -> dict[str, str]:
+    """Environment that makes MPICH read the tuning file and its shared-memory table."""
+    path = Path(tuning_file).resolve()
+    return {FILE_CVAR: str(path), POSIX_FILE_CVAR: str(posix_path(path))}
+
+
+def provenance_path(tuning_file: str | Path) -> Path:
+    """Where `collsweep tune` puts what a tuning file came from: FILE.provenance.json."""
+    return Path(f"{tuning_file}{PROVENANCE_SUFFIX}")
+
+
+def file_record(tuning_file: str | Path) -> dict[str, Any]:
+    """What a run that follows a tuning file records of it: both tables' paths and SHA-256,
+    and the provenance collsweep tune wrote beside it (the run, host, library, boundaries)."""
+    record: dict[str, Any] = {}
+    for key, path in (("file", Path(tuning_file)), ("posix_file", posix_path(tuning_file))):
+        record[key] = str(path.resolve())
+        record[f"{key}_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        record["provenance"] = json.loads(provenance_path(tuning_file).read_text())
+    except (OSError, ValueError):
+        record["provenance"] = None
+    return record
