@@ -103,6 +103,8 @@ def test_library_choice_is_known_unless_autotuned() -> None:
     assert forced["state"] == "holds" and "=ring" in forced["detail"]
     assert "approximately" in A.library_choice_known(point("mpi:tree"))["detail"]
     assert A.library_choice_known(point("rabenseifner"))["state"] == "holds"
+    tuned = A.library_choice_known(point("mpi:tuned"))
+    assert tuned["state"] == "holds" and "tuning file" in tuned["detail"]
 
 
 def test_run_level_summary_takes_the_worst_state() -> None:

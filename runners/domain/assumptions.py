@@ -191,6 +191,13 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
     if ":" not in algorithm:
         detail = f"collsweep's own {algorithm} runs exactly the modelled schedule"
         return check("library_choice_known", HOLDS, detail, point.point_id)
+    if ALGORITHMS[algorithm].own_launch:
+        detail = (
+            "the run's tuning file names the library algorithm for each size (the run's "
+            "environment holds the file's hash and provenance); predicted as the fastest of "
+            "the library's algorithms (library_min), which is what the file aims at"
+        )
+        return check("library_choice_known", HOLDS, detail, point.point_id)
     forced = algorithm.partition(":")[2]
     detail = (
         f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced} forced it (the sweep skips points where "

@@ -1,0 +1,113 @@
+"""`collsweep tune` on a stored run: the files it writes, and nothing written on bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+import synthetic
+
+from runners.analysis.tuning import group_tunings
+from runners.cli import main
+from runners.domain import tuning
+from runners.domain.spec import load_spec
+
+RUN_A = synthetic.demo_specs()[0].run_id
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic demo runs (real analysis over synthetic timings)."""
+    return synthetic.demo_store(tmp_path_factory.getbasetemp())
+
+
+def tune(demo: Path, out: Path, *extra: str) -> int:
+    return main(["tune", RUN_A, "--store", str(demo), "--out", str(out), *extra])
+
+
+def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, spec_path = tmp_path / "tuned.json", tmp_path / "validate.toml"
+    assert tune(demo, out, "--validate-spec", str(spec_path)) == 0
+    printed = capsys.readouterr().out
+    assert tuning.tuning_file_problem(out) is None
+    expected = group_tunings(demo, RUN_A, "float32", "sum")[2]
+    assert any(b.algorithm for b in expected.bands)  # the demo has a decided library winner
+    sized = json.loads(out.read_text())[tuning.ALLREDUCE]["comm_type=intra"]
+    assert list(sized) == ["comm_size<2", "comm_size<=2", "comm_size=any"]  # p=2 only: the
+    assert "p=2: " in printed and "p=3" not in printed  # other groups are oversubscribed
+    provenance = json.loads(tuning.provenance_path(out).read_text())
+    assert provenance["run_id"] == RUN_A and provenance["library"].startswith("MPICH 5.0.")
+    bands = provenance["groups"]["2"]["bands"]
+    assert [b["upto_bytes"] for b in bands] == [b.upto for b in expected.bands]
+    for size in provenance["groups"]["2"]["sizes"]:
+        if size["choice"]:
+            assert size["decided"] and size["ratio_high"] < 1  # interval clear of a tie
+    assert set(provenance["assumptions"]) >= {"not_oversubscribed", "single_node"}
+    spec = load_spec(spec_path)
+    assert spec.tuning_file == str(out.resolve()) and spec.ranks == (2,)
+    assert set(spec.algorithms) >= {"mpi", "mpi:tuned", "mpi:recursive_doubling"}
+    swept = sorted({s.nbytes for s in expected.sizes})
+    assert set(swept) < set(spec.sizes) and len(spec.sizes) == 2 * len(swept) - 1
+
+
+def test_an_oversubscribed_group_is_tuned_only_when_named(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert tune(demo, tmp_path / "t.json", "--ranks", "3") == 0
+    assert "p=3 (oversubscribed" in capsys.readouterr().out
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--ranks", "4"), "no decided winner among the library's algorithms"),
+        (("--ranks", "16"), "no float32/sum points of two library algorithms at ranks [16]"),
+        (("--dtype", "int64"), "no int64/sum"),
+    ],
+)
+def test_a_run_that_cannot_make_a_file_writes_nothing(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args, message: str
+) -> None:
+    assert tune(demo, tmp_path / "t.json", *args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert _files(tmp_path) == []
+
+
+def test_an_unwritable_place_or_another_library_writes_nothing(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert tune(demo, tmp_path / "missing" / "t.json") == 2
+    assert "folder" in capsys.readouterr().err and _files(tmp_path) == []
+    other = tmp_path / "other.duckdb"
+    shutil.copy(demo, other)
+    with duckdb.connect(str(other)) as con:
+        con.execute("UPDATE runs SET mpi_version = 'Open MPI 5.0.11'")
+    assert main(["tune", RUN_A, "--store", str(other), "--out", str(tmp_path / "t.json")]) == 2
+    assert "measured Open MPI 5.0.11" in capsys.readouterr().err
+    assert _files(tmp_path) == ["other.duckdb"]
+    assert main(["tune", "nope", "--store", str(demo), "--out", str(tmp_path / "t.json")]) == 2
+
+
+def test_sweep_refuses_a_bad_tuning_file_before_any_rank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    half = tmp_path / "half.json"
+    half.write_text(json.dumps({tuning.ALLREDUCE: {}}))
+    tuning.posix_path(half).write_text(json.dumps({tuning.ALLREDUCE: {}}))
+    store = tmp_path / "s.duckdb"
+    args = ["sweep", "--sizes", "8", "--ranks", "2", "--store", str(store)]
+    assert main([*args, "--tuning-file", str(half)]) == 2
+    assert "lacks collective=bcast" in capsys.readouterr().err
+    assert main([*args, "--tuning-file", str(tmp_path / "none.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not store.exists()

@@ -1,0 +1,132 @@
+"""Tuning tables from measured choices: bands, MPICH's table format, the spec and the plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runners.domain import tuning
+from runners.domain.plan import plan_groups
+from runners.domain.spec import SpecError, parse_spec
+from runners.domain.tuning import ALLREDUCE, Band, bands
+
+RD, RING, TREE = "mpi:recursive_doubling", "mpi:ring", "mpi:tree"
+RSA = "mpi:reduce_scatter_allgather"
+MPIR = tuning.library_table(tuning.MPIR_TABLE)
+
+
+def test_bands_merge_equal_choices_and_split_at_geometric_midpoints() -> None:
+    got = bands([(8, None), (64, RD), (512, RD), (4096, None), (32768, RING)])
+    assert got == [Band(22, None), Band(1448, RD), Band(11585, None), Band(None, RING)]
+
+
+def test_a_measured_crossover_sets_the_boundary_between_its_two_sizes() -> None:
+    got = bands([(4096, RD), (32768, RING)], {(4096, 32768): 20000.0})
+    assert got == [Band(20000, RD), Band(None, RING)]
+    # a crossover outside its bracket (it cannot be) is clamped inside it
+    assert bands([(8, RD), (64, RING)], {(8, 64): 1e6})[0] == Band(63, RD)
+
+
+def test_one_choice_everywhere_is_one_band() -> None:
+    assert bands([(8, RING), (64, RING)]) == [Band(None, RING)]
+    assert bands([]) == []
+
+
+def _allreduce(table: dict) -> dict:
+    return table[ALLREDUCE]["comm_type=intra"]
+
+
+def test_the_mpir_table_keeps_every_collective_and_every_other_group_size() -> None:
+    generic = tuning.library_table(tuning.MPIR_TABLE)
+    per_ranks = {2: [Band(64, RD), Band(None, None)], 4: [Band(None, RING)]}
+    table = tuning.mpir_table(per_ranks, generic)
+    assert set(table) == set(generic)
+    assert {k: v for k, v in table.items() if k != ALLREDUCE} == {
+        k: v for k, v in generic.items() if k != ALLREDUCE
+    }
+    default = _allreduce(generic)
+    sized = _allreduce(table)
+    # first matching sibling wins: exactly p=2 and p=4 take their bands, others the default
+    order = ["comm_size<2", "comm_size<=2", "comm_size<4", "comm_size<=4", "comm_size=any"]
+    assert list(sized) == order
+    assert sized["comm_size<2"] == sized["comm_size<4"] == sized["comm_size=any"] == default
+    assert sized["comm_size<=2"] == {
+        "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
+        "avg_msg_size=any": default,
+    }
+    ring = sized["comm_size<=4"]["avg_msg_size=any"]
+    assert ring["is_commutative=yes"] == {"algorithm=MPIR_Allreduce_intra_ring": {}}
+    assert "algorithm=MPIR_Allreduce_intra_recursive_doubling" in ring["is_commutative=any"]
+    assert generic[ALLREDUCE]["comm_type=intra"] == default  # the library's table is untouched
+
+
+def test_guards_stay_where_mpich_checks_them_itself() -> None:
+    """reduce_scatter_allgather needs a built-in op and count >= pow2; the tree needs its
+    parameters named (a file's leaf is not filled from the cvars)."""
+    table = tuning.mpir_table({2: [Band(None, RSA)], 3: [Band(None, TREE)]}, MPIR)
+    rsa = _allreduce(table)["comm_size<=2"]["avg_msg_size=any"]
+    assert list(rsa) == ["is_op_built_in=no", "count<pow2", "count=any"]
+    assert rsa["count=any"] == {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}
+    tree = _allreduce(table)["comm_size<=3"]["avg_msg_size=any"]
+    assert tree == {"algorithm=MPIR_Allreduce_intra_tree": tuning.TREE_PARAMETERS}
+
+
+def test_the_shared_memory_table_hands_tuned_bands_to_the_generic_selection() -> None:
+    generic = tuning.library_table(tuning.POSIX_TABLE)
+    table = tuning.posix_table({2: [Band(64, RD), Band(None, None)]}, generic)
+    sized = _allreduce(table)["comm_size<=2"]
+    assert sized["avg_msg_size=any"] == _allreduce(generic)  # release_gather kept
+    assert sized["avg_msg_size<=64"] == tuning.TO_GENERIC
+    assert "release_gather" not in json.dumps(sized["avg_msg_size<=64"]).replace(
+        json.dumps(tuning.TO_GENERIC), ""
+    )
+    assert set(table) == set(generic)
+
+
+def _write(folder: Path, mpir: object, posix: object = None) -> Path:
+    path = folder / "t.json"
+    path.write_text(json.dumps(mpir))
+    tuning.posix_path(path).write_text(json.dumps(posix or {ALLREDUCE: {}}))
+    return path
+
+
+def test_a_tuning_file_must_be_a_whole_table_with_its_companion(tmp_path: Path) -> None:
+    whole = tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
+    good = _write(tmp_path, whole)
+    assert tuning.tuning_file_problem(good) is None
+    assert "does not exist" in tuning.tuning_file_problem(tmp_path / "nope.json")
+    only_allreduce = _write(tmp_path, {ALLREDUCE: {}})
+    assert "lacks collective=bcast" in tuning.tuning_file_problem(only_allreduce)
+    only_allreduce.write_text("{not json")
+    assert "not readable JSON" in tuning.tuning_file_problem(only_allreduce)
+    _write(tmp_path, whole)
+    tuning.posix_path(good).unlink()
+    assert "t.json.posix.json does not exist" in tuning.tuning_file_problem(good)
+
+
+def test_a_spec_with_a_tuning_file_times_mpi_tuned_in_a_launch_of_its_own(tmp_path: Path) -> None:
+    whole = tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
+    path = _write(tmp_path, whole)
+    spec = parse_spec(f'sizes = [8]\nranks = [2]\nalgorithms = ["mpi"]\ntuning_file = "{path}"\n')
+    assert spec.algorithms == ("mpi", "mpi:tuned")
+    for switching in ("runtime", "launch"):
+        groups = {g.config: g for g in plan_groups(spec, "r", switching=switching)}
+        assert set(groups) == {"", "mpi:tuned"}
+        knobs = groups["mpi:tuned"].knobs
+        assert knobs[tuning.FILE_CVAR] == str(path.resolve())
+        assert knobs[tuning.POSIX_FILE_CVAR] == str(tuning.posix_path(path.resolve()))
+        assert tuning.FILE_CVAR not in groups[""].knobs  # the autotuned mpi stays the default
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('algorithms = ["mpi:tuned"]\n', "mpi:tuned needs tuning_file"),
+        ('tuning_file = "/nonexistent/t.json"\n', "does not exist"),
+    ],
+)
+def test_a_spec_refuses_a_tuned_run_without_a_usable_file(text: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        parse_spec("sizes = [8]\nranks = [2]\n" + text)

@@ -1,0 +1,81 @@
+"""A tuning file is honoured: real MPICH ranks run the algorithm it names on each side of a
+boundary (counting user op), and a sweep times mpi:tuned with the file's provenance."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from runners import store
+from runners.domain import launcher, tuning
+from runners.domain.tuning import Band
+from runners.jobs import launch
+
+pytestmark = pytest.mark.mpi
+
+RD, RING = "mpi:recursive_doubling", "mpi:ring"
+
+
+def write_file(folder: Path, per_ranks: dict[int, list[Band]]) -> Path:
+    """A tuning file and its shared-memory table, as collsweep tune writes them."""
+    path = folder / "tuned.json"
+    mpir = tuning.mpir_table(per_ranks, tuning.library_table(tuning.MPIR_TABLE))
+    posix = tuning.posix_table(per_ranks, tuning.library_table(tuning.POSIX_TABLE))
+    path.write_text(json.dumps(mpir))
+    tuning.posix_path(path).write_text(json.dumps(posix))
+    return path
+
+
+def reduction_calls(ranks: int, count: int, tuning_file: Path | None) -> dict[int, list[int]]:
+    """Per rank, the element counts a counting user op received in one MPI_Allreduce."""
+    knobs = {
+        **launcher.default_knobs(ranks),
+        **(tuning.tuning_knobs(tuning_file) if tuning_file else {}),
+        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
+    }
+    result = launch.run(launch.Job(ranks, "library_fingerprint", [str(count)], knobs), 120)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("[")]
+    rows = json.loads(line)
+    assert all(row["ok"] for row in rows)
+    return {row["rank"]: row["calls"] for row in rows}
+
+
+def test_the_file_names_the_algorithm_on_each_side_of_a_boundary(tmp_path: Path) -> None:
+    """p=4, float64: up to 4 KiB recursive doubling (the full count, log2 p times), above it
+    ring (a quarter of the count, p-1 times); both differ from what MPICH picks without it."""
+    path = write_file(tmp_path, {4: [Band(4096, RD), Band(None, RING)]})
+    below, above = 256, 1024  # 2 KiB and 8 KiB of float64
+    assert reduction_calls(4, below, path) == {r: [256, 256] for r in range(4)}
+    assert reduction_calls(4, above, path) == {r: [256, 256, 256] for r in range(4)}
+    assert reduction_calls(4, above, None) != reduction_calls(4, above, path)
+    swapped = write_file(tmp_path, {4: [Band(4096, RING), Band(None, RD)]})
+    assert reduction_calls(4, below, swapped) == {r: [64, 64, 64] for r in range(4)}
+
+
+def test_a_sweep_times_mpi_tuned_in_its_own_launches_with_the_files_provenance(
+    tmp_path: Path,
+) -> None:
+    path = write_file(tmp_path, {2: [Band(64, RD), Band(None, None)]})
+    db, spec = tmp_path / "s.duckdb", tmp_path / "spec.toml"
+    spec.write_text(
+        'sizes = [8, 8192]\nranks = [2]\nalgorithms = ["mpi", "mpi:recursive_doubling"]\n'
+        "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 100\nlaunches = 2\n"
+    )
+    result = run_cli("sweep", str(spec), "--store", str(db), "--tuning-file", str(path))
+    assert result.returncode == 0, result.stderr
+    points = store.query(db, "SELECT algorithm, status, job, launches FROM points")
+    tuned = points[points.algorithm == "mpi:tuned"]
+    assert len(tuned) == 2 and set(tuned.status) == {"ok"} and set(tuned.launches) == {2}
+    assert set(tuned.job) == {"ranks=2 config=mpi:tuned"}
+    assert "mpi:tuned" not in set(points[points.job == "ranks=2 config=default"].algorithm)
+    environment = json.loads(store.query(db, "SELECT environment FROM runs").environment[0])
+    record = environment["tuning_file"]
+    assert record["file_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    knobs = environment["jobs"]["ranks=2 config=mpi:tuned"]
+    assert knobs[tuning.FILE_CVAR] == str(path.resolve())
+    assert tuning.FILE_CVAR not in environment["jobs"]["ranks=2 config=default"]
