@@ -13,6 +13,7 @@ The dashboard never imports this module (it lives under tests/): it only reads s
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -24,11 +25,13 @@ from typing import Any
 import numpy as np
 
 from runners import store
+from runners.domain import tuning
 from runners.domain.catalog import DTYPES
 from runners.domain.fitting import fit_linear, fit_piecewise
 from runners.domain.models import model_for, predict
 from runners.domain.records import PointKey
 from runners.domain.repetition import Repetition, point_summary
+from runners.domain.tuning import Band, file_record
 
 ALGORITHMS = (
     "recursive_doubling",
@@ -67,6 +70,7 @@ class RunSpec:
     slowdown: dict[str, float] = field(default_factory=dict)
     seed: int = 0
     timeout_point: bool = True  # one point of the largest grid cell ends in a timeout
+    tuning_file: str = ""  # the run's tuning file (a real file: its record is read from it)
 
 
 def demo_specs() -> list[RunSpec]:
@@ -170,6 +174,7 @@ def spec_toml(spec: RunSpec) -> str:
             f"passes = {spec.passes}",
             f"launches = {spec.launches}",
             'launcher = "mpiexec -n {ranks}"',
+            *([f'tuning_file = "{spec.tuning_file}"'] if spec.tuning_file else []),
             "",
         ]
     )
@@ -191,7 +196,10 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
         "numpy_version": np.__version__,
         "python_version": "3.11",
         "code_version": "collsweep 0.1.0 synthetic",
-        "environment": {"MPI4PY_RC_THREAD_LEVEL": "single"},
+        "environment": {
+            "MPI4PY_RC_THREAD_LEVEL": "single",
+            **({"tuning_file": file_record(spec.tuning_file)} if spec.tuning_file else {}),
+        },
         "thread_level": "single",
         "memory_setting": "THP madvise",
         "calibration_id": calibration_id(spec.host),
@@ -349,3 +357,13 @@ def pingpong_calibration(host: str) -> dict[str, Any]:
             "piecewise_r_squared": piecewise.r_squared,
         },
     }
+
+
+def write_tuning_file(folder: Path, per_ranks: dict[int, list[Band]]) -> Path:
+    """A tuning file and its shared-memory table, as collsweep tune writes them."""
+    path = Path(folder) / "tuned.json"
+    mpir = tuning.mpir_table(per_ranks, tuning.library_table(tuning.MPIR_TABLE))
+    posix = tuning.posix_table(per_ranks, tuning.library_table(tuning.POSIX_TABLE))
+    path.write_text(json.dumps(mpir))
+    tuning.posix_path(path).write_text(json.dumps(posix))
+    return path

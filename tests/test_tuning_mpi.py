@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import synthetic
 from conftest import ROOT, run_cli
 
 from runners import store
@@ -18,16 +19,6 @@ from runners.jobs import launch
 pytestmark = pytest.mark.mpi
 
 RD, RING = "mpi:recursive_doubling", "mpi:ring"
-
-
-def write_file(folder: Path, per_ranks: dict[int, list[Band]]) -> Path:
-    """A tuning file and its shared-memory table, as collsweep tune writes them."""
-    path = folder / "tuned.json"
-    mpir = tuning.mpir_table(per_ranks, tuning.library_table(tuning.MPIR_TABLE))
-    posix = tuning.posix_table(per_ranks, tuning.library_table(tuning.POSIX_TABLE))
-    path.write_text(json.dumps(mpir))
-    tuning.posix_path(path).write_text(json.dumps(posix))
-    return path
 
 
 def reduction_calls(ranks: int, count: int, tuning_file: Path | None) -> dict[int, list[int]]:
@@ -48,19 +39,19 @@ def reduction_calls(ranks: int, count: int, tuning_file: Path | None) -> dict[in
 def test_the_file_names_the_algorithm_on_each_side_of_a_boundary(tmp_path: Path) -> None:
     """p=4, float64: up to 4 KiB recursive doubling (the full count, log2 p times), above it
     ring (a quarter of the count, p-1 times); both differ from what MPICH picks without it."""
-    path = write_file(tmp_path, {4: [Band(4096, RD), Band(None, RING)]})
+    path = synthetic.write_tuning_file(tmp_path, {4: [Band(4096, RD), Band(None, RING)]})
     below, above = 256, 1024  # 2 KiB and 8 KiB of float64
     assert reduction_calls(4, below, path) == {r: [256, 256] for r in range(4)}
     assert reduction_calls(4, above, path) == {r: [256, 256, 256] for r in range(4)}
     assert reduction_calls(4, above, None) != reduction_calls(4, above, path)
-    swapped = write_file(tmp_path, {4: [Band(4096, RING), Band(None, RD)]})
+    swapped = synthetic.write_tuning_file(tmp_path, {4: [Band(4096, RING), Band(None, RD)]})
     assert reduction_calls(4, below, swapped) == {r: [64, 64, 64] for r in range(4)}
 
 
 def test_a_sweep_times_mpi_tuned_in_its_own_launches_with_the_files_provenance(
     tmp_path: Path,
 ) -> None:
-    path = write_file(tmp_path, {2: [Band(64, RD), Band(None, None)]})
+    path = synthetic.write_tuning_file(tmp_path, {2: [Band(64, RD), Band(None, None)]})
     db, spec = tmp_path / "s.duckdb", tmp_path / "spec.toml"
     spec.write_text(
         'sizes = [8, 8192]\nranks = [2]\nalgorithms = ["mpi", "mpi:recursive_doubling"]\n'

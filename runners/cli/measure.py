@@ -214,6 +214,7 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
     from runners.domain import capacity, launcher
     from runners.domain.spec import load_spec, spec_from_mapping
+    from runners.domain.tuning import tuning_file_problem
     from runners.jobs import launch
 
     if args.resume:
@@ -228,6 +229,8 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     else:
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
+    if problem is None and spec.tuning_file:  # read at start-up by every rank: check it now
+        problem = tuning_file_problem(spec.tuning_file)
     if problem is None:
         here = max(spec.ranks) if launcher.runs_here(spec.launcher) else 1
         problem = capacity.payload_problem(spec.sizes, here)

@@ -1,0 +1,71 @@
+"""Data of the Tuning page: mpi:tuned (the library following a collsweep tuning file) against
+the autotuned mpi, and the file the run followed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dashboard.data.base import Scope, StorePath, _df, _open
+from runners.domain.tuning import TUNED
+
+_RATIO_SQL = """
+SELECT t.ranks, t.bytes, t.median_s AS tuned_s, m.median_s AS mpi_s,
+       t.median_s / m.median_s AS ratio,
+       t.ci_low_s / m.ci_high_s AS ratio_low, t.ci_high_s / m.ci_low_s AS ratio_high,
+       CASE WHEN t.ci_high_s IS NULL OR m.ci_low_s IS NULL THEN 'unknown'
+            WHEN t.ci_low_s > m.ci_high_s THEN 'slower'
+            WHEN t.ci_high_s < m.ci_low_s THEN 'faster'
+            ELSE 'within noise' END AS verdict,
+       t.oversubscribed OR m.oversubscribed AS oversubscribed
+FROM points t
+JOIN points m ON m.run_id = t.run_id AND m.ranks = t.ranks AND m.bytes = t.bytes
+ AND m.dtype = t.dtype AND m.op = t.op AND m.algorithm = 'mpi'
+WHERE t.run_id = $run AND t.algorithm = $tuned AND t.dtype = $dtype AND t.op = $op
+  AND t.status = 'ok' AND m.status = 'ok' AND m.median_s > 0
+ORDER BY t.ranks, t.bytes
+"""
+
+
+def tuned_runs(path: StorePath) -> list[str]:
+    """The runs that timed mpi:tuned, newest first."""
+    with _open(path) as con:
+        frame = _df(
+            con,
+            "SELECT DISTINCT p.run_id, r.started_at FROM points p JOIN runs r USING (run_id) "
+            "WHERE p.algorithm = $tuned ORDER BY r.started_at DESC",
+            {"tuned": TUNED},
+        )
+    return frame["run_id"].tolist()
+
+
+def tuning_ratios(path: StorePath, scope: Scope) -> pd.DataFrame:
+    """tuned / autotuned time at every size both were measured, with an interval from the two
+    medians' confidence intervals (ratio_low..ratio_high) and whether they separate."""
+    with _open(path) as con:
+        return _df(con, _RATIO_SQL, {**scope.params(), "tuned": TUNED})
+
+
+def tuning_file_of(path: StorePath, run_id: str) -> dict[str, Any]:
+    """What the run recorded of its tuning file, with the file's text when it is still on
+    disk unchanged (`text`, else None and `why`)."""
+    with _open(path) as con:
+        row = con.execute("SELECT environment FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    environment = json.loads(row[0]) if row and isinstance(row[0], str) else (row or [{}])[0]
+    record = dict((environment or {}).get("tuning_file") or {})
+    record["text"], record["why"] = None, ""
+    file = Path(record.get("file") or "")
+    try:
+        data = file.read_bytes()
+    except OSError:
+        record["why"] = f"{file} is no longer on this machine"
+        return record
+    if hashlib.sha256(data).hexdigest() != record.get("file_sha256"):
+        record["why"] = f"{file} has changed since the run (its SHA-256 differs)"
+        return record
+    record["text"] = data.decode("utf-8")
+    return record
