@@ -187,6 +187,24 @@ def test_winners_are_decided_only_when_the_launches_agree(swept: Run) -> None:
     assert set(rows.pairing) <= {"same launch", "same round"}
 
 
+def test_library_algorithms_against_the_default_use_the_same_paired_rule(swept: Run) -> None:
+    """against_default: mpi:ring over mpi at every size of every group, the verdict exactly the
+    paired comparison's (slower / faster only when its interval excludes 1)."""
+    rows = swept.sql("SELECT * FROM against_default WHERE run_id = ?")
+    cells = swept.sql(
+        "SELECT count(*) n FROM points WHERE run_id = ? AND algorithm = 'mpi:ring'"
+        " AND status = 'ok'"
+    )
+    assert len(rows) == cells.n.item() > 0 and set(rows.algorithm) == {"mpi:ring"}
+    units = paired_units(swept)
+    for r in rows.itertuples(index=False):
+        found = compare(units[(r.ranks, "mpi:ring", r.bytes)], units[(r.ranks, "mpi", r.bytes)])
+        assert r.ratio == pytest.approx(found.ratio) and r.launches == found.launches
+        want = "within noise" if not found.decided else ("faster" if found.a_faster else "slower")
+        assert r.verdict == want
+        assert r.ratio_low <= r.ratio <= r.ratio_high
+
+
 def predicted_times(cal: dict, names: tuple[str, str], ranks: int, n: float) -> list[float]:
     """Smooth-block predictions of two algorithms at n bytes with the calibration, as stored."""
     params = Params.from_row(cal)

@@ -55,7 +55,7 @@ def test_a_slower_tuned_file_is_flagged_in_red_with_its_sizes(
     assert slower > 0 and (ratios["ratio_low"] <= ratios["ratio"]).all()
     assert (ratios["ratio"] <= ratios["ratio_high"]).all()
     [error] = at.error
-    assert f"slower than the autotuned mpi beyond their intervals at {slower} of" in error.value
+    assert f"(decided by the paired launches) at {slower} of" in error.value
     assert len(at.get("plotly_chart")) == 1
     code = at.get("code")[0].proto.code_text
     assert "MPIR_Allreduce_intra_recursive_doubling" in code

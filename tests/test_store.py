@@ -111,7 +111,7 @@ def test_first_write_creates_a_current_store(path):
     tables = set(store.query(path, "SELECT table_name FROM duckdb_tables()").table_name)
     expected = {"schema_version", "runs", "points", "samples", "calibrations", "predictions"}
     analysis = {"assumptions", "crossovers", "best_choices", "agreement", "winners", "probes"}
-    analysis.add("model_accuracy")
+    analysis |= {"model_accuracy", "against_default"}
     assert expected | analysis == tables
     assert scalar(path, "SELECT count(*) FROM schema_version") == 1
     assert os.listdir(path.parent) == [path.name], "no temporary files left behind"

@@ -10,27 +10,26 @@ from dashboard.data.base import Scope, StorePath, _df, _open
 
 
 _OVERRIDE_SQL = """
-SELECT f.ranks, f.bytes, f.median_s AS forced_s, m.median_s AS mpi_s,
-       m.median_s / f.median_s AS speedup,
-       CASE WHEN f.ci_high_s IS NULL OR m.ci_low_s IS NULL THEN 'unknown'
-            WHEN f.ci_high_s < m.ci_low_s THEN 'faster'
-            WHEN f.ci_low_s > m.ci_high_s THEN 'slower'
-            ELSE 'within noise' END AS verdict,
-       f.oversubscribed OR m.oversubscribed AS oversubscribed
-FROM points f
-JOIN points m ON m.run_id = f.run_id AND m.ranks = f.ranks AND m.bytes = f.bytes
- AND m.dtype = f.dtype AND m.op = f.op AND m.algorithm = 'mpi'
-WHERE f.run_id = $run AND f.algorithm = $forced AND f.dtype = $dtype AND f.op = $op
-  AND f.status = 'ok' AND m.status = 'ok' AND f.median_s > 0
-ORDER BY f.ranks, f.bytes
+SELECT a.ranks, a.bytes, f.median_s AS forced_s, m.median_s AS mpi_s,
+       1 / a.ratio AS speedup, 1 / a.ratio_high AS speedup_low, 1 / a.ratio_low AS speedup_high,
+       a.verdict, a.launches, a.pairing, f.oversubscribed OR m.oversubscribed AS oversubscribed
+FROM against_default a
+JOIN points f ON f.run_id = a.run_id AND f.algorithm = a.algorithm AND f.ranks = a.ranks
+ AND f.bytes = a.bytes AND f.dtype = a.dtype AND f.op = a.op
+JOIN points m ON m.run_id = a.run_id AND m.algorithm = 'mpi' AND m.ranks = a.ranks
+ AND m.bytes = a.bytes AND m.dtype = a.dtype AND m.op = a.op
+WHERE a.run_id = $run AND a.algorithm = $forced AND a.dtype = $dtype AND a.op = $op
+  AND a.ratio > 0
+ORDER BY a.ranks, a.bytes
 """
 
 
 def override_impact(path: StorePath, scope: Scope, forced: str) -> pd.DataFrame:
     """Speed-up of ``forced`` over the autotuned 'mpi' at every (ranks, bytes) of the view.
 
-    speedup = mpi_s / forced_s (> 1: the override wins); verdict compares the medians'
-    confidence intervals: faster, slower, within noise, or unknown without intervals.
+    speedup = mpi time / forced time from the paired launches (> 1: the override wins), with
+    its interval; verdict as the analysis stored it (against_default): faster, slower, within
+    noise, or unknown without two shared launches.
     """
     with _open(path) as con:
         return _df(con, _OVERRIDE_SQL, {**scope.params(), "forced": forced})

@@ -14,20 +14,16 @@ from dashboard.data.base import Scope, StorePath, _df, _open
 from runners.domain.tuning import TUNED
 
 _RATIO_SQL = """
-SELECT t.ranks, t.bytes, t.median_s AS tuned_s, m.median_s AS mpi_s,
-       t.median_s / m.median_s AS ratio,
-       t.ci_low_s / m.ci_high_s AS ratio_low, t.ci_high_s / m.ci_low_s AS ratio_high,
-       CASE WHEN t.ci_high_s IS NULL OR m.ci_low_s IS NULL THEN 'unknown'
-            WHEN t.ci_low_s > m.ci_high_s THEN 'slower'
-            WHEN t.ci_high_s < m.ci_low_s THEN 'faster'
-            ELSE 'within noise' END AS verdict,
-       t.oversubscribed OR m.oversubscribed AS oversubscribed
-FROM points t
-JOIN points m ON m.run_id = t.run_id AND m.ranks = t.ranks AND m.bytes = t.bytes
- AND m.dtype = t.dtype AND m.op = t.op AND m.algorithm = 'mpi'
-WHERE t.run_id = $run AND t.algorithm = $tuned AND t.dtype = $dtype AND t.op = $op
-  AND t.status = 'ok' AND m.status = 'ok' AND m.median_s > 0
-ORDER BY t.ranks, t.bytes
+SELECT a.ranks, a.bytes, t.median_s AS tuned_s, m.median_s AS mpi_s,
+       a.ratio, a.ratio_low, a.ratio_high, a.verdict, a.launches, a.pairing,
+       t.oversubscribed
+FROM against_default a
+JOIN points t ON t.run_id = a.run_id AND t.algorithm = a.algorithm AND t.ranks = a.ranks
+ AND t.bytes = a.bytes AND t.dtype = a.dtype AND t.op = a.op
+JOIN points m ON m.run_id = a.run_id AND m.algorithm = 'mpi' AND m.ranks = a.ranks
+ AND m.bytes = a.bytes AND m.dtype = a.dtype AND m.op = a.op
+WHERE a.run_id = $run AND a.algorithm = $tuned AND a.dtype = $dtype AND a.op = $op
+ORDER BY a.ranks, a.bytes
 """
 
 
@@ -44,8 +40,8 @@ def tuned_runs(path: StorePath) -> list[str]:
 
 
 def tuning_ratios(path: StorePath, scope: Scope) -> pd.DataFrame:
-    """tuned / autotuned time at every size both were measured, with an interval from the two
-    medians' confidence intervals (ratio_low..ratio_high) and whether they separate."""
+    """tuned / autotuned time at every size both were measured, with its interval from the
+    paired launches and the verdict, as the analysis stored them (against_default)."""
     with _open(path) as con:
         return _df(con, _RATIO_SQL, {**scope.params(), "tuned": TUNED})
 

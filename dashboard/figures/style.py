@@ -17,11 +17,8 @@ METRICS = {
     "algbw": "Algorithm bandwidth (GB/s)",
     "busbw": "Bus bandwidth (GB/s)",
 }
-# Colours and short labels come from each algorithm's entry in the catalog; the lower bound is a
-# model, not an algorithm, so its colour lives here.
-ALGORITHM_COLORS = {name: spec.color for name, spec in ALGORITHMS.items()} | {
-    "lower_bound": "#c5b0d5"
-}
+# Colours and short labels come from each algorithm's entry in the catalog.
+ALGORITHM_COLORS = {name: spec.color for name, spec in ALGORITHMS.items()}
 FALLBACK_COLORS = ("#aec7e8", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d")
 SHORT_NAMES = {name: spec.short for name, spec in ALGORITHMS.items() if spec.short}
 VERDICT_SYMBOLS = {

@@ -50,8 +50,9 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.markdown(_verdict_line(impact, forced))
     ui.chart(charts.override_figure(impact, forced), "override_chart")
     st.caption(
-        "Speed-up = mpi median / forced median. Triangles up/down: the confidence intervals "
-        "of the two medians separate (faster/slower); open circles: within noise."
+        "Speed-up = mpi time / forced time, from the launches that timed both (paired). "
+        "Triangles up/down: its 95% interval excludes 1 (faster/slower); open circles: "
+        "within noise."
     )
     ui.table(queries.override_summary(impact), key="override_summary")
     with st.expander("Every size"):

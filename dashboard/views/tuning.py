@@ -28,15 +28,15 @@ def _headline(ratios: pd.DataFrame) -> None:
     if len(slower):
         where = ", ".join(f"p={r.ranks} {format_bytes(r.bytes)}" for r in slower.itertuples())
         st.error(
-            f"mpi:tuned is slower than the autotuned mpi beyond their intervals at "
+            f"mpi:tuned is slower than the autotuned mpi (decided by the paired launches) at "
             f"{len(slower)} of {sizes}: {where}. An override can improve one point and "
             "worsen the rest.",
             icon=":material/trending_down:",
         )
     else:
         st.success(
-            f"mpi:tuned is nowhere slower than the autotuned mpi beyond their intervals "
-            f"({sizes}); faster at {faster}.",
+            f"mpi:tuned is nowhere slower than the autotuned mpi (decided by the paired "
+            f"launches, {sizes}); faster at {faster}.",
             icon=":material/check_circle:",
         )
 
@@ -79,8 +79,8 @@ def main(path: Path, overview: queries.Overview) -> None:
     speedups = ratios.assign(speedup=1 / ratios["ratio"])
     ui.chart(charts.override_figure(speedups, "mpi:tuned"), "tuning_chart")
     st.caption(
-        "Speed-up = mpi median / mpi:tuned median (above 1: the file helps). Triangles "
-        "down, in the red band: slower beyond both medians' intervals."
+        "Speed-up = mpi time / mpi:tuned time from paired rounds of launches (above 1: the "
+        "file helps). Triangles down, in the red band: slower, the interval excluding 1."
     )
     ui.table(ratios, key="tuning_ratios")
     _file(path, run_id)

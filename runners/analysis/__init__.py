@@ -10,6 +10,8 @@ runners.store:
   says so;
 - `winners`: per (ranks, dtype, op, bytes) the fastest two algorithms and whether the paired
   launches decide between them (runners.domain.comparison), a tie otherwise;
+- `against_default`: every other library algorithm (forced, or mpi:tuned) against the autotuned
+  mpi at each size, faster / slower / within noise by the same paired comparison;
 - `crossovers`: for every pair of algorithms and (ranks, dtype, op), the measured crossovers
   (where their decided order flips, bracketed by the two measured sizes around the flip) and
   the predicted ones of each calibration (T_A = T_B solved within the swept sizes);
@@ -54,7 +56,12 @@ from runners.analysis.points import (
     prediction_rows,
 )
 from runners.analysis.verdict import run_verdict
-from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
+from runners.analysis.winners import (
+    Comparisons,
+    against_default_rows,
+    measured_crossover_rows,
+    winner_rows,
+)
 from runners.domain.calibration import LAUNCH_PREFIX, LAUNCHES_PREFIX, combined_calibration
 from runners.domain.errors import BadInput
 from runners.domain.fitting import PINGPONG_SOURCE
@@ -204,6 +211,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     comparisons = Comparisons.load(path, run_id)
     winners = winner_rows(groups, comparisons)
     store.replace_winners(path, run_id, winners)
+    store.replace_against_default(path, run_id, against_default_rows(groups, comparisons))
     crossings = measured_crossover_rows(groups, comparisons)
     measured_crossings = list(crossings)
     crossings += [row for p in params for row in predicted_crossover_rows(groups, p)]

@@ -14,6 +14,7 @@ from runners.analysis.points import Key, Point
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.comparison import Comparison, Unit, compare
 from runners.domain.crossovers import decided_crossovers
+from runners.domain.models import LIBRARY
 
 UNITS_SQL = """
 SELECT s.point_id, coalesce(s.launch, 0) AS launch, coalesce(s.pass, 0) AS pass,
@@ -101,6 +102,44 @@ def winner_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]
                 }
             )
     return rows
+
+
+def against_default_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:
+    """Every library algorithm other than the default (forced ones, mpi:tuned) against the
+    autotuned mpi at each size both measured: time ratio (< 1: faster than the default) with
+    its interval from the paired launches, and the verdict it gives."""
+    rows = []
+    for (ranks, dtype, op), by_alg in groups.items():
+        default = by_alg.get(LIBRARY, {})
+        for algorithm in sorted(a for a in by_alg if a != LIBRARY and ALGORITHMS[a].library):
+            for nbytes, point in sorted(by_alg[algorithm].items()):
+                if nbytes not in default:
+                    continue
+                found = comparisons.of(point, default[nbytes])
+                rows.append(
+                    {
+                        "ranks": ranks,
+                        "dtype": dtype,
+                        "op": op,
+                        "bytes": nbytes,
+                        "algorithm": algorithm,
+                        "ratio": found.ratio if found else None,
+                        "ratio_low": found.low if found else None,
+                        "ratio_high": found.high if found else None,
+                        "verdict": _verdict(found),
+                        "launches": found.launches if found else 0,
+                        "pairing": comparisons.pairing(point, default[nbytes]),
+                    }
+                )
+    return rows
+
+
+def _verdict(found: Comparison | None) -> str:
+    if found is None:
+        return "unknown"
+    if not found.decided:
+        return "within noise"
+    return "faster" if found.a_faster else "slower"
 
 
 def measured_crossover_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:

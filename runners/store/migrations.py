@@ -231,7 +231,26 @@ _V5 = [
     )""",
 ]
 
+# Every library algorithm against the library's default (forced ones, and mpi:tuned following a
+# tuning file) from paired (launch, pass) medians: the rule computed once, for every reader.
+_V6 = [
+    """CREATE TABLE against_default (
+        run_id VARCHAR NOT NULL,
+        ranks INTEGER NOT NULL,
+        dtype VARCHAR NOT NULL,
+        op VARCHAR NOT NULL,
+        bytes BIGINT NOT NULL,
+        algorithm VARCHAR NOT NULL,
+        ratio DOUBLE,
+        ratio_low DOUBLE,
+        ratio_high DOUBLE,
+        verdict VARCHAR NOT NULL,
+        launches INTEGER,
+        pairing VARCHAR
+    )""",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
-MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5)]
+MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -41,6 +41,7 @@ EXPORTED_TABLES = (
     "winners",
     "probes",
     "model_accuracy",
+    "against_default",
 )
 # The calibrations a run's predictions refer to, and its launches' own (they have no run_id).
 RUN_CALIBRATIONS_SQL = """

@@ -391,6 +391,11 @@ def replace_agreement(path: Path | str, run_id: str, rows: list[dict[str, Any]])
     _replace_run_rows(path, "agreement", run_id, _for_run(run_id, rows))
 
 
+def replace_against_default(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace all of a run's against_default rows (library algorithms against its default)."""
+    _replace_run_rows(path, "against_default", run_id, _for_run(run_id, rows))
+
+
 def replace_model_accuracy(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's model_accuracy rows (each variant's errors, winners, crossovers)."""
     _replace_run_rows(path, "model_accuracy", run_id, _for_run(run_id, rows))
