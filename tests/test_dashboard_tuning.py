@@ -22,6 +22,10 @@ def tuned_store(folder: Path, slowdown: float) -> Path:
     time) following a real tuning file in `folder`."""
     per_ranks = {2: [Band(64, "mpi:recursive_doubling"), Band(None, None)]}
     path = synthetic.write_tuning_file(folder, per_ranks)
+    bands = [{"upto_bytes": 64, "algorithm": "mpi:recursive_doubling"}]
+    bands.append({"upto_bytes": None, "algorithm": "mpi (library default)"})
+    provenance = {"run_id": "r-source", "groups": {"2": {"bands": bands}}}
+    tuning.provenance_path(path).write_text(json.dumps(provenance))
     spec = synthetic.RunSpec(
         run_id=RUN,
         started_at=datetime(2026, 12, 3, 12, 0, 0),
@@ -60,6 +64,9 @@ def test_a_slower_tuned_file_is_flagged_in_red_with_its_sizes(
     code = at.get("code")[0].proto.code_text
     assert "MPIR_Allreduce_intra_recursive_doubling" in code
     assert at.get("download_button")
+    bands = next(t.value for t in at.dataframe if "algorithm" in t.value.columns)
+    assert bands["sizes"].tolist() == ["up to 64 B", "above 64 B and larger"]
+    assert bands["algorithm"].tolist() == ["mpi:recursive_doubling", "mpi (library default)"]
 
 
 def test_a_file_no_longer_on_disk_is_said_so_and_no_slowdown_is_green(

@@ -41,20 +41,44 @@ def _headline(ratios: pd.DataFrame) -> None:
         )
 
 
+def _bands(provenance: dict) -> pd.DataFrame:
+    """The file's choices per group size, from its provenance: size range and algorithm."""
+    rows = []
+    for ranks, group in (provenance.get("groups") or {}).items():
+        low = 0
+        for band in group.get("bands", []):
+            upto = band["upto_bytes"]
+            high = "and larger" if upto is None else f"up to {format_bytes(upto)}"
+            rows.append(
+                {
+                    "ranks": int(ranks),
+                    "sizes": f"above {format_bytes(low)} {high}" if low else high,
+                    "algorithm": band["algorithm"],
+                }
+            )
+            low = upto or low
+    return pd.DataFrame(rows)
+
+
 def _file(path: Path, run_id: str) -> None:
-    """The tuning file the run followed: its provenance, allreduce rules and a download."""
+    """The tuning file the run followed: what it chooses where, its rules, where it came from
+    and a download."""
     record = queries.tuning_file_of(path, run_id)
     st.subheader("The tuning file")
     st.caption(f"`{record.get('file', 'not recorded')}` · SHA-256 `{record.get('file_sha256')}`")
+    provenance = record.get("provenance") or {}
+    if provenance.get("groups"):
+        ui.table(_bands(provenance), key="tuning_bands")
     if record["text"] is None:
         st.info(f"Its text is not shown: {record['why'] or 'the run did not record it'}.")
     else:
         table = json.loads(record["text"])
-        st.code(json.dumps(table.get("collective=allreduce"), indent=1), language="json")
+        with st.expander("The allreduce rules as MPICH reads them"):
+            st.code(json.dumps(table.get("collective=allreduce"), indent=1), language="json")
         name = Path(record["file"]).name
         st.download_button("Download the tuning file", record["text"], name, "application/json")
     with st.expander("Where it came from (provenance)"):
-        st.json(record.get("provenance") or {})
+        st.json(provenance)
 
 
 def main(path: Path, overview: queries.Overview) -> None:

@@ -228,6 +228,7 @@ EVERY_PAGE = (
     ("crossovers", f"?run={RUN_A}", True),
     ("assumptions", f"?run={RUN_A}", False),
     ("override", f"?run={RUN_A}", True),
+    ("tuning", "", False),
     ("model-fit", f"?run={RUN_A}", True),
     ("compare", f"?a={RUN_A}&b={RUN_B}", True),
     ("sql", "", False),
