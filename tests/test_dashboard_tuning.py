@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import queries
 from runners import store
+from runners.domain import tuning
 from runners.domain.tuning import Band
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
