@@ -26,7 +26,8 @@ exactly.
 
 Each step has its module: points.py (points, parameters, predictions), fitted.py, winners.py
 (winners and measured crossovers), crossings.py (predicted crossovers), choices.py (best choices
-and agreement), checks.py (assumptions); this one runs them in order.
+and agreement), checks.py (assumptions); this one runs them in order. tuning.py and
+tuning_files.py make `collsweep tune`'s files from a run's stored winners.
 `collsweep sweep` calls `after_sweep` when a run ends; the calibration a sweep needs before it
 starts is runners.jobs.calibrate's (it launches ranks, which this module never does).
 """

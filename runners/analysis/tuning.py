@@ -1,5 +1,5 @@
 """The measured choices a tuning file is made of: per group size, the decided winner among the
-library's own algorithms at each swept size (no MPI imported here; the files: runners.jobs.tune).
+library's own algorithms at each swept size (no MPI imported here; the files: tuning_files.py).
 
 Only the library's algorithms compete (the autotuned `mpi` and its forced algorithms; collsweep's
 hand-written ones cannot be named in a library's table, and `mpi:tuned` is what a file makes).

@@ -11,8 +11,8 @@ from runners.domain.units import format_bytes
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
+    from runners.analysis.tuning_files import TuneRequest, tune
     from runners.domain.tuning import posix_path, provenance_path
-    from runners.jobs.tune import TuneRequest, tune
 
     out = Path(args.out)
     request = TuneRequest(
