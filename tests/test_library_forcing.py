@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
+from fingerprints import mpich_calls
 
 from runners import store
 from runners.domain import launcher, switching
@@ -18,17 +19,7 @@ pytestmark = pytest.mark.mpi
 
 def reduction_calls(forced: str, ranks: int = 4, count: int = 1024) -> dict[int, list[int]]:
     """Per rank, the element counts MPI_Allreduce passed to a counting user op."""
-    knobs = {
-        **launcher.default_knobs(ranks),
-        **library_knobs(f"mpi:{forced}"),
-        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
-    }
-    result = launch.run(launch.Job(ranks, "library_fingerprint", [str(count)], knobs), 120)
-    assert result.returncode == 0, result.stderr
-    [line] = [line for line in result.stdout.splitlines() if line.startswith("[")]
-    rows = json.loads(line)
-    assert all(row["ok"] for row in rows)
-    return {row["rank"]: row["calls"] for row in rows}
+    return mpich_calls(ranks, count, library_knobs(f"mpi:{forced}"))
 
 
 def test_forced_recursive_doubling_reduces_the_full_count_log2_p_times() -> None:

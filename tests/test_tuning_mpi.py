@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import synthetic
-from conftest import ROOT, run_cli
+from conftest import run_cli
+from fingerprints import mpich_calls
 
 from runners import store
-from runners.domain import launcher, tuning
+from runners.domain import tuning
 from runners.domain.tuning import Band
-from runners.jobs import launch
 
 pytestmark = pytest.mark.mpi
 
@@ -23,17 +23,7 @@ RD, RING = "mpi:recursive_doubling", "mpi:ring"
 
 def reduction_calls(ranks: int, count: int, tuning_file: Path | None) -> dict[int, list[int]]:
     """Per rank, the element counts a counting user op received in one MPI_Allreduce."""
-    knobs = {
-        **launcher.default_knobs(ranks),
-        **(tuning.tuning_knobs(tuning_file) if tuning_file else {}),
-        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
-    }
-    result = launch.run(launch.Job(ranks, "library_fingerprint", [str(count)], knobs), 120)
-    assert result.returncode == 0, result.stderr
-    [line] = [line for line in result.stdout.splitlines() if line.startswith("[")]
-    rows = json.loads(line)
-    assert all(row["ok"] for row in rows)
-    return {row["rank"]: row["calls"] for row in rows}
+    return mpich_calls(ranks, count, tuning.tuning_knobs(tuning_file) if tuning_file else {})
 
 
 def test_the_file_names_the_algorithm_on_each_side_of_a_boundary(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ counting user op shows the algorithm each rule names on both sides of a boundary
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fingerprints import calls_of
 
 from runners.domain import openmpi, tuning
 from runners.domain.tuning import Band
@@ -32,10 +32,7 @@ def reduction_calls(ranks: int, count: int, rules: Path | None) -> dict[int, lis
     command = openmpi.command(ranks, argv, exports=["PYTHONPATH"], mca=mca)
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
-    [line] = [line for line in result.stdout.splitlines() if line.startswith("[")]
-    rows = json.loads(line)
-    assert all(row["ok"] for row in rows)
-    return {row["rank"]: row["calls"] for row in rows}
+    return calls_of(result.stdout)
 
 
 def test_open_mpi_follows_the_rules_file_on_both_sides_of_a_boundary(tmp_path: Path) -> None:

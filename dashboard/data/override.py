@@ -9,30 +9,38 @@ from dashboard.data.base import Scope, StorePath, _df, _open
 # --- override impact ---------------------------------------------------------------------------
 
 
-_OVERRIDE_SQL = """
-SELECT a.ranks, a.bytes, f.median_s AS forced_s, m.median_s AS mpi_s,
-       1 / a.ratio AS speedup, 1 / a.ratio_high AS speedup_low, 1 / a.ratio_low AS speedup_high,
-       a.verdict, a.launches, a.pairing, f.oversubscribed OR m.oversubscribed AS oversubscribed
+_AGAINST_DEFAULT_SQL = """
+SELECT a.ranks, a.bytes, f.median_s AS algorithm_s, m.median_s AS mpi_s,
+       a.ratio, a.ratio_low, a.ratio_high, a.verdict, a.launches, a.pairing,
+       f.oversubscribed OR m.oversubscribed AS oversubscribed
 FROM against_default a
 JOIN points f ON f.run_id = a.run_id AND f.algorithm = a.algorithm AND f.ranks = a.ranks
  AND f.bytes = a.bytes AND f.dtype = a.dtype AND f.op = a.op
 JOIN points m ON m.run_id = a.run_id AND m.algorithm = 'mpi' AND m.ranks = a.ranks
  AND m.bytes = a.bytes AND m.dtype = a.dtype AND m.op = a.op
-WHERE a.run_id = $run AND a.algorithm = $forced AND a.dtype = $dtype AND a.op = $op
+WHERE a.run_id = $run AND a.algorithm = $algorithm AND a.dtype = $dtype AND a.op = $op
   AND a.ratio > 0
 ORDER BY a.ranks, a.bytes
 """
 
 
-def override_impact(path: StorePath, scope: Scope, forced: str) -> pd.DataFrame:
-    """Speed-up of ``forced`` over the autotuned 'mpi' at every (ranks, bytes) of the view.
-
-    speedup = mpi time / forced time from the paired launches (> 1: the override wins), with
-    its interval; verdict as the analysis stored it (against_default): faster, slower, within
-    noise, or unknown without two shared launches.
-    """
+def against_default(path: StorePath, scope: Scope, algorithm: str) -> pd.DataFrame:
+    """A library algorithm against the autotuned 'mpi' at every (ranks, bytes) of the view, as
+    the analysis stored it (against_default): both medians, the paired time ratio
+    algorithm / mpi with its interval, and the verdict (faster, slower, within noise)."""
     with _open(path) as con:
-        return _df(con, _OVERRIDE_SQL, {**scope.params(), "forced": forced})
+        return _df(con, _AGAINST_DEFAULT_SQL, {**scope.params(), "algorithm": algorithm})
+
+
+def override_impact(path: StorePath, scope: Scope, forced: str) -> pd.DataFrame:
+    """Speed-up of ``forced`` over the autotuned 'mpi' (against_default): speedup = mpi time /
+    forced time from the paired launches (> 1: the override wins), with its interval."""
+    frame = against_default(path, scope, forced).rename(columns={"algorithm_s": "forced_s"})
+    return frame.assign(
+        speedup=1 / frame["ratio"],
+        speedup_low=1 / frame["ratio_high"],
+        speedup_high=1 / frame["ratio_low"],
+    )
 
 
 def override_summary(impact: pd.DataFrame) -> pd.DataFrame:

@@ -11,20 +11,8 @@ from typing import Any
 import pandas as pd
 
 from dashboard.data.base import Scope, StorePath, _df, _open
+from dashboard.data.override import against_default
 from runners.domain.tuning import TUNED
-
-_RATIO_SQL = """
-SELECT a.ranks, a.bytes, t.median_s AS tuned_s, m.median_s AS mpi_s,
-       a.ratio, a.ratio_low, a.ratio_high, a.verdict, a.launches, a.pairing,
-       t.oversubscribed
-FROM against_default a
-JOIN points t ON t.run_id = a.run_id AND t.algorithm = a.algorithm AND t.ranks = a.ranks
- AND t.bytes = a.bytes AND t.dtype = a.dtype AND t.op = a.op
-JOIN points m ON m.run_id = a.run_id AND m.algorithm = 'mpi' AND m.ranks = a.ranks
- AND m.bytes = a.bytes AND m.dtype = a.dtype AND m.op = a.op
-WHERE a.run_id = $run AND a.algorithm = $tuned AND a.dtype = $dtype AND a.op = $op
-ORDER BY a.ranks, a.bytes
-"""
 
 
 def tuned_runs(path: StorePath) -> list[str]:
@@ -42,8 +30,7 @@ def tuned_runs(path: StorePath) -> list[str]:
 def tuning_ratios(path: StorePath, scope: Scope) -> pd.DataFrame:
     """tuned / autotuned time at every size both were measured, with its interval from the
     paired launches and the verdict, as the analysis stored them (against_default)."""
-    with _open(path) as con:
-        return _df(con, _RATIO_SQL, {**scope.params(), "tuned": TUNED})
+    return against_default(path, scope, TUNED).rename(columns={"algorithm_s": "tuned_s"})
 
 
 def tuning_file_of(path: StorePath, run_id: str) -> dict[str, Any]:
