@@ -125,21 +125,24 @@ def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
 ) -> None:
     """A reader holds the store for 35 s (the old writer gave up after 30): the sweep keeps
     measuring, says who holds the store, and ends complete with every point."""
-    spec = write_spec(tmp_path, "sizes = [16384, 32768, 65536, 131072, 262144]\n" + SLOW)
+    # 24 points of 0.3 s: the holder (a Python start-up and an import away) must take the
+    # store while points still come, also on a machine that sweeps fast
+    sizes = [4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288]
+    spec = write_spec(tmp_path, f"sizes = {sizes}\n" + SLOW)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     sweep = start(db, spec, log=log)
-    wait_for_text(log, "[   2/15]")
+    wait_for_text(log, "[   1/24]")
     holder = hold_store(db, 35)
-    assert "[  15/15]" not in log.read_text()  # the store is held while points still come
+    assert "[  24/24]" not in log.read_text()  # the store is held while points still come
     sweep.communicate(timeout=240)
     holder.wait()
     text = log.read_text()
     assert sweep.returncode == 0, text[-3000:]
     assert "the store is busy" in text and f"pid {holder.pid}" in text
     run_id = only_run(db)
-    assert len(points(db)) == 15 and store.get_run(db, run_id)["status"] == "complete"
+    assert len(points(db)) == 24 and store.get_run(db, run_id)["status"] == "complete"
     assert not (tmp_path / "s.duckdb.journal").exists()
-    reliability.fault("store held 35 s", lost_points(db, log), status_is_true(db, run_id, 15))
+    reliability.fault("store held 35 s", lost_points(db, log), status_is_true(db, run_id, 24))
 
 
 def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
