@@ -1,0 +1,70 @@
+"""Sweeps under a real one-node Slurm (tests/slurm_cluster.py): srun as the launcher."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import slurm_cluster
+from conftest import ROOT
+
+from runners import store
+
+pytestmark = [
+    pytest.mark.slurm,
+    pytest.mark.mpi,
+    pytest.mark.skipif(not slurm_cluster.installed(), reason="slurmctld/munged not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slurm_cluster.SlurmCluster]:
+    """A one-node cluster of this host, up for the module, its daemons stopped afterwards."""
+    cluster = slurm_cluster.SlurmCluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_the_cluster_runs_mpi_ranks_through_srun(cluster: slurm_cluster.SlurmCluster) -> None:
+    """srun --mpi=pmi2 starts MPICH ranks that find each other (PMI-2)."""
+    code = (
+        "from mpi4py import MPI; import numpy as np; c = MPI.COMM_WORLD; r = np.zeros(1); "
+        "c.Allreduce(np.ones(1), r); print(c.Get_size(), int(r[0]))"
+    )
+    result = subprocess.run(
+        ["srun", "--mpi=pmi2", "-n", "2", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cluster.env(),
+    )
+    assert result.returncode == 0, result.stderr + cluster.log_tail()
+    assert result.stdout.split("\n")[:2] == ["2 2", "2 2"]
+
+
+def test_a_sweep_with_srun_as_its_launcher_stores_every_point(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.duckdb"
+    args = ["--sizes", "8,4096", "--ranks", "2", "--algorithms", "ring,mpi", "--budget-s", "0.05"]
+    args += ["--launches", "2", "--launcher", "srun --mpi=pmi2 -n {ranks}", "--store", str(db)]
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "sweep", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=cluster.env(),
+    )
+    assert result.returncode == 0, result.stderr[-3000:] + cluster.log_tail()
+    points = store.query(db, "SELECT status, launches FROM points")
+    assert len(points) == 4 and set(points.status) == {"ok"} and set(points.launches) == {2}
+    assert store.query(db, "SELECT status FROM runs").status.item() == "complete"
+    jobs = subprocess.run(["squeue", "-h"], capture_output=True, text=True, env=cluster.env())
+    assert jobs.returncode == 0 and jobs.stdout.strip() == ""  # no step left behind
