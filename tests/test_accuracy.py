@@ -85,3 +85,15 @@ def test_errors_winners_and_crossovers_by_family_and_placement() -> None:
     assert apart["decided_cells"] == 1
     lines = accuracy_lines(list(rows.values()))
     assert any("dedicated" in line and "50% of 2" in line for line in lines)
+
+
+def test_a_run_on_several_nodes_is_not_priced_with_one_nodes_contention() -> None:
+    """The most complete variant is contention unless the run's allocation spans nodes."""
+    from runners.analysis import variant_for
+
+    def run(nodes: str | None) -> dict:
+        inherited = {} if nodes is None else {"SLURM_JOB_NUM_NODES": nodes}
+        return {"environment": {"inherited": inherited}}
+
+    assert variant_for(run(None)) == variant_for(run("1")) == "contention"
+    assert variant_for(run("3")) == "overheads"

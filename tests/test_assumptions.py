@@ -127,9 +127,12 @@ def test_run_level_summary_takes_the_worst_state() -> None:
         ("mpiexec -f hosts.txt -n {ranks}", {}, "unknown"),
         ("srun -n {ranks}", {}, "unknown"),
         (None, {}, "unknown"),
+        ("srun -n {ranks}", {"SLURM_JOB_NUM_NODES": "1", "SLURM_JOB_NODELIST": "n1"}, "holds"),
+        ("srun -n {ranks}", {"SLURM_NNODES": "4", "SLURM_JOB_NODELIST": "n[1-4]"}, "violated"),
+        ("mpiexec -n {ranks}", {"SLURM_JOB_NUM_NODES": "2"}, "violated"),
     ],
 )
-def test_single_node_is_read_from_the_launcher(
+def test_single_node_is_read_from_the_allocation_else_the_launcher(
     launcher: str | None, environment: dict, state: str
 ) -> None:
     row = A.single_node(launcher, environment)

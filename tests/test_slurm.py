@@ -68,3 +68,26 @@ def test_a_sweep_with_srun_as_its_launcher_stores_every_point(
     assert store.query(db, "SELECT status FROM runs").status.item() == "complete"
     jobs = subprocess.run(["squeue", "-h"], capture_output=True, text=True, env=cluster.env())
     assert jobs.returncode == 0 and jobs.stdout.strip() == ""  # no step left behind
+
+
+def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    """salloc -N1: the run records the allocation (SLURM_ variables) and single_node holds
+    from it, where the srun launcher's text alone leaves it unknown."""
+    db = tmp_path / "s.duckdb"
+    sweep = [sys.executable, "-m", "runners.cli", "sweep", "--sizes", "8", "--ranks", "2"]
+    sweep += ["--algorithms", "ring", "--budget-s", "0.02", "--launches", "1"]
+    sweep += ["--launcher", "srun --mpi=pmi2 -n {ranks}", "--store", str(db)]
+    result = subprocess.run(
+        ["salloc", "-N1", "-n2", *sweep],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=cluster.env(),
+    )
+    assert result.returncode == 0, result.stderr[-3000:] + cluster.log_tail()
+    check = store.query(db, "SELECT state, detail FROM assumptions WHERE name = 'single_node'")
+    assert check.state.item() == "holds" and "Slurm job" in check.detail.item()
+    assert f"({cluster.host})" in check.detail.item()

@@ -63,10 +63,12 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
+from runners.domain.assumptions import allocation_nodes
 from runners.domain.calibration import LAUNCH_PREFIX, LAUNCHES_PREFIX, combined_calibration
 from runners.domain.errors import BadInput
 from runners.domain.fitting import PINGPONG_SOURCE
 from runners.domain.models import model_for
+from runners.domain.pricing import OVERHEADS, VARIANTS
 
 CROSSOVERS_SQL = """
 SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS
@@ -193,6 +195,15 @@ def run_calibrations(
     return [cal for cal in (launches, measured, fitted) if cal is not None]
 
 
+def variant_for(run: Mapping[str, Any]) -> str:
+    """The most complete model variant for a run's points: contention models one node's shared
+    memory, so a run in an allocation of several nodes stops at overheads."""
+    environment = run.get("environment") or {}
+    inherited = environment.get("inherited", {}) if isinstance(environment, dict) else {}
+    nodes = allocation_nodes(inherited)
+    return OVERHEADS if nodes is not None and nodes > 1 else VARIANTS[-1]
+
+
 def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> AnalysisSummary:
     """Compute and store the model-side tables of a stored run (see the module docstring)."""
     path = Path(path)
@@ -206,7 +217,8 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     progress(f"analysing run {run_id}: {len(points)} ok points")
     calibrations = run_calibrations(path, run, points, progress)
     params = [Params.from_row(cal) for cal in calibrations]
-    predictions = [row for p in params for row in prediction_rows(run_id, points, p)]
+    wanted = variant_for(run)
+    predictions = [row for p in params for row in prediction_rows(run_id, points, p, wanted)]
     store.replace_predictions(path, run_id, predictions)
     groups = group_points(points)
     comparisons = Comparisons.load(path, run_id)

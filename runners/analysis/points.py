@@ -222,11 +222,14 @@ def load_points(path: Path, run_id: str) -> list[Point]:
 # --- predictions -------------------------------------------------------------------------------
 
 
-def prediction_rows(run_id: str, points: Iterable[Point], params: Params) -> list[dict[str, Any]]:
-    """`predictions` rows of every point that the calibration has a gamma for."""
+def prediction_rows(
+    run_id: str, points: Iterable[Point], params: Params, wanted: str = VARIANTS[-1]
+) -> list[dict[str, Any]]:
+    """`predictions` rows of every point that the calibration has a gamma for, each in the
+    most complete variant up to `wanted` (below contention for ranks on several nodes)."""
     rows = []
     for p in points:
-        pred = predict_with(params, *p.where)
+        pred = predict_with(params, *p.where, variant=wanted)
         textbook = predict_with(params, *p.where, variant=TEXTBOOK)
         if pred is None or textbook is None:
             continue
@@ -236,7 +239,7 @@ def prediction_rows(run_id: str, points: Iterable[Point], params: Params) -> lis
                 "run_id": run_id,
                 "calibration_id": params.calibration_id,
                 "model": model_of(p.algorithm),
-                "variant": variant_of(params, p.algorithm),
+                "variant": variant_of(params, p.algorithm, wanted),
                 "predicted_s": pred.total_s,
                 "latency_s": pred.latency_s,
                 "bandwidth_s": pred.bandwidth_s,

@@ -233,8 +233,36 @@ def summarize(name: str, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return check(name, state, detail)
 
 
+_ALLOCATION_NODES = ("SLURM_JOB_NUM_NODES", "SLURM_NNODES")
+
+
+def allocation_nodes(environment: Mapping[str, str]) -> int | None:
+    """How many nodes the batch allocation the sweep ran in has (Slurm), or None outside one."""
+    for key in _ALLOCATION_NODES:
+        if str(environment.get(key, "")).isdigit():
+            return int(environment[key])
+    return None
+
+
 def single_node(launcher: str | None, environment: Mapping[str, str]) -> dict[str, Any]:
-    """Holds when the launcher starts every rank on this host (plain mpiexec, no host list)."""
+    """From the allocation when the sweep ran inside one (Slurm: its node count and node list),
+    else from the launcher: holds when it starts every rank on this host (plain mpiexec, no
+    host list)."""
+    nodes = allocation_nodes(environment)
+    if nodes is not None:
+        where = environment.get("SLURM_JOB_NODELIST") or environment.get("SLURM_NODELIST") or "?"
+        job = environment.get("SLURM_JOB_ID", "?")
+        if nodes == 1:
+            detail = (
+                f"Slurm job {job} has one node ({where}): every rank shares its memory, so "
+                "messages are shared-memory copies that compete with the reductions"
+            )
+            return check("single_node", HOLDS, detail)
+        detail = (
+            f"Slurm job {job} spans {nodes} nodes ({where}): ranks may talk over the network, "
+            "so the one-node contention model is not applied"
+        )
+        return check("single_node", VIOLATED, detail)
     if not launcher:
         return check("single_node", UNKNOWN, "the run's launcher is not recorded")
     words = shlex.split(launcher.replace("{ranks}", "1"))

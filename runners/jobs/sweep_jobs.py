@@ -247,7 +247,7 @@ def environment_record(
     inherited = {
         k: v
         for k, v in os.environ.items()
-        if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_"))
+        if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_", "SLURM_"))
     }
     record = {
         "jobs": jobs,
