@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,3 +93,80 @@ def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
     check = store.query(db, "SELECT state, detail FROM assumptions WHERE name = 'single_node'")
     assert check.state.item() == "holds" and "Slurm job" in check.detail.item()
     assert f"({cluster.host})" in check.detail.item()
+
+
+def _wait_for_job(cluster: slurm_cluster.SlurmCluster, job: str, limit_s: float = 240) -> None:
+    """Until the job has left the queue (bounded)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        queue = subprocess.run(
+            ["squeue", "-h", "-j", job], capture_output=True, text=True, env=cluster.env()
+        )
+        if queue.returncode == 0 and not queue.stdout.strip():
+            return
+        time.sleep(1)
+    pytest.fail(f"job {job} still queued after {limit_s:g} s:\n{cluster.log_tail()}")
+
+
+def test_submit_runs_one_task_per_group_into_shards_of_one_run(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        'sizes = [8, 64]\nranks = [1, 2]\nalgorithms = ["ring", "mpi"]\n'
+        "budget_s = 0.02\nlaunches = 1\nlaunch_calibration = false\n"
+    )
+    main = tmp_path / "main.duckdb"
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "submit", str(spec), "--store", str(main)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=cluster.env(),
+    )
+    assert result.returncode == 0, result.stderr + cluster.log_tail()
+    job = result.stdout.split("submitted job ")[1].split(":")[0]
+    assert f"collsweep merge --job {job}" in result.stdout
+    _wait_for_job(cluster, job)
+    [folder] = (tmp_path / "main.duckdb.shards").iterdir()
+    shards = sorted(folder.glob(f"{job}_*.duckdb"))
+    logs = "\n".join(p.read_text()[-1500:] for p in folder.glob("*.out"))
+    assert len(shards) == 2, logs
+    for task, shard in enumerate(shards):
+        run = store.query(shard, "SELECT run_id, status, environment FROM runs")
+        assert run.run_id.item() == folder.name and run.status.item() == "complete", logs
+        inherited = json.loads(run.environment.item())["inherited"]
+        assert inherited["SLURM_ARRAY_JOB_ID"] == job
+        assert inherited["SLURM_ARRAY_TASK_ID"] == str(task)
+        assert inherited["SLURM_JOB_NODELIST"] == cluster.host
+        points = store.query(shard, "SELECT ranks, status FROM points")
+        assert set(points.ranks) == {(1, 2)[task]} and set(points.status) == {"ok"}
+    assert not main.exists()  # the tasks never write the main store
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--partition", "nope"), "unknown partition 'nope'; sinfo lists debug"),
+        (("--nodes", "1"), "the largest group (64 ranks) exceeds the allocation's"),
+    ],
+)
+def test_submit_refuses_what_the_cluster_cannot_run(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path, args: tuple, message: str
+) -> None:
+    spec = tmp_path / "spec.toml"
+    ranks = 64 if "--nodes" in args else 2
+    spec.write_text(f"sizes = [8]\nranks = [{ranks}]\n")
+    main = tmp_path / "main.duckdb"
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "submit", str(spec), "--store", str(main), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=cluster.env(),
+    )
+    assert result.returncode == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "main.duckdb.shards").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from dataclasses import replace
@@ -210,8 +211,17 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
     return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
 
 
+RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
 def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
+    if args.run_id is not None and (args.resume or not RUN_ID.fullmatch(args.run_id)):
+        raise UsageError(
+            "--resume takes the run to finish, --run-id names a new one"
+            if args.resume
+            else f"--run-id must be 1-64 letters, digits, '.', '_' or '-', got {args.run_id!r}"
+        )
     from runners.domain import capacity, launcher
     from runners.domain.spec import load_spec, spec_from_mapping
     from runners.domain.tuning import tuning_file_problem
@@ -246,6 +256,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from runners.jobs.sweep import Interrupted, run_sweep
 
     path = store_path(args)
+    if args.run_id and path.exists():
+        from runners import store
+
+        if store.get_run(path, args.run_id) is not None:
+            raise UsageError(f"run {args.run_id} is in {path} already: --resume it instead")
     for note in notes:
         print(f"collsweep sweep: note: {note}", file=sys.stderr)
     try:
@@ -253,7 +268,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             spec,
             path,
             command_line=shlex.join(sys.argv),
-            run_id=args.resume,
+            run_id=args.resume or args.run_id,
             retry_failed=not args.keep_failed,
         )
     except Interrupted as exc:  # before the run was created: nothing to mark
@@ -309,6 +324,12 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         "--keep-failed",
         action="store_true",
         help="with --resume: keep failed and timed-out points instead of measuring them again",
+    )
+    parser.add_argument(
+        "--run-id",
+        metavar="ID",
+        help="name the new run (letters, digits, '.', '_', '-'); collsweep submit gives every "
+        "task of a job the same id so that their shard stores merge into one run",
     )
     parser.add_argument(
         "--trust-stored-launcher",

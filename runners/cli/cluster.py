@@ -1,0 +1,73 @@
+"""`collsweep submit`: a sweep spec as a Slurm job array (runners.jobs.submit)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from runners.cli.common import UsageError, add_store_option, store_path
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Check, then submit (or with --dry-run print) the job array of a spec."""
+    from runners.domain.spec import load_spec
+    from runners.jobs import submit
+    from runners.jobs.sweep import new_run_id
+
+    if args.nodes < 1:
+        raise UsageError(f"--nodes must be >= 1, got {args.nodes}")
+    request = submit.SubmitRequest(
+        spec=load_spec(Path(args.spec)),
+        store=store_path(args).resolve(),
+        run_id=new_run_id(),
+        partition=args.partition or "",
+        nodes=args.nodes,
+        time=args.time or "",
+        sbatch_args=tuple(args.sbatch_arg or ()),
+        oversubscribe=args.oversubscribe,
+    )
+    if args.dry_run:
+        from runners.domain.slurm import batch_script
+
+        print(batch_script(submit.submission(request, args.partition or "")), end="")
+        return 0
+    partition = submit.check_cluster(request)
+    sub = submit.submission(request, partition)
+    job = submit.submit(request, sub)
+    groups = ", ".join(f"p={r}" for r in request.spec.ranks)
+    print(f"submitted job {job}: run {request.run_id}, one task per group ({groups})")
+    print(f"follow it:  squeue -j {job}   (task logs: {sub.shard_dir}/{job}_<task>.out)")
+    print(f"then merge: collsweep merge --job {job} --store {shlex.quote(str(request.store))}")
+    return 0
+
+
+def add_submit(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "submit",
+        help="run a sweep spec as a Slurm job array, a shard store per task",
+        description="Submit SPEC to Slurm as a job array with one task per group size. Each "
+        "task sweeps its group inside its allocation with srun as the launcher, into a shard "
+        "store of its own beside the main store (STORE.shards/RUN/JOB_TASK.duckdb), under one "
+        "run id for the whole job; the job and task ids, node list and node count go into the "
+        "run's provenance. Nothing is submitted when Slurm is missing, the partition unknown, "
+        "or the largest group needs more cores than asked for.",
+    )
+    parser.add_argument("spec", help="TOML spec file")
+    parser.add_argument("--partition", help="Slurm partition (default: the cluster's default)")
+    parser.add_argument("--nodes", type=int, default=1, help="nodes per task (default 1)")
+    parser.add_argument("--time", help="time limit per task, e.g. 00:30:00")
+    parser.add_argument(
+        "--sbatch-arg",
+        action="append",
+        metavar="ARG",
+        help="an extra #SBATCH line, e.g. --sbatch-arg=--account=abc (repeatable)",
+    )
+    parser.add_argument(
+        "--oversubscribe",
+        action="store_true",
+        help="allow groups larger than the allocation's cores (timed, and flagged)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the script, submit nothing")
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_submit)

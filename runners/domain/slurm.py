@@ -1,0 +1,107 @@
+"""Sweeps as Slurm batch jobs: the job-array script `collsweep submit` hands to sbatch (pure).
+
+One array task per group size of the spec. Every task runs the same spec narrowed to its group
+size, under the same run id, into a shard store of its own (`<store>.shards/<run>/<job>_<task>
+.duckdb`: DuckDB's lock does not hold across nodes, so no two tasks ever write one file), with
+srun as the launcher inside its allocation. `collsweep merge` folds the shards into one run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+LAUNCHER = "srun --mpi=pmi2 -n {ranks}"
+SHARDS_SUFFIX = ".shards"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What one `collsweep submit` asks of Slurm."""
+
+    run_id: str
+    spec_file: Path  # the copy of the spec the tasks read (beside the shards)
+    ranks: tuple[int, ...]  # one array task per group size
+    shard_dir: Path
+    python: str  # the interpreter that runs collsweep on the nodes
+    workdir: Path
+    partition: str = ""
+    nodes: int = 1
+    time: str = ""
+    sbatch_args: tuple[str, ...] = ()
+    oversubscribe: bool = False  # more ranks than the allocation's cores, asked for
+
+
+def launcher(oversubscribe: bool = False) -> str:
+    """The launcher template a task's sweep uses inside its allocation."""
+    return LAUNCHER.replace("-n", "--overcommit -n") if oversubscribe else LAUNCHER
+
+
+def shard_dir(store: Path, run_id: str) -> Path:
+    """Where a job's shard stores, script and task logs go: beside the main store."""
+    return store.parent / f"{store.name}{SHARDS_SUFFIX}" / run_id
+
+
+def batch_script(sub: Submission) -> str:
+    """The sbatch script: a job array over the group sizes, each task a sweep into its shard."""
+    q = shlex.quote
+    header = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name=collsweep-{sub.run_id}",
+        f"#SBATCH --array=0-{len(sub.ranks) - 1}",
+        f"#SBATCH --nodes={sub.nodes}",
+        f"#SBATCH --ntasks={max(sub.ranks)}",
+        f"#SBATCH --output={sub.shard_dir}/%A_%a.out",
+    ]
+    header += [f"#SBATCH --partition={sub.partition}"] if sub.partition else []
+    header += [f"#SBATCH --time={sub.time}"] if sub.time else []
+    header += ["#SBATCH --overcommit"] if sub.oversubscribe else []
+    header += [f"#SBATCH {arg}" for arg in sub.sbatch_args]
+    shard = f"{q(str(sub.shard_dir))}/${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}.duckdb"
+    sweep = [
+        q(sub.python), "-m", "runners.cli", "sweep", q(str(sub.spec_file)),
+        "--ranks", '"$RANKS"', "--run-id", q(sub.run_id),
+        "--store", shard, "--launcher", q(launcher(sub.oversubscribe)),
+    ]  # fmt: skip
+    body = [
+        "set -euo pipefail",
+        f"cd {q(str(sub.workdir))}",
+        f"SIZES=({' '.join(str(r) for r in sub.ranks)})",
+        'RANKS="${SIZES[$SLURM_ARRAY_TASK_ID]}"',
+        "exec " + " ".join(sweep),
+    ]
+    return "\n".join([*header, "", *body]) + "\n"
+
+
+def partitions(sinfo_output: str) -> dict[str, int]:
+    """Partition -> CPUs of its largest node, from `sinfo -h -o '%P %c'` ('debug*' is the
+    default partition)."""
+    out: dict[str, int] = {}
+    for line in sinfo_output.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[1].rstrip("+").isdigit():
+            name = words[0].rstrip("*")
+            out[name] = max(out.get(name, 0), int(words[1].rstrip("+")))
+    return out
+
+
+def default_partition(sinfo_output: str) -> str:
+    """The partition sinfo marks as the default ('name*'), or ''."""
+    for line in sinfo_output.splitlines():
+        words = line.split()
+        if words and words[0].endswith("*"):
+            return words[0].rstrip("*")
+    return ""
+
+
+def capacity_problem(ranks: Sequence[int], cores: int, nodes: int, oversubscribe: bool) -> str:
+    """Why the largest group does not fit the allocation's cores, or ''."""
+    largest, have = max(ranks), cores * nodes
+    if largest <= have or oversubscribe:
+        return ""
+    return (
+        f"the largest group ({largest} ranks) exceeds the allocation's {have} cores ({nodes} "
+        f"node(s) of {cores}); ask for more --nodes, or pass --oversubscribe to time it anyway"
+    )
