@@ -143,6 +143,62 @@ def test_submit_runs_one_task_per_group_into_shards_of_one_run(
         points = store.query(shard, "SELECT ranks, status FROM points")
         assert set(points.ranks) == {(1, 2)[task]} and set(points.status) == {"ok"}
     assert not main.exists()  # the tasks never write the main store
+    merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
+    assert merged.returncode == 0, merged.stderr
+    assert f"run {folder.name}: complete" in merged.stdout
+    points = store.query(main, "SELECT ranks, status FROM points")
+    assert len(points) == 8 and set(points.ranks) == {1, 2} and set(points.status) == {"ok"}
+    again = _cli(cluster, "merge", "--job", job, "--store", str(main))
+    assert again.stdout.count("0 points added, 0 replaced") == 2
+    assert len(store.query(main, "SELECT point_id FROM points")) == 8
+
+
+def _cli(cluster: slurm_cluster.SlurmCluster, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "runners.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=cluster.env(),
+    )
+
+
+def test_a_cancelled_task_keeps_the_finished_points_and_resume_completes_the_run(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        "sizes = [8, 64, 512, 4096, 32768, 65536]\nranks = [1, 2]\n"
+        'algorithms = ["ring", "mpi"]\nbudget_s = 0.6\nlaunches = 1\n'
+        "launch_calibration = false\nmax_iterations = 2000000\ntarget_rel_ci = 0.00001\n"
+    )
+    main = tmp_path / "main.duckdb"
+    submitted = _cli(cluster, "submit", str(spec), "--store", str(main))
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.split("submitted job ")[1].split(":")[0]
+    folder = next((tmp_path / "main.duckdb.shards").iterdir())
+    log = folder / f"{job}_1.out"
+    deadline = time.monotonic() + 120
+    while "[   2/" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, cluster.log_tail()
+        time.sleep(0.5)
+    subprocess.run(["scancel", f"{job}_1"], check=True, env=cluster.env())
+    _wait_for_job(cluster, job)
+    merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
+    assert merged.returncode == 1
+    assert f"--resume {folder.name}" in merged.stdout and f"task {job}_1" in merged.stderr
+    kept = store.query(main, "SELECT ranks, status FROM points")
+    assert set(kept[kept.ranks == 1].status) == {"ok"} and len(kept[kept.ranks == 1]) == 12
+    assert 0 < len(kept[kept.ranks == 2]) < 12  # what the cancelled task finished, kept
+    resumed = _cli(
+        cluster, "sweep", "--resume", folder.name, "--store", str(main),
+        "--launcher", "srun --mpi=pmi2 -n {ranks}",
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    final = store.query(main, "SELECT status FROM points")
+    assert len(final) == 24 and set(final.status) == {"ok"}
+    assert store.get_run(main, folder.name)["status"] == "complete"
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from runners import __version__
-from runners.cli.cluster import add_submit
+from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
 from runners.cli.measure import add_calibrate, add_sweep, add_verify
 from runners.cli.model import add_model_reading, add_predict
@@ -20,6 +20,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_verify,
     add_sweep,
     add_submit,
+    add_merge,
     add_calibrate,
     add_reading,
     add_predict,

@@ -3,8 +3,8 @@
 The package owns the schema version and migrations (schema.py), the only writes (writes.py),
 the reads shared by the CLI and the dashboard (reads.py), opening the file with its lock, damage
 check and read limits (storefile.py), the run journal and lock beside the file (journal.py),
-reports and salvage. It never imports MPI, so the dashboard uses it too. The tables are
-documented in docs/schema.md. This module names the public API.
+reports, salvage and merging shard stores (merge.py). It never imports MPI, so the dashboard
+uses it too. The tables are documented in docs/schema.md. This module names the public API.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from runners.store import storefile
+from runners.store.merge import ShardResult, merge_shards
 from runners.store.reads import (
     calibration_order,
     calibrations_of_source,
@@ -82,6 +83,7 @@ __all__ = [
     "STORE_ENV",
     "QueryError",
     "QueryLimit",
+    "ShardResult",
     "StoreBusy",
     "StoreError",
     "_connect",
@@ -97,6 +99,7 @@ __all__ = [
     "get_calibration",
     "get_run",
     "latest_calibration",
+    "merge_shards",
     "migrate",
     "open_readonly",
     "point_ids",

@@ -1,0 +1,115 @@
+"""`collsweep merge`: a batch job's shard stores folded into the main store as one run.
+
+runners.store.merge does the folding in one transaction; here the shards of a job are found,
+each merged run gets the spec of all its tasks (their group sizes together) and its true status
+(complete only when every point of that spec is stored ok or skipped), and a task that failed
+is reported with the end of its log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from runners import store
+from runners.domain import slurm
+from runners.domain.errors import BadInput
+from runners.domain.plan import all_point_ids
+from runners.domain.spec import SpecError, parse_spec
+from runners.jobs.run_writer import recover_abandoned
+from runners.jobs.sweep import final_status
+
+LOG_TAIL_LINES = 12
+
+
+class MergeError(BadInput):
+    """Shards that cannot be merged: one line, exit status 2, the main store unchanged."""
+
+
+@dataclass(frozen=True)
+class MergedRun:
+    """A run after the merge: its status and why."""
+
+    run_id: str
+    status: str
+    reason: str
+
+
+def job_shards(main: Path, job: str) -> tuple[list[Path], list[Path]]:
+    """A job's shard stores and task logs beside the main store."""
+    root = main.parent / f"{main.name}{slurm.SHARDS_SUFFIX}"
+    return sorted(root.glob(f"*/{job}_*.duckdb")), sorted(root.glob(f"*/{job}_*.out"))
+
+
+def failed_task_logs(logs: list[Path]) -> list[str]:
+    """The end of each task log whose shard did not finish its run (or does not exist)."""
+    out = []
+    for log in logs:
+        shard = log.with_suffix(".duckdb")
+        finished = False
+        if shard.exists():
+            try:
+                runs = store.query(shard, "SELECT status FROM runs")
+                finished = bool(len(runs)) and set(runs.status) <= {"complete"}
+            except store.StoreError:
+                finished = False
+        if not finished:
+            tail = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+            out.append(f"task {log.stem}: " + "\n    ".join(["", *tail]))
+    return out
+
+
+def _merged_spec(shards: list[Path], run_id: str):
+    """The spec of all the run's tasks together: the submitted spec beside the shards
+    (spec.toml, written by collsweep submit) and each shard's own, their group sizes joined; so
+    a task that never finished still counts its points as planned."""
+    submitted = {s.parent / "spec.toml" for s in shards}
+    texts = [path.read_text() for path in sorted(submitted) if path.exists()]
+    for shard in shards:
+        run = store.get_run(shard, run_id) if shard.exists() else None
+        if run is not None:
+            texts.append(run.get("spec_toml") or "")
+    specs = []
+    for text in texts:
+        try:
+            specs.append(parse_spec(text))
+        except SpecError:
+            continue
+    if not specs:
+        return None
+    ranks = tuple(sorted({r for s in specs for r in s.ranks}))
+    return replace(specs[0], ranks=ranks)
+
+
+def merge(
+    main: Path, shards: list[Path], say: Callable[[str], None] = print
+) -> tuple[list[store.ShardResult], list[MergedRun]]:
+    """Fold the shards into `main` and give each merged run its joint spec and true status.
+    A shard whose sweep died (a cancelled task) has its journal replayed first, as a sweep
+    does at start, so its finished points are merged; one still being written is left."""
+    missing = [s for s in shards if not s.exists()]
+    if missing:
+        raise MergeError(f"no shard store {missing[0]}")
+    if not shards:
+        raise MergeError("no shard stores to merge")
+    for shard in shards:
+        recover_abandoned(shard, lambda line, name=shard.name: say(f"{name}: {line}"))
+    try:
+        results = store.merge_shards(main, shards)
+    except store.StoreError as exc:
+        raise MergeError(str(exc)) from None
+    merged = []
+    for run_id in dict.fromkeys(r for result in results for r in result.runs):
+        spec = _merged_spec(shards, run_id)
+        if spec is None:
+            continue
+        points = store.query(main, "SELECT point_id, status FROM points WHERE run_id = ?", [run_id])
+        statuses = dict(zip(points.point_id, points.status, strict=True))
+        status, reason = final_status(all_point_ids(spec, run_id), statuses, "", "", [])
+        if status != "complete":
+            reason += f"; finish it with: collsweep sweep --resume {run_id} --store {main}"
+        fields = {"spec_toml": spec.to_toml(), "status": status, "status_reason": reason}
+        store.update_run(main, run_id, fields)
+        merged.append(MergedRun(run_id, status, reason))
+    return results, merged

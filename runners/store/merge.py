@@ -1,0 +1,126 @@
+"""Folding shard stores (one per batch task, runners.domain.slurm) into a main store.
+
+One transaction over the main store, each shard attached read-only. Idempotent: a point already
+in the main store is kept unless the shard has it ok (or skipped) and the main store does not,
+so merging twice adds nothing and a resumed task's points replace its failed ones. Samples
+travel with their points; launch calibrations, the runs' ping-pong calibrations and probes are
+added where missing. Analysis tables are not copied: the merged run is analysed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from runners.store.schema import SCHEMA_VERSION, _writing
+from runners.store.storefile import StoreError
+
+KEPT = ("ok", "skipped")
+
+
+@dataclass
+class ShardResult:
+    """What one shard gave: its runs, the points added or replaced, or why it was left."""
+
+    shard: Path
+    runs: list[str] = field(default_factory=list)
+    added: int = 0
+    replaced: int = 0
+    left: str = ""
+
+
+def _version(con: duckdb.DuckDBPyConnection, alias: str) -> int:
+    try:
+        return int(con.execute(f"SELECT max(version) FROM {alias}.schema_version").fetchone()[0])
+    except duckdb.Error:
+        return -1
+
+
+def _check(con: duckdb.DuckDBPyConnection, alias: str, shard: Path) -> None:
+    version = _version(con, alias)
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"shard {shard} uses results schema {version}, newer than this collsweep's "
+            f"{SCHEMA_VERSION}: upgrade collsweep to merge it"
+        )
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            f"shard {shard} uses results schema {version}; run `collsweep migrate --store "
+            f"{shard}` first"
+        )
+
+
+def _merge_run(con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: ShardResult):
+    """The shard's points of one run into the main store (the run row first, if new)."""
+    con.execute(
+        f"INSERT INTO runs SELECT * FROM {alias}.runs WHERE run_id = $r "
+        "AND run_id NOT IN (SELECT run_id FROM runs)",
+        {"r": run_id},
+    )
+    better = [
+        r[0]
+        for r in con.execute(
+            f"SELECT s.point_id FROM {alias}.points s JOIN points m USING (point_id) "
+            f"WHERE s.run_id = $r AND s.status IN {KEPT} AND m.status NOT IN {KEPT}",
+            {"r": run_id},
+        ).fetchall()
+    ]
+    if better:
+        con.execute("DELETE FROM samples WHERE list_contains($ids, point_id)", {"ids": better})
+        con.execute("DELETE FROM points WHERE list_contains($ids, point_id)", {"ids": better})
+    new = [
+        r[0]
+        for r in con.execute(
+            f"SELECT point_id FROM {alias}.points WHERE run_id = $r "
+            "AND point_id NOT IN (SELECT point_id FROM points)",
+            {"r": run_id},
+        ).fetchall()
+    ]
+    params = {"ids": new}
+    con.execute(
+        f"INSERT INTO points SELECT * FROM {alias}.points WHERE list_contains($ids, point_id)",
+        params,
+    )
+    con.execute(
+        f"INSERT INTO samples SELECT * FROM {alias}.samples WHERE list_contains($ids, point_id)",
+        params,
+    )
+    con.execute(
+        f"INSERT INTO probes SELECT * FROM {alias}.probes s WHERE s.run_id = $r AND NOT EXISTS "
+        "(SELECT 1 FROM probes p WHERE p.run_id = s.run_id AND p.job = s.job "
+        "AND p.launch = s.launch AND p.moment = s.moment)",
+        {"r": run_id},
+    )
+    result.runs.append(run_id)
+    result.added += len(new) - len(better)
+    result.replaced += len(better)
+
+
+def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
+    """Fold the shards' finished runs into `main` in one transaction (see the module
+    docstring); a shard whose run is still `running` is left alone, said in its result."""
+    results = []
+    with _writing(main) as con:
+        for index, shard in enumerate(shards):
+            alias = f"shard{index}"
+            quoted = str(shard).replace("'", "''")
+            con.execute(f"ATTACH '{quoted}' AS {alias} (READ_ONLY)")
+            _check(con, alias, shard)
+            result = ShardResult(Path(shard))
+            runs = con.execute(f"SELECT run_id, status FROM {alias}.runs").fetchall()
+            running = [r for r, status in runs if status == "running"]
+            if running:
+                result.left = f"run {', '.join(running)} is still being written (running)"
+            else:
+                con.execute(
+                    f"INSERT INTO calibrations SELECT * FROM {alias}.calibrations "
+                    "WHERE calibration_id NOT IN (SELECT calibration_id FROM calibrations)"
+                )
+                for run_id, _ in runs:
+                    _merge_run(con, alias, run_id, result)
+            con.execute(f"DETACH {alias}")
+            results.append(result)
+    return results
