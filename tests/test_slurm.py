@@ -226,3 +226,23 @@ def test_submit_refuses_what_the_cluster_cannot_run(
     assert result.returncode == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "main.duckdb.shards").exists()
+
+
+def test_a_failing_tasks_error_reaches_the_user_at_merge(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    """A task whose sweep cannot start (no srun on its PATH) leaves its message in its log,
+    and merge --job shows it."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text('sizes = [8]\nranks = [2]\nalgorithms = ["ring"]\n')
+    main = tmp_path / "main.duckdb"
+    submitted = _cli(
+        cluster, "submit", str(spec), "--store", str(main),
+        "--sbatch-arg=--export=NONE,PATH=/nonexistent",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.split("submitted job ")[1].split(":")[0]
+    _wait_for_job(cluster, job)
+    merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
+    assert merged.returncode == 1
+    assert f"task {job}_0:" in merged.stderr and "srun" in merged.stderr
