@@ -118,7 +118,11 @@ class SlurmCluster:
         return "\n".join(parts)
 
     def stop(self) -> None:
-        """Stop the daemons this cluster started (their pid files), and nothing else."""
+        """Stop the daemons this cluster started (their pid files), then any process still
+        running with this cluster's SLURM_CONF in its environment (a job step's tasks outlive
+        a stopped slurmd), and nothing else."""
+        for pid in self.job_processes():
+            _terminate(pid, grace_s=2.0)
         for name in DAEMONS:
             pid_file = self.folder / f"{name}.pid"
             try:
@@ -126,6 +130,20 @@ class SlurmCluster:
             except (OSError, ValueError, IndexError):
                 continue
             _terminate(pid)
+
+    def job_processes(self) -> list[int]:
+        """Processes (not this one) whose environment names this cluster's configuration."""
+        marker = f"SLURM_CONF={self.conf}".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
 
 
 def _terminate(pid: int, grace_s: float = 10.0) -> None:

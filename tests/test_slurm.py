@@ -33,6 +33,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slurm_cluster.
         cluster.stop()
 
 
+def _cli(
+    cluster: slurm_cluster.SlurmCluster, *args: str, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    """`collsweep ARGS` run against the cluster (under `prefix`, e.g. salloc, if given)."""
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "runners.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=cluster.env(),
+    )
+
+
 def test_the_cluster_runs_mpi_ranks_through_srun(cluster: slurm_cluster.SlurmCluster) -> None:
     """srun --mpi=pmi2 starts MPICH ranks that find each other (PMI-2)."""
     code = (
@@ -56,14 +70,7 @@ def test_a_sweep_with_srun_as_its_launcher_stores_every_point(
     db = tmp_path / "s.duckdb"
     args = ["--sizes", "8,4096", "--ranks", "2", "--algorithms", "ring,mpi", "--budget-s", "0.05"]
     args += ["--launches", "2", "--launcher", "srun --mpi=pmi2 -n {ranks}", "--store", str(db)]
-    result = subprocess.run(
-        [sys.executable, "-m", "runners.cli", "sweep", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=cluster.env(),
-    )
+    result = _cli(cluster, "sweep", *args)
     assert result.returncode == 0, result.stderr[-3000:] + cluster.log_tail()
     points = store.query(db, "SELECT status, launches FROM points")
     assert len(points) == 4 and set(points.status) == {"ok"} and set(points.launches) == {2}
@@ -78,17 +85,9 @@ def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
     """salloc -N1: the run records the allocation (SLURM_ variables) and single_node holds
     from it, where the srun launcher's text alone leaves it unknown."""
     db = tmp_path / "s.duckdb"
-    sweep = [sys.executable, "-m", "runners.cli", "sweep", "--sizes", "8", "--ranks", "2"]
-    sweep += ["--algorithms", "ring", "--budget-s", "0.02", "--launches", "1"]
-    sweep += ["--launcher", "srun --mpi=pmi2 -n {ranks}", "--store", str(db)]
-    result = subprocess.run(
-        ["salloc", "-N1", "-n2", *sweep],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=cluster.env(),
-    )
+    sweep = ["sweep", "--sizes", "8", "--ranks", "2", "--algorithms", "ring", "--budget-s"]
+    sweep += ["0.02", "--launches", "1", "--launcher", "srun --mpi=pmi2 -n {ranks}"]
+    result = _cli(cluster, *sweep, "--store", str(db), prefix=("salloc", "-N1", "-n2"))
     assert result.returncode == 0, result.stderr[-3000:] + cluster.log_tail()
     check = store.query(db, "SELECT state, detail FROM assumptions WHERE name = 'single_node'")
     assert check.state.item() == "holds" and "Slurm job" in check.detail.item()
@@ -117,14 +116,7 @@ def test_submit_runs_one_task_per_group_into_shards_of_one_run(
         "budget_s = 0.02\nlaunches = 1\nlaunch_calibration = false\n"
     )
     main = tmp_path / "main.duckdb"
-    result = subprocess.run(
-        [sys.executable, "-m", "runners.cli", "submit", str(spec), "--store", str(main)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env=cluster.env(),
-    )
+    result = _cli(cluster, "submit", str(spec), "--store", str(main))
     assert result.returncode == 0, result.stderr + cluster.log_tail()
     job = result.stdout.split("submitted job ")[1].split(":")[0]
     assert f"collsweep merge --job {job}" in result.stdout
@@ -153,54 +145,6 @@ def test_submit_runs_one_task_per_group_into_shards_of_one_run(
     assert len(store.query(main, "SELECT point_id FROM points")) == 8
 
 
-def _cli(cluster: slurm_cluster.SlurmCluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "runners.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=cluster.env(),
-    )
-
-
-def test_a_cancelled_task_keeps_the_finished_points_and_resume_completes_the_run(
-    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
-) -> None:
-    spec = tmp_path / "spec.toml"
-    spec.write_text(
-        "sizes = [8, 64, 512, 4096, 32768, 65536]\nranks = [1, 2]\n"
-        'algorithms = ["ring", "mpi"]\nbudget_s = 0.6\nlaunches = 1\n'
-        "launch_calibration = false\nmax_iterations = 2000000\ntarget_rel_ci = 0.00001\n"
-    )
-    main = tmp_path / "main.duckdb"
-    submitted = _cli(cluster, "submit", str(spec), "--store", str(main))
-    assert submitted.returncode == 0, submitted.stderr
-    job = submitted.stdout.split("submitted job ")[1].split(":")[0]
-    folder = next((tmp_path / "main.duckdb.shards").iterdir())
-    log = folder / f"{job}_1.out"
-    deadline = time.monotonic() + 120
-    while "[   2/" not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline, cluster.log_tail()
-        time.sleep(0.5)
-    subprocess.run(["scancel", f"{job}_1"], check=True, env=cluster.env())
-    _wait_for_job(cluster, job)
-    merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
-    assert merged.returncode == 1
-    assert f"--resume {folder.name}" in merged.stdout and f"task {job}_1" in merged.stderr
-    kept = store.query(main, "SELECT ranks, status FROM points")
-    assert set(kept[kept.ranks == 1].status) == {"ok"} and len(kept[kept.ranks == 1]) == 12
-    assert 0 < len(kept[kept.ranks == 2]) < 12  # what the cancelled task finished, kept
-    resumed = _cli(
-        cluster, "sweep", "--resume", folder.name, "--store", str(main),
-        "--launcher", "srun --mpi=pmi2 -n {ranks}",
-    )  # fmt: skip
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    final = store.query(main, "SELECT status FROM points")
-    assert len(final) == 24 and set(final.status) == {"ok"}
-    assert store.get_run(main, folder.name)["status"] == "complete"
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -215,14 +159,7 @@ def test_submit_refuses_what_the_cluster_cannot_run(
     ranks = 64 if "--nodes" in args else 2
     spec.write_text(f"sizes = [8]\nranks = [{ranks}]\n")
     main = tmp_path / "main.duckdb"
-    result = subprocess.run(
-        [sys.executable, "-m", "runners.cli", "submit", str(spec), "--store", str(main), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        env=cluster.env(),
-    )
+    result = _cli(cluster, "submit", str(spec), "--store", str(main), *args)
     assert result.returncode == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "main.duckdb.shards").exists()

@@ -32,6 +32,15 @@ def started_at(pid: int) -> str | None:
     return stat.rpartition(")")[2].split()[19]  # field 22; the name before ")" may hold spaces
 
 
+def _zombie(pid: int) -> bool:
+    """Whether the process has exited but not been reaped: where the process that adopts
+    orphans does not reap them (some container inits), a dead parent stays a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def _parent_alive(pid: int, start: str | None) -> bool:
     try:
         os.kill(pid, 0)
@@ -39,7 +48,7 @@ def _parent_alive(pid: int, start: str | None) -> bool:
         return False
     except PermissionError:
         pass
-    return start is None or started_at(pid) == start
+    return (start is None or started_at(pid) == start) and not _zombie(pid)
 
 
 def _watch(pid: int, start: str | None) -> None:
