@@ -97,3 +97,19 @@ def test_a_run_on_several_nodes_is_not_priced_with_one_nodes_contention() -> Non
 
     assert variant_for(run(None)) == variant_for(run("1")) == "contention"
     assert variant_for(run("3")) == "overheads"
+
+
+@pytest.mark.parametrize("algorithm", ["mpi", "mpi:tuned"])
+def test_the_library_without_a_schedule_leaves_out_what_cannot_run_the_op(algorithm) -> None:
+    """The autotuned mpi and mpi:tuned are library_min: for a noncommutative op the fastest of
+    recursive doubling and the tree only (ring and Rabenseifner need a commutative op)."""
+    from runners.analysis.points import predict_with
+
+    params = Params("c1", "pingpong", A, B, gammas={"float32/first_nonzero": G, "float32/sum": G})
+    n = 1 << 20
+    for op, commutative in (("first_nonzero", False), ("sum", True)):
+        got = predict_with(params, algorithm, 4, n, "float32", op)
+        want = predict("library_min", 4, n, A, B, G, 4, commutative=commutative)
+        assert got.total_s == pytest.approx(want.total_s)
+    noncommutative = predict_with(params, algorithm, 4, n, "float32", "first_nonzero").total_s
+    assert noncommutative > predict_with(params, algorithm, 4, n, "float32", "sum").total_s

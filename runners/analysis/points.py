@@ -12,14 +12,7 @@ from typing import Any
 from runners import store
 from runners.domain.assumptions import PointFacts
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS
-from runners.domain.models import (
-    LIBRARY,
-    LIBRARY_MIN,
-    Prediction,
-    autotuned_model,
-    model_for,
-    predict,
-)
+from runners.domain.models import Prediction, autotuned_model, model_for, predict
 from runners.domain.overheads import family_of as overhead_family
 from runners.domain.pricing import (
     CONTENTION,
@@ -182,15 +175,12 @@ def predict_with(
 ) -> Prediction | None:
     """One point's prediction with a calibration's parameters (None without its gamma), in
     `variant` (default: the most complete) or the most complete one below it that the
-    parameters can price (variant_of); the autotuned 'mpi' as the fastest of the library's
-    algorithms that can run the call (models.library_models), in the closed form."""
+    parameters can price (variant_of). An algorithm without a schedule of its own (the
+    autotuned 'mpi', mpi:tuned) is library_min in the closed form: the fastest of the library's
+    algorithms that can run the call, the op's commutativity included."""
     gamma = params.gamma(dtype, op)
     if gamma is None:
         return None
-    if algorithm == LIBRARY:
-        alpha, beta = params.at(nbytes)
-        args = (ranks, nbytes, alpha, beta, gamma, DTYPES[dtype].itemsize)
-        return predict(LIBRARY_MIN, *args, smooth=smooth, commutative=OPS[op].commutative)
     model, itemsize = model_of(algorithm), DTYPES[dtype].itemsize
     costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
     if costs is not None and model in ALGORITHMS:
@@ -198,7 +188,8 @@ def predict_with(
         args = (spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma)
         return schedule_prediction(*args, smooth=smooth)
     alpha, beta = params.at(nbytes)
-    return predict(model, ranks, nbytes, alpha, beta, gamma, itemsize, smooth=smooth)
+    args = (model, ranks, nbytes, alpha, beta, gamma, itemsize)
+    return predict(*args, smooth=smooth, commutative=OPS[op].commutative)
 
 
 def load_points(path: Path, run_id: str) -> list[Point]:

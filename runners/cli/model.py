@@ -88,7 +88,9 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     alpha, beta, gamma, cal_id = parameters
     model = model_of(algorithm)
     itemsize = DTYPES[args.dtype].itemsize
-    pred = predict(model, args.ranks, args.bytes, alpha, beta, gamma, itemsize)
+    point = (args.ranks, args.bytes, alpha, beta, gamma, itemsize)
+    # library_min leaves out the library algorithms that cannot run the op
+    pred = predict(model, *point, commutative=OPS[args.op].commutative)
     return {
         "algorithm": algorithm,
         "model": model,
