@@ -137,3 +137,13 @@ def test_open_mpi_rules_start_each_band_one_byte_above_the_last() -> None:
     numbers = [line.split("#")[0].split() for line in text.splitlines()]
     numbers = [int(v) for words in numbers for v in words]
     assert numbers == [1, 2, 2, 2, 1, 0, 0, 0, 0, 4, 2, 0, 3, 0, 0, 4097, 4, 0, 0]
+
+
+def test_band_ranges_read_as_size_ranges() -> None:
+    """One wording for the CLI's summary and the Tuning page."""
+    assert tuning.band_ranges([22, 181, None]) == [
+        "up to 22 B",
+        "above 22 B up to 181 B",
+        "above 181 B and larger",
+    ]
+    assert tuning.band_ranges([None]) == ["every size"]

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.tuning import band_ranges
 from runners.domain.units import counted, format_bytes
 
 HOW_TO = (
@@ -45,18 +46,12 @@ def _bands(provenance: dict) -> pd.DataFrame:
     """The file's choices per group size, from its provenance: size range and algorithm."""
     rows = []
     for ranks, group in (provenance.get("groups") or {}).items():
-        low = 0
-        for band in group.get("bands", []):
-            upto = band["upto_bytes"]
-            high = "and larger" if upto is None else f"up to {format_bytes(upto)}"
-            rows.append(
-                {
-                    "ranks": int(ranks),
-                    "sizes": f"above {format_bytes(low)} {high}" if low else high,
-                    "algorithm": band["algorithm"],
-                }
-            )
-            low = upto or low
+        items = group.get("bands", [])
+        ranges = band_ranges([band["upto_bytes"] for band in items])
+        rows += [
+            {"ranks": int(ranks), "sizes": where, "algorithm": band["algorithm"]}
+            for where, band in zip(ranges, items, strict=True)
+        ]
     return pd.DataFrame(rows)
 
 

@@ -6,13 +6,12 @@ import argparse
 from pathlib import Path
 
 from runners.cli.common import add_store_option, int_list, store_path
-from runners.domain.units import format_bytes
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
     from runners.analysis.tuning_files import TuneRequest, tune
-    from runners.domain.tuning import posix_path, provenance_path
+    from runners.domain.tuning import band_ranges, posix_path, provenance_path
 
     out = Path(args.out)
     request = TuneRequest(
@@ -26,7 +25,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
     )
     tunings = tune(request)
     for ranks, tuning in sorted(tunings.items()):
-        texts = [_band_text(b, i, tuning.bands) for i, b in enumerate(tuning.bands)]
+        bands = tuning.bands
+        ranges = band_ranges([b.upto for b in bands])
+        texts = [
+            f"{where}: {b.algorithm or 'library default'}"
+            for where, b in zip(ranges, bands, strict=True)
+        ]
         over = " (oversubscribed: more ranks than cores, as asked)" if tuning.oversubscribed else ""
         print(f"p={ranks}{over}: " + "; ".join(texts))
     print(f"wrote {out} (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE),")
@@ -37,13 +41,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
     else:
         print(f"time it: collsweep sweep SPEC --tuning-file {out} (adds mpi:tuned)")
     return 0
-
-
-def _band_text(band, index: int, all_bands) -> str:
-    low = "" if index == 0 else f"above {format_bytes(all_bands[index - 1].upto)} "
-    high = f"up to {format_bytes(band.upto)}" if band.upto is not None else "and larger"
-    where = f"{low}{high}" if low or band.upto is not None else "every size"
-    return f"{where}: {band.algorithm or 'library default'}"
 
 
 def add_tune(sub: argparse._SubParsersAction) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.catalog import ALGORITHMS
+from runners.domain.units import format_bytes
 
 TABLES = Path(__file__).with_name("mpich_tables")
 MPIR_TABLE, POSIX_TABLE = "mpir_generic.json", "posix_generic.json"
@@ -79,6 +80,17 @@ def bands(
             out.append(Band(int(min(max(edge, size), next_size - 1)), choice))
     if ordered:
         out.append(Band(None, ordered[-1][1]))
+    return out
+
+
+def band_ranges(uptos: Sequence[int | None]) -> list[str]:
+    """The size range of each band, in words, from the bands' upper bounds in order: 'up to
+    22 B', 'above 22 B up to 181 B', 'above 181 B and larger'; one band alone is 'every size'."""
+    out = []
+    for index, upto in enumerate(uptos):
+        low = f"above {format_bytes(uptos[index - 1] or 0)} " if index else ""
+        high = f"up to {format_bytes(upto)}" if upto is not None else "and larger"
+        out.append(f"{low}{high}" if low or upto is not None else "every size")
     return out
 
 
