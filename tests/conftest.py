@@ -86,3 +86,19 @@ def pytest_terminal_summary(terminalreporter) -> None:
     for case, n, ok in faults:
         if n or not ok:
             terminalreporter.write_line(f"  fault {case}: {n} points lost, status true: {ok}")
+
+
+def processes_with(variable: str, value: str) -> list[int]:
+    """Processes other than this one whose environment has `variable` set to `value` (what a
+    sweep or a cluster passes to everything it starts)."""
+    marker = f"{variable}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

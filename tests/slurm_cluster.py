@@ -17,6 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from conftest import processes_with
+
 DAEMONS = ("slurmd", "slurmctld", "munged")  # stopped in this order
 READY_S = 60
 
@@ -133,17 +135,7 @@ class SlurmCluster:
 
     def job_processes(self) -> list[int]:
         """Processes (not this one) whose environment names this cluster's configuration."""
-        marker = f"SLURM_CONF={self.conf}".encode()
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                if marker in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-        return found
+        return processes_with("SLURM_CONF", str(self.conf))
 
 
 def _terminate(pid: int, grace_s: float = 10.0) -> None:

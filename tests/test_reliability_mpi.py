@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, processes_with, run_cli
 from test_sweep_mpi import only_run, points, write_spec
 
 from runners import store
@@ -107,16 +107,7 @@ def status_is_true(db: Path, run_id: str, planned: int) -> bool:
 
 def rank_processes(parent_pid: int) -> list[int]:
     """Processes started for a sweep whose parent was ``parent_pid`` (ranks, launcher)."""
-    marker = f"COLLSWEEP_PARENT_PID={socket.gethostname()}:{parent_pid}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    return processes_with("COLLSWEEP_PARENT_PID", f"{socket.gethostname()}:{parent_pid}")
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ from dashboard.data.assumptions import _summary
 from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
 from dashboard.data.curves import _crossovers
 from runners import store
+from runners.domain.models import NOT_SCHEDULES
 from runners.domain.verdict import verdict_lines
 
 # --- crossovers and best choices ---------------------------------------------------------------
@@ -27,7 +28,7 @@ _BEST_PREDICTED_SQL = """
 SELECT p.ranks, p.bytes, p.algorithm, m.predicted_s
 FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND m.predicted_s > 0
-  AND p.algorithm <> 'mpi' AND m.model NOT IN ('lower_bound', 'library_min')
+  AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)
 QUALIFY row_number() OVER (
     PARTITION BY p.ranks, p.bytes ORDER BY m.predicted_s, contains(p.algorithm, ':'), p.algorithm
 ) = 1
@@ -39,7 +40,7 @@ SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.predicted_s
 FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
   AND p.median_s > 0 AND m.predicted_s > 0
-  AND p.algorithm <> 'mpi' AND m.model NOT IN ('lower_bound', 'library_min')
+  AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)
 ORDER BY p.ranks, p.bytes, p.algorithm
 """
 
@@ -83,12 +84,13 @@ def crossover_data(path: StorePath, scope: Scope, modelled_only: bool = True) ->
     """
     with _open(path) as con:
         cat = _catalog(con)
-        paired = _df(con, _PAIRED_SQL, scope.params())
+        modelled = {**scope.params(), "not_schedules": list(NOT_SCHEDULES)}
+        paired = _df(con, _PAIRED_SQL, modelled)
         algs = sorted(paired["algorithm"].unique()) if modelled_only else None
         measured = _df(con, _BEST_MEASURED_SQL, {**scope.params(), "algorithms": algs})
         return CrossoverData(
             measured_best=measured,
-            predicted_best=_df(con, _BEST_PREDICTED_SQL, scope.params()),
+            predicted_best=_df(con, _BEST_PREDICTED_SQL, modelled),
             agreement=_stored_agreement(con, cat, scope),
             crossovers=_crossovers(con, cat, scope),
             summary=_summary(con, cat, scope),
