@@ -45,7 +45,7 @@ from dashboard.data.model_fit import (
     parameter_table,
     residuals,
 )
-from dashboard.data.override import override_impact, override_summary
+from dashboard.data.override import baselines, override_impact, override_summary
 from dashboard.data.runs import (
     Overview,
     compare_runs,
@@ -89,6 +89,7 @@ __all__ = [
     "assumption_overview",
     "assumption_summary",
     "assumptions_data",
+    "baselines",
     "calibration",
     "calibrations",
     "catalog",

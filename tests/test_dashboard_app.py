@@ -278,13 +278,12 @@ def test_override_page_says_where_the_override_wins_and_loses(demo: Path) -> Non
     assert_clean(at)
     assert at.selectbox(key="forced").value == "mpi:ring"
     assert at.selectbox(key="forced").options[:2] == ["mpi:recursive_doubling", "mpi:ring"]
-    sentence = next(m.value for m in at.markdown if "autotuned choice" in m.value)
+    sentence = next(m.value for m in at.markdown if "than the autotuned" in m.value)
     impact = queries.override_impact(
         demo, queries.Scope(RUN_A, dtype="float32", op="sum"), "mpi:ring"
     )
-    assert f"faster than the autotuned choice at {(impact['verdict'] == 'faster').sum()}" in (
-        sentence
-    )
+    faster = (impact["verdict"] == "faster").sum()
+    assert f"faster than the autotuned **mpi** at {faster}" in sentence
     summary = next(t.value for t in at.dataframe if "ranks" in t.value.columns)
     assert summary["ranks"].tolist() == [2, 3, 4, 8]
     (figure,) = charts(at)

@@ -277,7 +277,7 @@ def test_override_figure_one_line_per_ranks(demo: Path) -> None:
     assert [t.meta["ranks"] for t in lines] == [2, 3, 4, 8]
     at4 = impact[impact["ranks"] == 4]
     np.testing.assert_allclose(lines[2].y, at4["speedup"])
-    np.testing.assert_allclose(at4["speedup"], at4["mpi_s"] / at4["forced_s"], rtol=0.25)
+    np.testing.assert_allclose(at4["speedup"], at4["baseline_s"] / at4["forced_s"], rtol=0.25)
     assert any(shape.y0 == 1 and shape.y1 == 1 for shape in fig.layout.shapes)
     assert "No sizes" in charts.override_figure(impact.iloc[0:0], "x").layout.annotations[0].text
 

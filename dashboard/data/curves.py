@@ -33,7 +33,8 @@ SELECT p.point_id, p.algorithm, p.ranks, p.bytes, p.dtype, p.op, p.status, p.rea
        pr.model, pr.predicted_s, pr.latency_s, pr.bandwidth_s, pr.reduction_s,
        coalesce(f.violated, '') AS violated, coalesce(f.unknown, '') AS unknown
 FROM points p
-LEFT JOIN predictions pr ON pr.point_id = p.point_id AND pr.calibration_id = $cal
+LEFT JOIN predictions pr ON pr.point_id = p.point_id
+ AND pr.calibration_id IN ($cal, $cal || '@openmpi')  -- Open MPI's own: library_suffix
 LEFT JOIN flags f ON f.point_id = p.point_id
 WHERE p.run_id = $run AND p.ranks = $ranks AND p.dtype = $dtype AND p.op = $op
   AND ($algorithms IS NULL OR list_contains($algorithms, p.algorithm))
@@ -54,7 +55,8 @@ def _crossovers(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
     """The run's crossovers in scope; predicted ones of the chosen calibration when recorded."""
     recorded = cat.has("crossovers", "calibration_id")
     cal_filter = (
-        "AND (kind = 'measured' OR calibration_id IS NULL OR $cal IS NULL OR calibration_id = $cal)"
+        "AND (kind = 'measured' OR calibration_id IS NULL OR $cal IS NULL "
+        "OR calibration_id IN ($cal, $cal || '@openmpi'))"
         if recorded
         else ""
     )

@@ -56,7 +56,9 @@ WITH pts AS (
 )
 SELECT r.run_id, r.status, r.started_at, r.finished_at,
        date_diff('second', r.started_at, r.finished_at) AS duration_s,
-       r.host, r.mpi_version AS library, r.cpu_model, r.physical_cores,
+       r.host, coalesce(nullif(array_to_string(
+           json_extract_string(r.libraries, '$.*.mpi_version'), ', '), ''),
+           r.mpi_version) AS library, r.cpu_model, r.physical_cores,
        array_to_string(p.ranks, ', ') AS ranks, p.dtypes, p.ops, p.algorithms,
        coalesce(p.points, 0) AS points, coalesce(p.ok, 0) AS ok,
        coalesce(p.failed, 0) AS failed, coalesce(p.skipped, 0) AS skipped,
@@ -189,17 +191,18 @@ def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
 
 def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
     """Calibrations with predictions for the run: its launches' own first, then the one made
-    before it, then newest first."""
+    before it, then newest first. Open MPI's own (`<id>@openmpi`) come with their MPICH
+    namesake: choosing `launches:<run>` draws each library's points with its own launches'."""
     with _open(path) as con:
         frame = _df(
             con,
-            "SELECT p.calibration_id FROM predictions p "
-            "LEFT JOIN calibrations k USING (calibration_id) "
-            "LEFT JOIN runs r ON r.run_id = p.run_id "
-            "WHERE p.run_id = $run GROUP BY p.calibration_id "
-            "ORDER BY starts_with(p.calibration_id, 'launches:') DESC, "
-            "bool_or(p.calibration_id = r.calibration_id) DESC NULLS LAST, "
-            "max(k.created_at) DESC NULLS LAST, p.calibration_id",
+            "WITH c AS (SELECT regexp_replace(p.calibration_id, '@openmpi$', '') AS cal, "
+            "k.created_at, p.calibration_id = r.calibration_id AS own "
+            "FROM predictions p LEFT JOIN calibrations k USING (calibration_id) "
+            "LEFT JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = $run) "
+            "SELECT cal AS calibration_id FROM c GROUP BY cal "
+            "ORDER BY starts_with(cal, 'launches:') DESC, bool_or(own) DESC NULLS LAST, "
+            "max(created_at) DESC NULLS LAST, cal",
             {"run": run_id},
         )
     return frame["calibration_id"].tolist()

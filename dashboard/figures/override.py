@@ -16,13 +16,14 @@ from runners.domain.units import format_bytes
 # --- override impact ---------------------------------------------------------------------------
 
 
-def override_figure(impact: pd.DataFrame, forced: str) -> go.Figure:
-    """Speed-up of a forced algorithm over the autotuned 'mpi' vs bytes, one line per ranks.
+def override_figure(impact: pd.DataFrame, forced: str, baseline: str = "mpi") -> go.Figure:
+    """Speed-up of a forced algorithm over its baseline, a library's autotuned default
+    ('mpi', 'openmpi'), vs bytes, one line per ranks.
 
     Above 1 the override wins; markers show whether the confidence intervals separate.
     """
     if impact.empty:
-        return _empty_figure(f"No sizes where both {forced} and mpi were measured.")
+        return _empty_figure(f"No sizes where both {forced} and {baseline} were measured.")
     fig = go.Figure()
     fig.add_hrect(y0=1, y1=10, fillcolor="rgba(44,160,44,0.07)", line_width=0, layer="below")
     fig.add_hrect(y0=0.1, y1=1, fillcolor="rgba(214,39,40,0.07)", line_width=0, layer="below")
@@ -47,8 +48,8 @@ def override_figure(impact: pd.DataFrame, forced: str) -> go.Figure:
                 meta={"role": "speedup", "ranks": int(ranks)},
             )
         )
-    fig.add_hline(y=1, line_dash="dot", annotation_text="autotuned MPI_Allreduce (mpi)")
+    fig.add_hline(y=1, line_dash="dot", annotation_text=f"autotuned MPI_Allreduce ({baseline})")
     _bytes_axis(fig, impact["bytes"].tolist())
-    _ratio_axis(fig, impact["speedup"], f"Speed-up of {forced} over mpi (>1: wins)")
+    _ratio_axis(fig, impact["speedup"], f"Speed-up of {forced} over {baseline} (>1: wins)")
     fig.update_layout(height=480, margin={"t": 30})
     return fig

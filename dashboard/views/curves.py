@@ -9,6 +9,25 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.descriptor import LIBRARY_NAMES, MPICH
+
+
+def _library(algorithm: str) -> str:
+    """The MPI library whose ranks ran an algorithm, as users name it (MPICH, Open MPI)."""
+    spec = ALGORITHMS.get(algorithm)
+    return LIBRARY_NAMES[spec.runs_on if spec else MPICH]
+
+
+def _on_libraries(in_view: pd.DataFrame) -> pd.DataFrame:
+    """The view's points on the libraries chosen (a picker only when it has several)."""
+    names = in_view["algorithm"].map(_library)
+    libraries = sorted(set(names))
+    if len(libraries) < 2:
+        return in_view
+    chosen = ui.choose_many("Libraries", libraries, "lib")
+    return in_view[names.isin(chosen)]
+
 
 POINT_COLUMNS = [
     "algorithm",
@@ -97,6 +116,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     run_id, grid = chosen
     ranks, dtype, op, metric = _view(grid)
     in_view = grid[(grid["ranks"] == ranks) & (grid["dtype"] == dtype) & (grid["op"] == op)]
+    in_view = _on_libraries(in_view)
     algorithms = ui.choose_many("Algorithms", sorted(in_view["algorithm"].unique()), "alg")
     ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks)), run_id)
     chart_slot = st.container()  # the chart comes first; its options sit below it

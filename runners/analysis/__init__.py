@@ -64,7 +64,14 @@ from runners.analysis.winners import (
     winner_rows,
 )
 from runners.domain.assumptions import allocation_nodes
-from runners.domain.calibration import LAUNCH_PREFIX, LAUNCHES_PREFIX, combined_calibration
+from runners.domain.calibration import (
+    LAUNCH_PREFIX,
+    LAUNCHES_PREFIX,
+    combined_calibration,
+    library_suffix,
+)
+from runners.domain.catalog import library_of
+from runners.domain.descriptor import LIBRARY_NAMES, MPICH
 from runners.domain.errors import BadInput
 from runners.domain.fitting import PINGPONG_SOURCE
 from runners.domain.models import model_for
@@ -166,33 +173,79 @@ class AnalysisSummary:
         return "\n".join(lines)
 
 
-def launches_calibration(path: Path, run_id: str, points: Sequence[Point]) -> dict[str, Any] | None:
-    """The run's launches' own calibrations combined into one (stored now), from the launches
-    of groups with a core per rank where there are any; None for a run without them."""
-    rows = store.calibrations_of_source(path, f"{LAUNCH_PREFIX}{run_id}")
+def launches_calibration(
+    path: Path, run_id: str, points: Sequence[Point], library: str = MPICH
+) -> dict[str, Any] | None:
+    """The run's launches' own calibrations of one library combined into one (stored now), from
+    the launches of groups with a core per rank where there are any; None for a run without."""
+    suffix = library_suffix(library)
+    rows = store.calibrations_of_source(path, f"{LAUNCH_PREFIX}{run_id}{suffix}")
     dedicated = {p.ranks for p in points if not p.oversubscribed}
     rows = [r for r in rows if r["ranks"] in dedicated] or rows
     if not rows:
         return None
-    name = f"{LAUNCHES_PREFIX}{run_id}"
+    name = f"{LAUNCHES_PREFIX}{run_id}{suffix}"
     combined = combined_calibration(rows, name, name)
     store.add_calibration(path, combined)
     return combined
 
 
 def run_calibrations(
-    path: Path, run: Mapping[str, Any], points: Sequence[Point], progress: Progress
+    path: Path,
+    run: Mapping[str, Any],
+    points: Sequence[Point],
+    progress: Progress,
+    library: str = MPICH,
 ) -> list[dict[str, Any]]:
-    """The run's calibrations, those that exist: its launches' combined, the ping-pong one
-    made before it, and the one fitted to its own timings (the last and the first stored now)."""
-    launches = launches_calibration(path, run["run_id"], points)
-    measured = measured_calibration(path, run, progress)
-    fitted = fitted_calibration(run, points)
+    """One library's calibrations of the run, those that exist: its launches' combined, the
+    ping-pong one made before the run (MPICH's), and the one fitted to the library's points
+    (the last and the first stored now)."""
+    launches = launches_calibration(path, run["run_id"], points, library)
+    measured = measured_calibration(path, run, progress) if library == MPICH else None
+    fitted = fitted_calibration(run, points, library_suffix(library))
     if fitted is None:
-        progress("the run's timings cannot separate alpha, beta and gamma: no fitted calibration")
+        progress(
+            f"the run's {LIBRARY_NAMES[library]} timings cannot separate alpha, beta and gamma: "
+            "no fitted calibration"
+        )
     else:
         store.add_calibration(path, fitted)
     return [cal for cal in (launches, measured, fitted) if cal is not None]
+
+
+def by_library(points: Sequence[Point]) -> dict[str, list[Point]]:
+    """The run's points per MPI library whose ranks ran them (each has its own calibrations)."""
+    out: dict[str, list[Point]] = {}
+    for point in points:
+        out.setdefault(library_of(point.algorithm), []).append(point)
+    return out
+
+
+@dataclass
+class LibraryModels:
+    """One library's points and the parameters of its calibrations."""
+
+    points: list[Point]
+    params: list[Params]
+
+    def predictions(self, run_id: str, wanted: str) -> list[dict[str, Any]]:
+        """predictions rows of the library's points with each of its calibrations."""
+        return [row for p in self.params for row in prediction_rows(run_id, self.points, p, wanted)]
+
+    def crossovers(self) -> list[dict[str, Any]]:
+        """Predicted crossovers between the library's algorithms, each calibration's."""
+        groups = group_points(self.points)
+        return [row for p in self.params for row in predicted_crossover_rows(groups, p)]
+
+    def accuracy(
+        self, comparisons: Comparisons, measured: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """model_accuracy rows of the library's points against its own measured crossovers."""
+        names = {p.algorithm for p in self.points}
+        groups = group_points(self.points)
+        modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in groups.items()}
+        mine = [r for r in measured if {r["algorithm_a"], r["algorithm_b"]} <= names]
+        return accuracy_rows(self.points, self.params, winner_rows(modelled, comparisons), mine)
 
 
 def variant_for(run: Mapping[str, Any]) -> str:
@@ -215,10 +268,15 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     if not points:
         raise AnalysisError(f"run {run_id} has no ok points to analyse")
     progress(f"analysing run {run_id}: {len(points)} ok points")
-    calibrations = run_calibrations(path, run, points, progress)
-    params = [Params.from_row(cal) for cal in calibrations]
+    libraries = {name: LibraryModels(mine, []) for name, mine in by_library(points).items()}
+    calibrations = []
+    for name, models in libraries.items():
+        mine = run_calibrations(path, run, models.points, progress, name)
+        calibrations += mine
+        models.params = [Params.from_row(cal) for cal in mine]
+    params = [p for models in libraries.values() for p in models.params]
     wanted = variant_for(run)
-    predictions = [row for p in params for row in prediction_rows(run_id, points, p, wanted)]
+    predictions = [row for m in libraries.values() for row in m.predictions(run_id, wanted)]
     store.replace_predictions(path, run_id, predictions)
     groups = group_points(points)
     comparisons = Comparisons.load(path, run_id)
@@ -227,12 +285,17 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     store.replace_against_default(path, run_id, against_default_rows(groups, comparisons))
     crossings = measured_crossover_rows(groups, comparisons)
     measured_crossings = list(crossings)
-    crossings += [row for p in params for row in predicted_crossover_rows(groups, p)]
+    crossings += [row for models in libraries.values() for row in models.crossovers()]
     store.replace_crossovers(path, run_id, crossings)
-    modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in groups.items()}
-    accuracy = accuracy_rows(points, params, winner_rows(modelled, comparisons), measured_crossings)
+    accuracy = [
+        row for m in libraries.values() for row in m.accuracy(comparisons, measured_crossings)
+    ]
     store.replace_model_accuracy(path, run_id, accuracy)
-    choices, agreements = _choices(points, params, predictions)
+    choices, agreements = [], []
+    for models in libraries.values():
+        mine = [r for r in predictions if r["point_id"] in {p.point_id for p in models.points}]
+        found = _choices(models.points, models.params, mine)
+        choices, agreements = choices + found[0], agreements + found[1]
     store.replace_best_choices(path, run_id, choices)
     store.replace_agreement(path, run_id, agreements)
     probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])

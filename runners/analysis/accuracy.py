@@ -16,7 +16,8 @@ import numpy as np
 from runners.analysis.choices import model_pick
 from runners.analysis.crossings import group_points, predicted_pair
 from runners.analysis.points import Params, Point, predict_with, variant_of
-from runners.domain.models import LIBRARY, model_for
+from runners.domain.catalog import ALGORITHMS, is_autotuned
+from runners.domain.models import model_for
 from runners.domain.pricing import TEXTBOOK, VARIANTS
 
 ALL = "all"
@@ -26,9 +27,9 @@ DEDICATED, OVERSUBSCRIBED = "dedicated", "oversubscribed"
 
 def family_of(algorithm: str) -> str:
     """hand-written (collsweep's own), forced library (`mpi:<name>`) or autotuned (`mpi`)."""
-    if algorithm == LIBRARY:
-        return "autotuned"
-    return "forced library" if algorithm.startswith(LIBRARY + ":") else "hand-written"
+    if not ALGORITHMS[algorithm].library:
+        return "hand-written"
+    return "autotuned" if is_autotuned(algorithm) else "forced library"
 
 
 def variants_of(params: Params, points: Iterable[Point]) -> list[str]:

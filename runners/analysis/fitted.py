@@ -66,9 +66,12 @@ def _fitted_r_squared(points: Sequence[Point], alpha: float, beta: float, gammas
     return weighted_r_squared(np.array([p.median_s for p in points]), np.array(fitted))
 
 
-def fitted_calibration(run: Mapping[str, Any], points: Sequence[Point]) -> dict[str, Any] | None:
+def fitted_calibration(
+    run: Mapping[str, Any], points: Sequence[Point], suffix: str = ""
+) -> dict[str, Any] | None:
     """A calibrations row fitted to the run's medians, or None when they cannot separate
-    alpha, beta and gamma. alpha and beta are fitting.fit_collectives' over every fitted point;
+    alpha, beta and gamma (its id and source end with `suffix`: another library's). alpha and
+    beta are fitting.fit_collectives' over every fitted point;
     each dtype/op then gets its own gamma with alpha and beta held (one key: the same fit).
     """
     found = fit_points(points)
@@ -84,7 +87,7 @@ def fitted_calibration(run: Mapping[str, Any], points: Sequence[Point]) -> dict[
     low, high = min(p.nbytes for p in chosen), max(p.nbytes for p in chosen)
     run_id = run["run_id"]
     return {
-        "calibration_id": FITTED_PREFIX + run_id,
+        "calibration_id": FITTED_PREFIX + run_id + suffix,
         "created_at": datetime.now(UTC).replace(tzinfo=None),
         "host": run.get("host"),
         "mpi_library": run.get("mpi_library"),
@@ -96,7 +99,7 @@ def fitted_calibration(run: Mapping[str, Any], points: Sequence[Point]) -> dict[
         "breakpoints": [],
         "segments": [_segment(low, high, fit.alpha, fit.beta, r2)],
         "gammas": gammas,
-        "source": FITTED_PREFIX + run_id,
+        "source": FITTED_PREFIX + run_id + suffix,
         "details": _fit_details(chosen, which, fit.gamma, fit.r_squared, by_key),
     }
 

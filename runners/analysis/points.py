@@ -11,7 +11,7 @@ from typing import Any
 
 from runners import store
 from runners.domain.assumptions import PointFacts
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_of
 from runners.domain.models import Prediction, autotuned_model, model_for, predict
 from runners.domain.overheads import family_of as overhead_family
 from runners.domain.pricing import (
@@ -145,8 +145,9 @@ def _curve(details: Any, name: str, seconds: str) -> MessageCost | None:
     return MessageCost.from_medians(curve["bytes"], curve[seconds])
 
 
-def model_of(algorithm: str) -> str:
-    """The model a measured algorithm is predicted with ('library_min' for plain 'mpi')."""
+def model_of(algorithm: str) -> str | None:
+    """The model a measured algorithm is predicted with ('library_min' for plain 'mpi'; None
+    for a forced algorithm without one)."""
     return autotuned_model(algorithm)
 
 
@@ -178,10 +179,10 @@ def predict_with(
     parameters can price (variant_of). An algorithm without a schedule of its own (the
     autotuned 'mpi', mpi:tuned) is library_min in the closed form: the fastest of the library's
     algorithms that can run the call, the op's commutativity included."""
-    gamma = params.gamma(dtype, op)
-    if gamma is None:
+    gamma, model = params.gamma(dtype, op), model_of(algorithm)
+    if gamma is None or model is None:
         return None
-    model, itemsize = model_of(algorithm), DTYPES[dtype].itemsize
+    itemsize = DTYPES[dtype].itemsize
     costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
     if costs is not None and model in ALGORITHMS:
         spec = ALGORITHMS[model]
@@ -189,7 +190,8 @@ def predict_with(
         return schedule_prediction(*args, smooth=smooth)
     alpha, beta = params.at(nbytes)
     args = (model, ranks, nbytes, alpha, beta, gamma, itemsize)
-    return predict(*args, smooth=smooth, commutative=OPS[op].commutative)
+    commutative, library = OPS[op].commutative, library_of(algorithm)
+    return predict(*args, smooth=smooth, commutative=commutative, library=library)
 
 
 def load_points(path: Path, run_id: str) -> list[Point]:

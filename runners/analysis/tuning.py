@@ -20,6 +20,7 @@ from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.catalog import ALGORITHMS
+from runners.domain.descriptor import MPICH
 from runners.domain.models import LIBRARY
 from runners.domain.tuning import TUNED, Band, bands
 
@@ -55,8 +56,9 @@ class GroupTuning:
 
 
 def competes(algorithm: str) -> bool:
-    """Whether an algorithm can be named in the library's table (or is its default)."""
-    return ALGORITHMS[algorithm].library and algorithm != TUNED
+    """Whether an algorithm can be named in MPICH's table (or is its default)."""
+    spec = ALGORITHMS[algorithm]
+    return spec.library and spec.runs_on == MPICH and algorithm != TUNED
 
 
 def group_tunings(path: Path, run_id: str, dtype: str, op: str) -> dict[int, GroupTuning]:

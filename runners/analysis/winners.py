@@ -11,7 +11,7 @@ from typing import Any
 from runners import store
 from runners.analysis.crossings import crossing_row
 from runners.analysis.points import Key, Point
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import ALGORITHMS, autotuned_of, is_autotuned, library_of
 from runners.domain.comparison import Comparison, Unit, compare
 from runners.domain.crossovers import decided_crossovers
 from runners.domain.models import LIBRARY
@@ -104,14 +104,25 @@ def winner_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]
     return rows
 
 
+def baseline_of(algorithm: str) -> str | None:
+    """The default a library algorithm is compared with: its own library's autotuned entry for
+    a forced one (or mpi:tuned), MPICH's `mpi` for another library's autotuned one; None for
+    MPICH's `mpi` and collsweep's own algorithms."""
+    if not ALGORITHMS[algorithm].library or algorithm == LIBRARY:
+        return None
+    return LIBRARY if is_autotuned(algorithm) else autotuned_of(library_of(algorithm))
+
+
 def against_default_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:
-    """Every library algorithm other than the default (forced ones, mpi:tuned) against the
-    autotuned mpi at each size both measured: time ratio (< 1: faster than the default) with
-    its interval from the paired launches, and the verdict it gives."""
+    """Every library algorithm other than a default (forced ones, mpi:tuned) against its
+    library's autotuned default, and each other library's default against MPICH's, at each
+    size both measured: time ratio (< 1: faster than the baseline) with its interval from the
+    paired launches, and the verdict it gives."""
     rows = []
     for (ranks, dtype, op), by_alg in groups.items():
-        default = by_alg.get(LIBRARY, {})
-        for algorithm in sorted(a for a in by_alg if a != LIBRARY and ALGORITHMS[a].library):
+        for algorithm in sorted(by_alg):
+            baseline = baseline_of(algorithm)
+            default = by_alg.get(baseline or "", {})
             for nbytes, point in sorted(by_alg[algorithm].items()):
                 if nbytes not in default:
                     continue
@@ -123,6 +134,7 @@ def against_default_rows(groups: Groups, comparisons: Comparisons) -> list[dict[
                         "op": op,
                         "bytes": nbytes,
                         "algorithm": algorithm,
+                        "baseline": baseline,
                         "ratio": found.ratio if found else None,
                         "ratio_low": found.low if found else None,
                         "ratio_high": found.high if found else None,

@@ -78,6 +78,11 @@ SPEC_FLAGS = {
     "--dtypes": ("dtypes", "names", f"datatypes: {known_names(DTYPES)}"),
     "--ops": ("ops", "names", f"reduction ops: {known_names(OPS)}"),
     "--algorithms": ("algorithms", "names", "algorithms, e.g. ring,mpi,mpi:ring (see README)"),
+    "--libraries": (
+        "libraries",
+        "names",
+        "MPI libraries to run the algorithms on: mpich (default), openmpi, or mpich,openmpi",
+    ),
     "--warmup": ("warmup", int, "untimed calls before timing each point and pass"),
     "--min-iterations": ("min_iterations", int, "timed iterations at least (per launch)"),
     "--max-iterations": ("max_iterations", int, "timed iterations at most (all launches)"),
@@ -239,6 +244,7 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     else:
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
+    problem = problem or launch.libraries_problem(spec.libraries)
     if problem is None and spec.tuning_file:  # read at start-up by every rank: check it now
         problem = tuning_file_problem(spec.tuning_file)
     if problem is None:

@@ -83,14 +83,18 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     """One algorithm's closed-form prediction at the command line's point with `parameters`
     (alpha, beta, gamma, calibration id)."""
     from runners.analysis import model_of
+    from runners.domain.catalog import library_of
     from runners.domain.models import predict
 
     alpha, beta, gamma, cal_id = parameters
     model = model_of(algorithm)
+    if model is None:
+        raise UsageError(f"{algorithm} has no model (its schedule is not one collsweep knows)")
     itemsize = DTYPES[args.dtype].itemsize
     point = (args.ranks, args.bytes, alpha, beta, gamma, itemsize)
-    # library_min leaves out the library algorithms that cannot run the op
-    pred = predict(model, *point, commutative=OPS[args.op].commutative)
+    # library_min leaves out the library algorithms that cannot run the op (its library's)
+    commutative, library = OPS[args.op].commutative, library_of(algorithm)
+    pred = predict(model, *point, commutative=commutative, library=library)
     return {
         "algorithm": algorithm,
         "model": model,
@@ -148,6 +152,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
     """The report of every algorithm that can run this point, fastest first."""
     from runners.domain.catalog import ALGORITHMS, OPS
+    from runners.domain.descriptor import MPICH
 
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm
@@ -156,6 +161,7 @@ def _every_algorithm(args: argparse.Namespace) -> list[dict]:
         _report(args, name, parameters)
         for name, spec in ALGORITHMS.items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
+        and spec.runs_on == MPICH  # the same schedules on Open MPI price the same
     ]
     return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
 

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, modelled_spec
-from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.models import LIBRARY, autotuned_model
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, is_autotuned, modelled_spec
+from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.models import autotuned_model
 from runners.domain.units import counted, format_bytes
 
 HOLDS, VIOLATED, UNKNOWN = "holds", "violated", "unknown"
@@ -107,7 +107,7 @@ def check(
     }
 
 
-def modelled_as(algorithm: str) -> str:
+def modelled_as(algorithm: str) -> str | None:
     """The model a point is predicted with: its own, else library_min ('mpi')."""
     return autotuned_model(algorithm)
 
@@ -181,14 +181,14 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
     """Holds for collsweep's code and forced library algorithms; unknown for the library's
     autotuned MPI_Allreduce, which picks its algorithm itself and is predicted as a bound."""
     algorithm = point.algorithm
-    if algorithm == LIBRARY:
+    if is_autotuned(algorithm):
         detail = (
             "the library's autotuned MPI_Allreduce picks its algorithm itself: which one ran is "
             "unknown, so it is predicted as the fastest of the library's own algorithms "
             "(library_min), not as one schedule"
         )
         return check("library_choice_known", UNKNOWN, detail, point.point_id)
-    if ":" not in algorithm:
+    if not ALGORITHMS[algorithm].library:
         detail = f"collsweep's own {algorithm} runs exactly the modelled schedule"
         return check("library_choice_known", HOLDS, detail, point.point_id)
     if ALGORITHMS[algorithm].own_launch:
@@ -198,10 +198,13 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
             "the library's algorithms (library_min), which is what the file aims at"
         )
         return check("library_choice_known", HOLDS, detail, point.point_id)
-    forced = algorithm.partition(":")[2]
+    spec = ALGORITHMS[algorithm]
+    forced_by = f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={spec.forced}"
+    if spec.runs_on != MPICH:
+        forced_by = " ".join(f"{name}={value}" for name, value in spec.settings)
     detail = (
-        f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced} forced it (the sweep skips points where "
-        f"MPICH fell back to another algorithm); modelled as {modelled_as(algorithm)}"
+        f"{forced_by} forced it (the sweep skips points where the library falls back to "
+        f"another algorithm); modelled as {modelled_as(algorithm) or 'nothing'}"
     )
     if ALGORITHMS[algorithm].model_note:
         detail += ", " + ALGORITHMS[algorithm].model_note

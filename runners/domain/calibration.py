@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from runners.domain.descriptor import LIBRARY_NAMES, MPICH
 from runners.domain.fitting import (
     PINGPONG_SOURCE,
     LinearFit,
@@ -23,6 +24,18 @@ from runners.domain.overheads import family_overheads
 
 LAUNCH_PREFIX = "launch:"  # the source of one launch's calibration: launch:<run_id>
 LAUNCHES_PREFIX = "launches:"  # a run's launches' calibrations combined: launches:<run_id>
+
+
+def library_suffix(library: str) -> str:
+    """What a calibration's id and source end with when another library than MPICH measured
+    it (launch:<run_id>@openmpi): the model of each library is calibrated on its own ranks."""
+    return "" if library == MPICH else f"@{library}"
+
+
+def calibration_library(calibration_id: str) -> str:
+    """The library whose ranks measured a calibration, from its id (library_suffix)."""
+    _, _, tail = calibration_id.rpartition("@")
+    return tail if tail in LIBRARY_NAMES and tail != MPICH else MPICH
 
 
 def new_calibration_id(now: datetime | None = None) -> str:

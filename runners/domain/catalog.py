@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runners.domain.algorithms import HAND_WRITTEN, library
-from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.algorithms import HAND_WRITTEN, library, openmpi
+from runners.domain.descriptor import LIBRARY_NAMES, MPICH, AlgorithmSpec
 
 DTYPES: dict[str, np.dtype] = {
     name: np.dtype(name) for name in ("int32", "int64", "float16", "float32", "float64")
@@ -47,8 +47,18 @@ OPS: dict[str, OpSpec] = {
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {
-    spec.name: spec for spec in (*HAND_WRITTEN, library.AUTOTUNED, *library.FORCED, library.TUNED)
+    spec.name: spec
+    for spec in (
+        *HAND_WRITTEN,
+        library.AUTOTUNED,
+        *library.FORCED,
+        library.TUNED,
+        *openmpi.HAND_WRITTEN_HERE,
+        openmpi.AUTOTUNED,
+        *openmpi.FORCED,
+    )
 }
+LIBRARIES: tuple[str, ...] = tuple(LIBRARY_NAMES)
 
 # The algorithms whose code collsweep runs as it is, without a forcing environment.
 BASE_ALGORITHMS: dict[str, AlgorithmSpec] = {
@@ -65,8 +75,56 @@ def modelled_spec(algorithm: str) -> AlgorithmSpec | None:
 
 
 def has_forced(algorithms: Iterable[str]) -> bool:
-    """Whether any of the named algorithms is a library algorithm forced by name."""
-    return any(ALGORITHMS[a].forced for a in algorithms)
+    """Whether any of the named algorithms is an MPICH algorithm forced by name."""
+    return any(ALGORITHMS[a].forced and ALGORITHMS[a].runs_on == MPICH for a in algorithms)
+
+
+def is_autotuned(algorithm: str) -> bool:
+    """Whether `algorithm` is a library's own MPI_Allreduce left to choose ('mpi', 'openmpi')."""
+    spec = ALGORITHMS[algorithm]
+    return spec.library and not spec.forced and not spec.own_launch
+
+
+def library_of(algorithm: str) -> str:
+    """The MPI library whose ranks run `algorithm` (mpich, openmpi)."""
+    return ALGORITHMS[algorithm].runs_on
+
+
+def autotuned_of(library_name: str) -> str:
+    """The algorithm name of a library's own autotuned MPI_Allreduce ('mpi' for MPICH)."""
+    return next(
+        s.name
+        for s in ALGORITHMS.values()
+        if s.runs_on == library_name and s.library and not s.forced and not s.own_launch
+    )
+
+
+def counterpart(algorithm: str, library_name: str) -> str | None:
+    """The algorithm that stands for `algorithm` (an MPICH name) on another library, or None
+    where that library has no such algorithm (MPICH's tree on Open MPI)."""
+    if library_of(algorithm) == library_name:
+        return algorithm
+    return next(
+        (
+            s.name
+            for s in ALGORITHMS.values()
+            if s.runs_on == library_name and s.mirrors == algorithm
+        ),
+        None,
+    )
+
+
+def on_libraries(algorithms: Iterable[str], libraries: Iterable[str]) -> tuple[str, ...]:
+    """The algorithms a sweep runs on `libraries`: each named one kept where its library is
+    among them, and its counterpart added on every other one that has it."""
+    out: list[str] = []
+    for algorithm in algorithms:
+        for name in libraries:
+            mine = library_of(algorithm) in (MPICH, name)  # MPICH's names stand for every library
+            found = counterpart(algorithm, name) if mine else None
+            if found and found not in out:
+                out.append(found)
+    return tuple(out)
 
 
 def library_knobs(algorithm: str) -> dict[str, str]:

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from runners.domain.schedule import Schedule
 
+MPICH, OPENMPI = "mpich", "openmpi"
+LIBRARY_NAMES = {MPICH: "MPICH", OPENMPI: "Open MPI"}  # collsweep's name -> the library's own
+
 
 def whole_buffer(ranks: int) -> int:
     """Blocks of an algorithm that sends whole buffers: one."""
@@ -46,6 +49,10 @@ class AlgorithmSpec:
     modelled_by: str = ""
     model_note: str = ""
     own_launch: bool = False
+    runs_on: str = MPICH
+    mirrors: str = ""
+    falls_back: Callable[[int, int, int, bool], str] | None = None
+    settings: tuple[tuple[str, int], ...] = ()  # MPI_T values that force it (Open MPI)
 
     def unsupported_reason(self, ranks: int, op: str, commutative: bool) -> str | None:
         """Why this algorithm cannot run `op` (`commutative` or not) on `ranks` ranks, or None."""
@@ -56,3 +63,16 @@ class AlgorithmSpec:
         if self.commutative_only and not commutative:
             return f"{self.name} needs a commutative op; {op} is not commutative"
         return None
+
+    def fallback_reason(
+        self, count: int, itemsize: int, ranks: int, commutative: bool
+    ) -> str | None:
+        """Why the library would run another algorithm than this one for the call, or None."""
+        if self.falls_back is None:
+            return None
+        return self.falls_back(count, itemsize, ranks, commutative) or None
+
+    @property
+    def library_name(self) -> str:
+        """The name of the MPI library that runs it, as users know it (MPICH, Open MPI)."""
+        return LIBRARY_NAMES[self.runs_on]

@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass
 
 from runners.domain.algorithms import HAND_WRITTEN
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import ALGORITHMS, library_of
+from runners.domain.descriptor import MPICH
 from runners.domain.schedule import Schedule, critical_path
 
 LOWER_BOUND = "lower_bound"
@@ -70,28 +71,35 @@ def model_for(algorithm: str) -> str | None:
     """
     if algorithm in MODELS:
         return algorithm
-    if algorithm == LIBRARY:
-        return None
     if algorithm in ALGORITHMS and ALGORITHMS[algorithm].modelled_by:
         return ALGORITHMS[algorithm].modelled_by
-    if algorithm.startswith(LIBRARY + ":"):
+    if algorithm in ALGORITHMS and ALGORITHMS[algorithm].library:
+        return None
+    if algorithm.startswith(LIBRARY + ":"):  # an MPICH algorithm collsweep does not list
         return None
     raise ValueError(f"unknown algorithm {algorithm!r}; models: {', '.join(MODELS)}")
 
 
-def autotuned_model(algorithm: str) -> str:
-    """The model a measured algorithm is predicted with: its own (model_for), or library_min
-    for the library's autotuned 'mpi' (the fastest of the library's own algorithms)."""
+def autotuned_model(algorithm: str) -> str | None:
+    """The model a measured algorithm is predicted with: its own (model_for), library_min for
+    a library's own choice (its autotuned entry, or mpi:tuned: the fastest of the library's
+    own algorithms), None for a forced algorithm without a model (Open MPI's basic linear)."""
+    spec = ALGORITHMS.get(algorithm)
+    if spec is not None and spec.library and spec.forced and not spec.modelled_by:
+        return None
     return model_for(algorithm) or LIBRARY_MIN
 
 
-def library_models(ranks: int, count: float, commutative: bool = True) -> tuple[str, ...]:
+def library_models(
+    ranks: int, count: float, commutative: bool = True, library: str = MPICH
+) -> tuple[str, ...]:
     """The library algorithms (as 'mpi:<name>') its autotuner could pick for this call: those
     with a model that can run the op on `ranks` ranks and, for block schedules, at least one
-    element per block (MPICH's own guard before reduce_scatter_allgather)."""
+    element per block (MPICH's own guard before reduce_scatter_allgather; Open MPI's
+    algorithms fall back below it too)."""
     out = []
     for name, spec in ALGORITHMS.items():
-        if not (spec.library and spec.modelled_by):
+        if not (spec.library and spec.modelled_by and spec.runs_on == library):
             continue
         if spec.unsupported_reason(ranks, "op", commutative) is not None:
             continue
@@ -113,17 +121,21 @@ def predict(
     *,
     smooth: bool = False,
     commutative: bool = True,
+    library: str = MPICH,
 ) -> Prediction:
     """Predict one allreduce of `nbytes` bytes on `ranks` ranks with the given parameters.
 
     `algorithm` is a model name or a library name `model_for` maps to one. `itemsize` is the
     element size in bytes; it and `smooth` set how blocks round (see the module docstring);
-    `commutative` (the op's) limits library_min to the algorithms that can run it.
+    `commutative` (the op's) limits library_min to the algorithms that can run it, among
+    those of `library` (an autotuned name brings its own).
     """
+    if algorithm in ALGORITHMS and ALGORITHMS[algorithm].library:
+        library = library_of(algorithm)
     model = _resolve(algorithm)
     _check(ranks, nbytes, itemsize)
     if model == LIBRARY_MIN:
-        candidates = library_models(ranks, nbytes / itemsize, commutative)
+        candidates = library_models(ranks, nbytes / itemsize, commutative, library)
         args = (ranks, nbytes, alpha, beta, gamma, itemsize)
         preds = [predict(name, *args, smooth=smooth) for name in candidates]
         return min(preds, key=lambda p: p.total_s)

@@ -14,6 +14,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from runners.domain.algorithms.openmpi import DYNAMIC_RULES
+from runners.domain.catalog import ALGORITHMS
+
 PREFIX_NAME = "openmpi"
 ROOT_KNOBS = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
@@ -45,3 +48,14 @@ def command(
     for name, value in mca.items():
         words += ["--mca", name, str(value)]
     return [*words, *argv]
+
+
+def forcing_knobs(algorithm: str) -> dict[str, str]:
+    """Environment that makes every communicator of an Open MPI launch run `algorithm`
+    (a launch per forced algorithm); only dynamic rules for the others, so that MPI_T can
+    force a communicator's algorithm at run time."""
+    spec = ALGORITHMS[algorithm]
+    knobs = dict(DYNAMIC_RULES)
+    if spec.forced:
+        knobs |= {f"OMPI_MCA_{name}": str(value) for name, value in spec.settings}
+    return knobs

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from runners.domain.catalog import ALGORITHMS
+
 HAND_WRITTEN, LIBRARY = "hand-written", "library"
 # family -> (one-round run, two-round run) at p = 2
 FAMILY_RUNS = {
@@ -24,7 +26,7 @@ RUN_ELEMENTS = {"recursive_doubling": 0, "ring": 0, "mpi:recursive_doubling": 1,
 
 def family_of(algorithm: str) -> str:
     """The implementation family whose overheads an algorithm pays."""
-    return LIBRARY if algorithm.startswith("mpi") else HAND_WRITTEN
+    return LIBRARY if ALGORITHMS[algorithm].library else HAND_WRITTEN
 
 
 def family_overheads(runs: Iterable[dict]) -> dict[str, dict[str, float]]:

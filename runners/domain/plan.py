@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, has_forced, library_knobs
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, has_forced, library_knobs, library_of
+from runners.domain.descriptor import MPICH
 from runners.domain.launcher import default_knobs, is_oversubscribed
+from runners.domain.openmpi import forcing_knobs
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import FALLBACK_KNOB, LAUNCH, RUNTIME, library_config, settings
@@ -42,6 +45,7 @@ class Group:
     cells: list[Cell] = field(default_factory=list)
     switches: dict[str, dict[str, int]] = field(default_factory=dict)
     switching: str = LAUNCH
+    library: str = MPICH  # whose ranks run the job (its mpiexec, its libmpi)
 
     @property
     def label(self) -> str:
@@ -106,9 +110,14 @@ def plan_launches(
     return launches
 
 
-def skip_reason(algorithm: str, ranks: int, op: str) -> str | None:
-    """Why a point is not measured, or None (declared requirements only)."""
-    return ALGORITHMS[algorithm].unsupported_reason(ranks, op, OPS[op].commutative)
+def skip_reason(algorithm: str, ranks: int, op: str, nbytes: int, dtype: str) -> str | None:
+    """Why a point is not measured, or None: the algorithm's declared requirements, or the
+    library would run another algorithm in its place (a fallback, from its source)."""
+    spec, commutative = ALGORITHMS[algorithm], OPS[op].commutative
+    itemsize = DTYPES[dtype].itemsize
+    return spec.unsupported_reason(ranks, op, commutative) or spec.fallback_reason(
+        nbytes // itemsize, itemsize, ranks, commutative
+    )
 
 
 def plan_groups(
@@ -122,35 +131,61 @@ def plan_groups(
     of its own either way.
     """
     groups: list[Group] = []
+    modes = {MPICH: switching}  # Open MPI forces per communicator: always possible at run time
     for ranks in spec.ranks:
-        for config in _configs(spec.algorithms, switching):
-            knobs = {**default_knobs(ranks, spec.thread_level)}
-            algs = [a for a in spec.algorithms if _config(a, switching) == config]
-            switches = _switches(algs, switching)
-            knobs.update(FALLBACK_KNOB if switches else library_knobs(algs[0]))
+        for config in _configs(spec.algorithms, switching, spec.library_switching):
+            algs = [
+                a
+                for a in spec.algorithms
+                if _config(a, switching, spec.library_switching) == config
+            ]
+            library = library_of(algs[0])
+            mode = modes.get(library, spec.library_switching)
+            knobs = {**default_knobs(ranks, spec.thread_level), **_knobs(algs, mode, library)}
             if ALGORITHMS[algs[0]].own_launch:
                 knobs.update(tuning_knobs(spec.tuning_file))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
-                groups.append(Group(ranks, config, knobs, cells, switches, switching))
+                switches = _switches(algs, mode)
+                groups.append(Group(ranks, config, knobs, cells, switches, mode, library))
     return groups
 
 
-def _config(algorithm: str, switching: str) -> str:
-    if ALGORITHMS[algorithm].own_launch:
+def _config(algorithm: str, switching: str, other_switching: str) -> str:
+    """The job an algorithm runs in: '' (MPICH's shared job), the forced algorithm's name
+    (a launch of its own), or the library's name (Open MPI's shared job)."""
+    spec = ALGORITHMS[algorithm]
+    if spec.own_launch:
         return algorithm
-    return "" if switching == RUNTIME else ALGORITHMS[algorithm].forced
+    if spec.runs_on != MPICH:
+        return algorithm if spec.forced and other_switching == LAUNCH else spec.runs_on
+    return "" if switching == RUNTIME else spec.forced
 
 
-def _configs(algorithms: tuple[str, ...], switching: str) -> list[str]:
-    return list(dict.fromkeys(_config(a, switching) for a in algorithms))
+def _configs(algorithms: tuple[str, ...], switching: str, other_switching: str) -> list[str]:
+    return list(dict.fromkeys(_config(a, switching, other_switching) for a in algorithms))
+
+
+def _knobs(algorithms: list[str], switching: str, library: str) -> dict[str, str]:
+    """The environment that configures a job's library for its algorithms."""
+    if library != MPICH:
+        forced = [a for a in algorithms if ALGORITHMS[a].forced]
+        return forcing_knobs(forced[0] if switching == LAUNCH and forced else algorithms[0])
+    if switching == RUNTIME and has_forced(algorithms):
+        return dict(FALLBACK_KNOB)
+    return library_knobs(algorithms[0])
 
 
 def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]]:
-    """MPI_T settings per algorithm, for a job that has a forced library algorithm to switch."""
-    if switching != RUNTIME or not has_forced(algorithms):
+    """MPI_T settings per algorithm, for a job that has a forced library algorithm to switch
+    (MPICH: every algorithm's, written before its turn; Open MPI: the forced ones', written
+    before each one's communicator is made)."""
+    if switching != RUNTIME:
         return {}
-    return {a: settings(a) for a in algorithms}
+    forced = [a for a in algorithms if ALGORITHMS[a].forced]
+    if ALGORITHMS[algorithms[0]].runs_on != MPICH:
+        return {a: settings(a) for a in forced}
+    return {a: settings(a) for a in algorithms} if forced else {}
 
 
 def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[str]) -> list[Cell]:
@@ -161,7 +196,7 @@ def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[
                 todo = tuple(
                     a
                     for a in algs
-                    if skip_reason(a, ranks, op) is None
+                    if skip_reason(a, ranks, op, nbytes, dtype) is None
                     and PointKey(run_id, a, ranks, nbytes, dtype, op).point_id() not in done
                 )
                 if todo:
@@ -186,18 +221,11 @@ def skipped_points(
 ) -> list[dict]:
     """Point rows for every combination an algorithm declares it cannot run."""
     rows = []
-    for ranks in spec.ranks:
-        for alg in spec.algorithms:
-            for op in spec.ops:
-                reason = skip_reason(alg, ranks, op)
-                if reason is None:
-                    continue
-                for nbytes in spec.sizes:
-                    for dtype in spec.dtypes:
-                        pid = PointKey(run_id, alg, ranks, nbytes, dtype, op).point_id()
-                        if pid not in done:
-                            rows.append(
-                                PointKey(run_id, alg, ranks, nbytes, dtype, op).row(switching)
-                                | {"status": "skipped", "reason": reason}
-                            )
+    for ranks, alg, op, nbytes, dtype in itertools.product(
+        spec.ranks, spec.algorithms, spec.ops, spec.sizes, spec.dtypes
+    ):
+        reason = skip_reason(alg, ranks, op, nbytes, dtype)
+        key = PointKey(run_id, alg, ranks, nbytes, dtype, op)
+        if reason is not None and key.point_id() not in done:
+            rows.append(key.row(switching) | {"status": "skipped", "reason": reason})
     return rows

@@ -11,7 +11,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runners.domain.catalog import DTYPES
+from runners.domain.catalog import DTYPES, library_of
 from runners.domain.launcher import is_oversubscribed
 from runners.domain.stats import StopRule
 from runners.domain.switching import LAUNCH, library_config
@@ -39,6 +39,7 @@ class PointKey:
             "point_id": self.point_id(),
             "run_id": self.run_id,
             "algorithm": self.algorithm,
+            "library": library_of(self.algorithm),
             "library_config": library_config(self.algorithm, switching),
             "ranks": self.ranks,
             "bytes": self.nbytes,

@@ -8,7 +8,17 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
+from runners.domain.catalog import (
+    ALGORITHMS,
+    BASE_ALGORITHMS,
+    DTYPES,
+    LIBRARIES,
+    OPS,
+    known_names,
+    library_of,
+    on_libraries,
+)
+from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.records import TimingPolicy
@@ -50,6 +60,7 @@ class SweepSpec:
     thread_level: str = "single"
     point_timeout_s: float = 120.0
     tuning_file: str = ""  # a collsweep tuning file: adds mpi:tuned, the library following it
+    libraries: tuple[str, ...] = (MPICH,)  # the MPI libraries whose ranks run the algorithms
 
     def timing(self) -> TimingPolicy:
         """The timing policy of every job of this sweep."""
@@ -153,6 +164,33 @@ def _problems(spec: SweepSpec) -> list[str]:
         problems.append(launcher)
     if TUNED in spec.algorithms and not spec.tuning_file:
         problems.append(f"{TUNED} needs tuning_file (a file collsweep tune wrote)")
+    if set(spec.libraries) - {MPICH} and spec.launcher != DEFAULT_LAUNCHER:
+        problems.append(
+            "launcher: Open MPI's ranks start with its own mpiexec; a sweep with library "
+            "openmpi keeps the default launcher"
+        )
+    return problems
+
+
+def _libraries(values: dict[str, Any], raw: dict[str, Any]) -> list[str]:
+    """Set values' libraries (given, or those the algorithms name) and the algorithms they run
+    there (catalog.on_libraries); the problems found."""
+    names = values.get("algorithms", BASE_ALGORITHMS)
+    if "libraries" in raw:
+        values["libraries"] = _as_tuple(raw["libraries"], "libraries", str)
+    problems = _check_names(values.get("libraries", ()), dict.fromkeys(LIBRARIES), "library")
+    if problems or any(a not in ALGORITHMS for a in names):
+        return problems
+    libraries = values.setdefault(
+        "libraries", tuple(dict.fromkeys(library_of(a) for a in names)) or (MPICH,)
+    )
+    for algorithm in names:
+        if not on_libraries([algorithm], libraries):
+            problems.append(
+                f"algorithm {algorithm} runs on {library_of(algorithm)} only, which is not "
+                f"among libraries {', '.join(libraries)}"
+            )
+    values["algorithms"] = on_libraries(names, libraries)
     return problems
 
 
@@ -163,7 +201,7 @@ _STR_KEYS = ("cache_mode", "launcher", "thread_level", "library_switching", "tun
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
     """Drop repeated entries of the list keys (first kept), noting each key that had some."""
-    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms"):
+    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms", "libraries"):
         if key not in values:
             continue
         unique = tuple(dict.fromkeys(values[key]))
@@ -207,8 +245,9 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     if values.get("tuning_file") and TUNED not in values.get("algorithms", BASE_ALGORITHMS):
         values["algorithms"] = (*values.get("algorithms", BASE_ALGORITHMS), TUNED)
     _without_repeats(values, notes)
+    expanded = _libraries(values, raw)
     spec = SweepSpec(**values)
-    problems = _problems(spec)
+    problems = expanded + _problems(spec)
     if problems:
         raise SpecError("; ".join(problems))
     return spec

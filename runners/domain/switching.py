@@ -12,11 +12,14 @@ by environment (runners.domain.catalog.library_knobs), and records which it used
 The enum values are the order of the cvar's description in MPICH's src/mpi/coll/cvars.txt
 (identical in v5.0.1 and main); tests/test_library_forcing.py proves each one used here with a
 counting user op, and reduce_scatter_allgather by MPICH's own fallback message naming it.
+Open MPI's algorithms are forced per communicator instead (runners.domain.algorithms.openmpi);
+library_config says for both libraries how a point's algorithm was forced.
 """
 
 from __future__ import annotations
 
 from runners.domain.catalog import ALGORITHMS
+from runners.domain.descriptor import MPICH
 
 ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"
@@ -43,9 +46,12 @@ def settings(algorithm: str) -> dict[str, int]:
     """The cvar values that make the next MPI_Allreduce run `algorithm`'s library code.
 
     A forced algorithm also turns the device (shared-memory) allreduce off, or MPICH would
-    bypass its algorithm selection; everything else gets MPICH's defaults back.
+    bypass its algorithm selection; everything else gets MPICH's defaults back. An Open MPI
+    algorithm's values are written before its communicator is duplicated instead.
     """
     forced = ALGORITHMS[algorithm].forced
+    if ALGORITHMS[algorithm].runs_on != MPICH:  # a communicator of its own, set before its dup
+        return dict(ALGORITHMS[algorithm].settings)
     return {ALGORITHM_CVAR: ALGORITHM_VALUES.index(forced or "auto"), DEVICE_CVAR: int(not forced)}
 
 
@@ -56,10 +62,15 @@ def supported(mpi_version: str) -> bool:
 
 def library_config(algorithm: str, switching: str) -> str:
     """How a point's library algorithm was forced, as stored in points.library_config."""
-    forced = ALGORITHMS[algorithm].forced
-    if ALGORITHMS[algorithm].own_launch:
+    spec = ALGORITHMS[algorithm]
+    if spec.own_launch:
         return "env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE (the run's tuning_file)"
-    if not forced:
+    if not spec.forced:
         return ""
+    if spec.runs_on != MPICH:
+        values = " ".join(f"{name}={value}" for name, value in spec.settings)
+        if switching == RUNTIME:
+            return f"MPI_T {values} before MPI_Comm_dup (a communicator of its own)"
+        return f"env OMPI_MCA_ {values}"
     how = "MPI_T" if switching == RUNTIME else "env"
-    return f"{how} {ALGORITHM_CVAR}={forced}"
+    return f"{how} {ALGORITHM_CVAR}={spec.forced}"

@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runners.domain import openmpi
+from runners.domain.descriptor import MPICH, OPENMPI
 from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
 
 
@@ -35,6 +37,7 @@ class Job:
     knobs: Mapping[str, str] = field(default_factory=dict)
     launcher: str = DEFAULT_LAUNCHER
     launcher_shell: bool = False
+    library: str = MPICH  # another library's ranks start with its own mpiexec
 
 
 RANKS_ENTRY = "runners.ranks"  # `python -m runners.ranks KIND JOB`: every job's rank program
@@ -80,6 +83,24 @@ def launcher_problem(template: str, shell: bool = False) -> str | None:
     return None
 
 
+def installed_libraries() -> list[str]:
+    """The MPI libraries whose ranks can start here (MPICH's mpiexec, Open MPI's prefix)."""
+    found = [MPICH] if shutil.which(_mpiexec()) else []
+    return found + ([OPENMPI] if openmpi.installed() else [])
+
+
+def libraries_problem(libraries: Sequence[str]) -> str | None:
+    """Why a sweep cannot run on these libraries here (one not installed), or None."""
+    here = installed_libraries()
+    missing = [name for name in libraries if name not in here]
+    if not missing:
+        return None
+    return (
+        f"library {', '.join(missing)} is not installed here (installed: "
+        f"{', '.join(here) or 'none'}); `make install` installs mpich and openmpi"
+    )
+
+
 def command(job: Job) -> list[str]:
     """The full command line: the launcher template, then Python under mpi4py's abort guard.
 
@@ -88,6 +109,9 @@ def command(job: Job) -> list[str]:
     rank program passed as its arguments.
     """
     program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
+    if job.library != MPICH:  # Open MPI's mpiexec passes on only what it is told to
+        passed = [*job.knobs, PARENT_ENV, *(["PYTHONPATH"] if "PYTHONPATH" in os.environ else [])]
+        return openmpi.command(job.ranks, program, passed)
     text = job.launcher.format(ranks=job.ranks)
     if job.launcher_shell:
         return ["sh", "-c", f'{text} "$@"', "sh", *program]
@@ -102,7 +126,8 @@ def job_env(job: Job) -> dict[str, str]:
     `mpiexec` is the wheel's), and our pid, so ranks can leave when this process is gone."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     parent = f"{socket.gethostname()}:{os.getpid()}"
-    return {**os.environ, **job.knobs, "PATH": path, PARENT_ENV: parent}
+    extra = openmpi.ROOT_KNOBS if job.library != MPICH else {}
+    return {**os.environ, **job.knobs, **extra, "PATH": path, PARENT_ENV: parent}
 
 
 def start(job: Job) -> subprocess.Popen:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
-from runners.domain.calibration import LAUNCH_PREFIX, calibration_row
+from runners.domain.calibration import LAUNCH_PREFIX, calibration_row, library_suffix
 from runners.domain.catalog import has_forced
+from runners.domain.descriptor import OPENMPI
 from runners.domain.events import (
     Calibrated,
     CellStarted,
@@ -96,8 +97,9 @@ class GroupRunner:
     history: PointHistory = field(default_factory=PointHistory)
     stored: set[tuple[str, int]] = field(default_factory=set)  # (point_id, launch) this sweep
     failures: list[str] = field(default_factory=list)
-    provenance_saved: bool = False
+    provenance_saved: set[str] = field(default_factory=set)  # libraries whose hello is stored
     load_before: tuple[float, ...] = ()
+    libraries: dict[str, dict[str, str]] = field(default_factory=dict)  # library -> versions
     switching: tuple[str, str] = (LAUNCH, "")  # the mode the sweep uses, and why
 
     def run(self, planned: Launch) -> None:
@@ -132,6 +134,7 @@ class GroupRunner:
                 group.knobs,
                 spec.launcher,
                 spec.launcher_shell,
+                group.library,
             )
             return self._follow(launch.RunningJob(job), planned)
 
@@ -145,7 +148,7 @@ class GroupRunner:
             while (line := running.next_line(timeout)) is not None:
                 event = parse_event(line)
                 if isinstance(event, Hello):
-                    self._save_provenance(event)
+                    self._save_provenance(event, group.library)
                 elif isinstance(event, CellStarted):
                     cells_started += 1
                     timeout = self.spec.point_timeout_s
@@ -190,8 +193,11 @@ class GroupRunner:
                 f"cannot be fitted ({exc}); predictions use the others"
             )
             return
-        row["calibration_id"] = f"{LAUNCH_PREFIX}{self.run_id}:{group.label}:{planned.index}"
-        row["source"] = f"{LAUNCH_PREFIX}{self.run_id}"
+        suffix = library_suffix(group.library)
+        row["calibration_id"] = (
+            f"{LAUNCH_PREFIX}{self.run_id}:{group.label}:{planned.index}{suffix}"
+        )
+        row["source"] = f"{LAUNCH_PREFIX}{self.run_id}{suffix}"
         self.writer.add_calibration(row)
 
     def _store_point(self, event: PointMeasured, planned: Launch) -> None:
@@ -217,13 +223,19 @@ class GroupRunner:
             if (row["point_id"], planned.index) not in self.stored:
                 self._store(row | {"status": status, "reason": reason}, planned, [])
 
-    def _save_provenance(self, event: Hello) -> None:
-        if self.provenance_saved:
+    def _save_provenance(self, event: Hello, library: str) -> None:
+        """The first hello of each library: its versions in runs.libraries; the spec's first
+        library's also in the runs columns, with the sweep's environment record."""
+        if library in self.provenance_saved:
             return
+        self.provenance_saved.add(library)
         fields = {k: v for k, v in asdict(event).items() if k not in ("python_version", "ranks")}
+        self.libraries[library] = {k: fields[k] for k in ("mpi_library", "mpi_version")}
+        if library != self.spec.libraries[0]:
+            self.writer.update_run({"libraries": dict(self.libraries)})
+            return
         fields["environment"] = environment_record(self.spec, self.load_before, self.switching)
-        self.writer.update_run(fields)
-        self.provenance_saved = True
+        self.writer.update_run(fields | {"libraries": dict(self.libraries)})
 
 
 def exit_reason(code: int, done: bool, stderr_tail: str) -> str:
@@ -257,6 +269,14 @@ def environment_record(
     }
     if spec.tuning_file:
         record["tuning_file"] = file_record(spec.tuning_file)
+    if OPENMPI in spec.libraries:
+        record["openmpi_switching"] = {
+            "mode": spec.library_switching,
+            "how": "MPI_T coll_tuned_allreduce_algorithm (and segment size) written before "
+            "MPI_Comm_dup: each forced algorithm on a communicator of its own"
+            if spec.library_switching == RUNTIME
+            else "OMPI_MCA_coll_tuned_allreduce_algorithm: a launch per forced algorithm",
+        }
     return record
 
 

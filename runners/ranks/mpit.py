@@ -87,6 +87,23 @@ def allreduce_switch() -> Switch:
     return switch
 
 
+def forced_communicators(
+    comm: MPI.Comm, switches: Mapping[str, Mapping[str, int]], defaults: Mapping[str, int]
+) -> dict[str, MPI.Comm]:
+    """A duplicate of `comm` per algorithm, each made right after writing that algorithm's
+    values (Open MPI's coll/tuned reads them when a communicator is created); the control
+    variables get `defaults` back at the end."""
+    if not switches:
+        return {}
+    switch = Switch(list(defaults))
+    comms = {}
+    for algorithm, values in switches.items():
+        switch.apply(values)
+        comms[algorithm] = comm.Dup()
+    switch.apply(defaults)
+    return comms
+
+
 def run(job: dict) -> None:
     """Print whether run-time switching works here, as one JSON line
     (`python -m runners.ranks probe`)."""

@@ -22,7 +22,9 @@ import numpy as np
 from mpi4py import MPI
 
 from runners.domain import switching
+from runners.domain.algorithms.openmpi import AUTOTUNED_SETTINGS
 from runners.domain.catalog import ALGORITHMS, DTYPES
+from runners.domain.descriptor import MPICH
 from runners.domain.events import CellStarted, Done, Event, Hello, PointMeasured, Probe, event_line
 from runners.domain.inputs import expected_result, fill_input, mismatches
 from runners.domain.machine import short_library_version
@@ -32,7 +34,7 @@ from runners.ranks.algorithms import Allreduce, create
 from runners.ranks.calibrate_worker import calibration_event
 from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure
 from runners.ranks.mpi_ops import mpi_op
-from runners.ranks.mpit import Switch, allreduce_switch
+from runners.ranks.mpit import Switch, allreduce_switch, forced_communicators
 from runners.ranks.probe import probe
 
 THREAD_LEVEL_NAMES = {
@@ -64,7 +66,7 @@ def memory_setting() -> str:
 def hello(comm: MPI.Comm) -> Hello:
     """Provenance of this job: library, versions, thread level, memory setting."""
     return Hello(
-        mpi_library=MPI.Get_library_version().strip(),
+        mpi_library=MPI.Get_library_version().replace("\x00", "").strip(),
         mpi_version=short_library_version(MPI.Get_library_version()),
         mpi4py_version=mpi4py.__version__,
         numpy_version=np.__version__,
@@ -177,15 +179,43 @@ def time_pass(
     return measure(comm, calls, rule, warmup)
 
 
-def run_cell(
-    comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce], switch: Switch | None
-) -> None:
-    """Time every algorithm of one cell, alternating their order over the passes; with a
-    `switch`, each algorithm's MPI_T settings are written before its turn (untimed)."""
+@dataclass
+class Library:
+    """How a launch makes each algorithm run what it names: an MPI_T switch written before
+    its turn (MPICH), or a communicator of its own (Open MPI); neither: the world as it is."""
 
-    def turn(alg: str) -> None:
-        if switch is not None:
-            switch.apply(job["switches"][alg])
+    world: MPI.Comm
+    switch: Switch | None = None
+    comms: dict[str, MPI.Comm] = field(default_factory=dict)
+    switches: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, comm: MPI.Comm, job: dict) -> Library:
+        """The launch's library set up for the job's switches."""
+        switches = job.get("switches") or {}
+        if job.get("library", MPICH) != MPICH:
+            return cls(comm, comms=forced_communicators(comm, switches, dict(AUTOTUNED_SETTINGS)))
+        return cls(comm, allreduce_switch() if switches else None, switches=switches)
+
+    def turn(self, algorithm: str) -> MPI.Comm:
+        """Set the library up for `algorithm`'s turn (untimed); the communicator to call."""
+        if self.switch is not None:
+            self.switch.apply(self.switches[algorithm])
+        return self.comms.get(algorithm, self.world)
+
+    def close(self) -> None:
+        """The library's defaults again, as at the start."""
+        if self.switch is not None:
+            self.switch.apply(switching.settings("mpi"))
+        for comm in self.comms.values():
+            comm.Free()
+
+
+def run_cell(
+    comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce], library: Library
+) -> None:
+    """Time every algorithm of one cell, alternating their order over the passes; each
+    algorithm's turn is set up first (Library.turn, untimed)."""
 
     emit(comm, CellStarted(cell["nbytes"], cell["dtype"], cell["op"]))
     count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
@@ -193,8 +223,8 @@ def run_cell(
     buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], timing.cache_mode == "cold")
     states = {a: PointState(a) for a in cell["algorithms"]}
     for alg, state in states.items():
-        turn(alg)
-        state.reason = first_call(comm, alg, impls[alg], buffers, cell["op"])
+        here = library.turn(alg)
+        state.reason = first_call(here, alg, impls[alg], buffers, cell["op"])
         state.status = (
             "failed" if state.reason.startswith("wrong") else ("skipped" if state.reason else "ok")
         )
@@ -206,9 +236,9 @@ def run_cell(
             if state.status != "ok":
                 continue
             inject_fault(comm, alg)
-            turn(alg)
+            here = library.turn(alg)
             buffers.clear_results()
-            samples = time_pass(comm, impls[alg], buffers, cell["op"], rule, timing.warmup)
+            samples = time_pass(here, impls[alg], buffers, cell["op"], rule, timing.warmup)
             state.reason = check_results(comm, buffers)
             state.status = "failed" if state.reason else "ok"
             state.samples += samples.tolist()
@@ -250,16 +280,15 @@ def run(job: dict) -> None:
     emit(comm, hello(comm))
     names = {alg for cell in job["cells"] for alg in cell["algorithms"]}
     impls = {name: create(name) for name in sorted(names)}
-    switch = allreduce_switch() if job.get("switches") else None
+    library = Library.of(comm, job)
     emit(comm, Probe("start", time.time(), **probe(comm)))
     if job.get("calibration") and comm.Get_size() >= 2:  # this launch's machine state
         measured = calibration_event(comm, job["calibration"])
         if measured is not None:
             emit(comm, measured)
     for cell in job["cells"]:
-        run_cell(comm, cell, job, impls, switch)
-    if switch is not None:  # the library's defaults again, as at the start
-        switch.apply(switching.settings("mpi"))
+        run_cell(comm, cell, job, impls, library)
+    library.close()
     emit(comm, Probe("end", time.time(), **probe(comm)))
     comm.Barrier()
     emit(comm, Done())

@@ -250,7 +250,21 @@ _V6 = [
     )""",
 ]
 
+# Two MPI libraries in one run: each point's library (its algorithm's, catalog.library_of), each
+# library's provenance per run, and the default a library algorithm is compared with (Open MPI's
+# forced algorithms with Open MPI's default; Open MPI's default with MPICH's). Rows before were
+# MPICH's, against MPICH's `mpi`.
+_V7 = [
+    "ALTER TABLE points ADD COLUMN library VARCHAR",
+    "UPDATE points SET library = 'mpich'",
+    "ALTER TABLE runs ADD COLUMN libraries JSON",
+    """UPDATE runs SET libraries = json_object('mpich', json_object('mpi_library', mpi_library,
+           'mpi_version', mpi_version)) WHERE mpi_library IS NOT NULL""",
+    "ALTER TABLE against_default ADD COLUMN baseline VARCHAR",
+    "UPDATE against_default SET baseline = 'mpi'",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
-MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6)]
+MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

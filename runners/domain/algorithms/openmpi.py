@@ -1,0 +1,151 @@
+"""Open MPI's MPI_Allreduce, autotuned and forced to each of coll/tuned's algorithms, and
+collsweep's own schedules run on Open MPI's point-to-point layer.
+
+Forcing: coll/tuned reads `coll_tuned_allreduce_algorithm` (and the segment size) when a
+communicator is created, if `coll_tuned_use_dynamic_rules` was set at start-up. Written through
+MPI_T before a communicator is duplicated, it forces that communicator's allreduce, so every
+algorithm shares one launch with a communicator of its own (runners.domain.openmpi). The enum
+values are those of Open MPI 5.0.x (ompi/mca/coll/tuned/coll_tuned_allreduce_decision.c);
+tests/test_openmpi.py proves each with a counting user op.
+
+Fallbacks, from ompi/mca/coll/base/coll_base_allreduce.c (v5.0.10): ring runs recursive doubling
+when count < p; segmented ring runs the plain ring when count < p x the segment's elements;
+Rabenseifner runs basic linear when count < the largest power of two <= p or the op is not
+commutative. Such points are stored as skipped, never timed under the wrong name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from runners.domain.algorithms import HAND_WRITTEN
+from runners.domain.descriptor import OPENMPI, AlgorithmSpec
+
+ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
+SEGMENT_CVAR = "coll_tuned_allreduce_algorithm_segmentsize"
+SEGMENT_BYTES = 65536  # segmented ring's segment size, recorded in points.library_config
+DYNAMIC_RULES = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+
+
+def _ring_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+    if count < ranks:
+        return f"Open MPI's ring runs recursive doubling when count < ranks ({count} < {ranks})"
+    return ""
+
+
+def _segmented_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+    segment = max(SEGMENT_BYTES // itemsize, 1)
+    if count < ranks * segment:
+        return (
+            "Open MPI's segmented ring runs the plain ring when count < ranks x segment "
+            f"({count} < {ranks} x {segment} elements of {SEGMENT_BYTES // 1024} KiB)"
+        )
+    return ""
+
+
+def _rabenseifner_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+    pof2 = 1 << (ranks.bit_length() - 1)
+    if not commutative:
+        return "Open MPI's Rabenseifner runs basic linear for a noncommutative op"
+    if count < pof2:
+        return f"Open MPI's Rabenseifner runs basic linear when count < {pof2} ({count})"
+    return ""
+
+
+AUTOTUNED_SETTINGS = ((ALGORITHM_CVAR, 0), (SEGMENT_CVAR, 0))
+
+AUTOTUNED = AlgorithmSpec(
+    "openmpi",
+    "Open MPI's own MPI_Allreduce, autotuned (coll/tuned's fixed decision rules)",
+    library=True,
+    color="#6ce11e",
+    short="ompi",
+    parts=None,
+    runs_on=OPENMPI,
+    mirrors="mpi",
+    other_p="Open MPI's power-of-two algorithms fold the extra ranks first",
+)  # runs on MPI_COMM_WORLD, created with AUTOTUNED_SETTINGS' values (the defaults)
+
+
+def _forced(
+    name: str, value: int, text: str, color: str, model: str = "", segment: int = 0, **extra: object
+) -> AlgorithmSpec:
+    return AlgorithmSpec(
+        f"openmpi:{name}",
+        f"Open MPI's MPI_Allreduce forced to {text} ({ALGORITHM_CVAR}={value})",
+        library=True,
+        forced=name,
+        color=color,
+        short=f"o:{name[:4]}",
+        runs_on=OPENMPI,
+        modelled_by=model,
+        settings=((ALGORITHM_CVAR, value), (SEGMENT_CVAR, segment)),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+FORCED: tuple[AlgorithmSpec, ...] = (
+    _forced("basic_linear", 1, "basic linear (reduce to rank 0, then broadcast)", "#ad1ee1"),
+    _forced("nonoverlapping", 2, "reduce then broadcast (coll/tuned's own)", "#1eba79"),
+    _forced(
+        "recursive_doubling",
+        3,
+        "recursive doubling",
+        "#5fe1e1",
+        "recursive_doubling",
+        mirrors="mpi:recursive_doubling",
+    ),
+    _forced(
+        "ring",
+        4,
+        "ring",
+        "#5f8679",
+        "ring",
+        commutative_only=True,
+        mirrors="mpi:ring",
+        falls_back=_ring_falls_back,
+    ),
+    _forced(
+        "segmented_ring",
+        5,
+        f"segmented ring ({SEGMENT_BYTES // 1024} KiB segments)",
+        "#e15f5f",
+        "ring",
+        SEGMENT_BYTES,
+        commutative_only=True,
+        falls_back=_segmented_falls_back,
+        model_note="approximately: the ring in segments, pipelined",
+    ),
+    _forced(
+        "rabenseifner",
+        6,
+        "Rabenseifner (reduce-scatter + allgather)",
+        "#79931e",
+        "rabenseifner",
+        mirrors="mpi:reduce_scatter_allgather",
+        falls_back=_rabenseifner_falls_back,
+    ),
+)
+
+# collsweep's schedules on Open MPI's point-to-point layer: the same code, another transport.
+# Open MPI's colours were picked greedily (max-min distance in RGB) to sit at least 76 apart
+# from every other algorithm's (tests/test_dashboard_charts.py checks >= 70).
+SHADES = {
+    "recursive_doubling": "#6ce179",
+    "binomial_tree": "#451ee1",
+    "rabenseifner": "#d41e93",
+    "ring": "#791e93",
+}
+HAND_WRITTEN_HERE: tuple[AlgorithmSpec, ...] = tuple(
+    replace(
+        spec,
+        name=f"{spec.name}@{OPENMPI}",
+        description=f"{spec.description}, on Open MPI's point-to-point layer",
+        short=f"{spec.short or spec.name}@o",
+        color=SHADES[spec.name],
+        runs_on=OPENMPI,
+        mirrors=spec.name,
+        modelled_by=spec.name,
+    )
+    for spec in HAND_WRITTEN
+)
