@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.data.base import StorePath, _df, _open
+from runners.store.reports import LIBRARY_VERSIONS_SQL
 
 # --- the store as a whole ----------------------------------------------------------------------
 
@@ -38,7 +39,7 @@ def overview(path: StorePath) -> Overview:
     return Overview(*(int(v or 0) for v in row))
 
 
-RUNS_SQL = """
+RUNS_SQL = f"""
 WITH pts AS (
     SELECT run_id,
            list_sort(list(DISTINCT ranks)) AS ranks,
@@ -56,9 +57,7 @@ WITH pts AS (
 )
 SELECT r.run_id, r.status, r.started_at, r.finished_at,
        date_diff('second', r.started_at, r.finished_at) AS duration_s,
-       r.host, coalesce(nullif(array_to_string(
-           json_extract_string(r.libraries, '$.*.mpi_version'), ', '), ''),
-           r.mpi_version) AS library, r.cpu_model, r.physical_cores,
+       r.host, {LIBRARY_VERSIONS_SQL} AS library, r.cpu_model, r.physical_cores,
        array_to_string(p.ranks, ', ') AS ranks, p.dtypes, p.ops, p.algorithms,
        coalesce(p.points, 0) AS points, coalesce(p.ok, 0) AS ok,
        coalesce(p.failed, 0) AS failed, coalesce(p.skipped, 0) AS skipped,

@@ -10,11 +10,17 @@ import pandas as pd
 from runners import store
 from runners.store import journal
 
-RUNS_SQL = """
+# The short version of every library whose ranks ran a run ("MPICH 5.0.2, Open MPI 5.0.11"),
+# for runs `r`; before schema 7 only runs.mpi_version. `collsweep runs` and the Runs page.
+LIBRARY_VERSIONS_SQL = """coalesce(nullif(array_to_string(
+           json_extract_string(r.libraries, '$.*.mpi_version'), ', '), ''),
+           r.mpi_version, '')"""
+
+RUNS_SQL = f"""
 SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
        coalesce(CAST(CAST(round(date_diff('millisecond', r.started_at, r.finished_at) / 1000)
            AS BIGINT) AS VARCHAR) || ' s', '') AS duration,
-       coalesce(r.host, '') AS host, coalesce(r.mpi_version, '') AS library,
+       coalesce(r.host, '') AS host, {LIBRARY_VERSIONS_SQL} AS library,
        coalesce(string_agg(DISTINCT CAST(p.ranks AS VARCHAR), ','
            ORDER BY CAST(p.ranks AS VARCHAR)), '') AS ranks,
        coalesce(string_agg(DISTINCT p.dtype, ',' ORDER BY p.dtype), '') AS dtypes,
@@ -25,7 +31,8 @@ SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'),
        count(p.point_id) FILTER (WHERE p.status = 'skipped') AS skipped,
        coalesce(r.status_reason, '') AS reason
 FROM runs r LEFT JOIN points p USING (run_id)
-GROUP BY r.run_id, r.status, r.started_at, r.finished_at, r.host, r.mpi_version, r.status_reason
+GROUP BY r.run_id, r.status, r.started_at, r.finished_at, r.host, r.mpi_version, r.libraries,
+         r.status_reason
 ORDER BY r.started_at DESC, r.run_id
 """
 
