@@ -99,6 +99,20 @@ def test_a_run_on_several_nodes_is_not_priced_with_one_nodes_contention() -> Non
     assert variant_for(run("3")) == "overheads"
 
 
+def test_a_group_on_several_hosts_is_not_priced_with_one_nodes_contention() -> None:
+    """Where the launches recorded their ranks' hosts, the variant is per group: only the
+    group that spanned two hosts stops at overheads, even inside a one-node allocation."""
+    from runners.analysis import variant_for
+
+    run = {"environment": {"inherited": {"SLURM_JOB_NUM_NODES": "3"}}}
+    probes = [
+        {"ranks": 2, "nodes": 1, "ranks_per_node": 2, "hosts": "a"},
+        {"ranks": 8, "nodes": 2, "ranks_per_node": 4, "hosts": "a,b"},
+    ]
+    assert variant_for(run, probes, 2) == "contention"
+    assert variant_for(run, probes, 8) == "overheads"
+
+
 @pytest.mark.parametrize("algorithm", ["mpi", "mpi:tuned"])
 def test_the_library_without_a_schedule_leaves_out_what_cannot_run_the_op(algorithm) -> None:
     """The autotuned mpi and mpi:tuned are library_min: for a noncommutative op the fastest of

@@ -139,6 +139,27 @@ def test_single_node_is_read_from_the_allocation_else_the_launcher(
     assert row["state"] == state and row["point_id"] is None
 
 
+def probe_row(ranks: int, nodes: int, per_node: int, hosts: str) -> dict:
+    """A probes row as a launch stores it (schema 7: with the ranks' placement)."""
+    return {"ranks": ranks, "nodes": nodes, "ranks_per_node": per_node, "hosts": hosts}
+
+
+def test_single_node_comes_from_the_ranks_own_host_names_first() -> None:
+    """The probes' placement beats the allocation and the launcher: a 4-node allocation whose
+    groups each stayed on one host holds; a group spread over two hosts is named, violated."""
+    allocation = {"SLURM_JOB_NUM_NODES": "4", "SLURM_JOB_ID": "7"}
+    together = [probe_row(2, 1, 2, "n1"), probe_row(4, 1, 4, "n2")]
+    row = A.single_node("srun -n {ranks}", allocation, together)
+    assert row["state"] == "holds" and "(n1,n2)" in row["detail"]
+    assert "Slurm job 7 of 4 node(s)" in row["detail"]
+    spread = [*together, probe_row(8, 2, 4, "n1,n2"), probe_row(8, 1, 8, "n3")]
+    row = A.single_node("mpiexec -n {ranks}", {}, spread)
+    assert row["state"] == "violated"
+    assert row["detail"].startswith("p=8 on 2 hosts, up to 8 ranks per host (n1,n2,n3)")
+    older = [{"ranks": 2, "nodes": float("nan"), "ranks_per_node": float("nan"), "hosts": None}]
+    assert A.single_node("mpiexec -n {ranks}", {}, older)["state"] == "holds", "the launcher's"
+
+
 def test_calibration_fit_uses_the_piecewise_r_squared_when_there_are_breakpoints() -> None:
     piecewise = A.calibration_fit(pingpong([8192], r2=0.80, piecewise_r2=0.99))
     assert piecewise["state"] == "holds" and piecewise["calibration_id"] == "c1"

@@ -30,27 +30,36 @@ FORCED = [
 ]
 
 
-def fingerprints(ranks: int, count: int) -> dict[str, dict[int, list[int]]]:
+def fingerprints(
+    ranks: int,
+    count: int,
+    algorithms: tuple[str, ...] = ("openmpi", *FORCED),
+    how: str = "runtime",
+    planned: int = 0,
+) -> dict[str, dict[int, list[int]]]:
     """Per algorithm, per rank, the element counts of each local reduction in one allreduce of
     `count` float64, every algorithm on the communicator the sweep's plan and ranks make for it
-    in one Open MPI launch; every result must be right."""
+    (`how`: runtime, one Open MPI launch for all; launch, one per forced algorithm, forced by
+    environment; the plan made for `planned` elements, where the sweep would not skip them);
+    every result must be right."""
     assert openmpi.installed(), f"Open MPI is not in {openmpi.prefix()}: run `make install`"
-    algorithms = ["openmpi", *FORCED]
-    text = f"sizes=[{count * 8}]\nranks=[{ranks}]\ndtypes=['float64']\nalgorithms={algorithms}"
-    [group] = plan_groups(parse_spec(text), "x", switching="runtime")
-    payload = {"library": group.library, "switches": group.switches, "algorithms": algorithms}
-    knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
-    with launch.job_file(payload) as path:
-        job = launch.Job(
-            ranks, "openmpi_fingerprints", [str(count), path], knobs, library="openmpi"
-        )
-        result = launch.run(job, 120)
-    assert result.returncode == 0, result.stderr
-    [line] = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    size = (planned or count) * 8
+    text = f"sizes=[{size}]\nranks=[{ranks}]\ndtypes=['float64']\nalgorithms={list(algorithms)}"
+    spec = parse_spec(text + f"\nlibraries=['openmpi']\nlibrary_switching='{how}'")
     out = {}
-    for algorithm, rows in json.loads(line).items():
-        assert all(row["ok"] for row in rows), (algorithm, rows)
-        out[algorithm] = {row["rank"]: row["calls"] for row in rows}
+    for group in plan_groups(spec, "x", switching=how):
+        mine = group.cells[0].algorithms
+        payload = {"library": group.library, "switches": group.switches, "algorithms": mine}
+        knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
+        with launch.job_file(payload) as path:
+            argv = [str(count), path]
+            job = launch.Job(ranks, "openmpi_fingerprints", argv, knobs, library="openmpi")
+            result = launch.run(job, 120)
+        assert result.returncode == 0, result.stderr
+        [line] = [line for line in result.stdout.splitlines() if line.startswith("{")]
+        for algorithm, rows in json.loads(line).items():
+            assert all(row["ok"] for row in rows), (algorithm, rows)
+            out[algorithm] = {row["rank"]: row["calls"] for row in rows}
     return out
 
 
@@ -70,6 +79,15 @@ def test_every_forced_open_mpi_algorithm_runs_what_it_names() -> None:
     assert len({json.dumps(calls) for calls in found.values()}) >= 4
 
 
+def test_forcing_by_environment_runs_the_same_algorithms() -> None:
+    """library_switching = "launch": a launch per forced algorithm, forced by OMPI_MCA_
+    variables, leaves the same fingerprints as the communicators of one launch."""
+    chosen = ("openmpi:ring", "openmpi:rabenseifner", "openmpi:basic_linear")
+    by_environment = fingerprints(4, 1024, chosen, how="launch")
+    assert by_environment == fingerprints(4, 1024, chosen)
+    assert by_environment["openmpi:ring"] == {r: [256] * 3 for r in range(4)}
+
+
 def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
     """512 KiB of float64 on 4 ranks: the ring reduces 16384 elements three times, the
     segmented ring 64 KiB segments (8192 elements) in two phases of three."""
@@ -81,7 +99,7 @@ def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
 def test_the_declared_fallbacks_are_what_open_mpi_runs() -> None:
     """Two float64 on 4 ranks: ring runs recursive doubling and Rabenseifner basic linear (as
     their descriptors declare, from Open MPI's source), so the sweep stores them as skipped."""
-    found = fingerprints(4, 2)
+    found = fingerprints(4, 2, planned=1024)
     assert found["openmpi:ring"] == found["openmpi:recursive_doubling"]
     assert found["openmpi:rabenseifner"] == found["openmpi:basic_linear"]
     assert "recursive doubling" in skip_reason("openmpi:ring", 4, "sum", 16, "float64")

@@ -83,7 +83,8 @@ def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
     cluster: slurm_cluster.SlurmCluster, tmp_path: Path
 ) -> None:
     """salloc -N1: the run records the allocation (SLURM_ variables) and single_node holds
-    from it, where the srun launcher's text alone leaves it unknown."""
+    from the ranks' own host names, naming the job, where the srun launcher's text alone
+    leaves it unknown; every probe says one host."""
     db = tmp_path / "s.duckdb"
     sweep = ["sweep", "--sizes", "8", "--ranks", "2", "--algorithms", "ring", "--budget-s"]
     sweep += ["0.02", "--launches", "1", "--launcher", "srun --mpi=pmi2 -n {ranks}"]
@@ -92,6 +93,10 @@ def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
     check = store.query(db, "SELECT state, detail FROM assumptions WHERE name = 'single_node'")
     assert check.state.item() == "holds" and "Slurm job" in check.detail.item()
     assert f"({cluster.host})" in check.detail.item()
+    placement = store.query(db, "SELECT DISTINCT nodes, ranks_per_node, hosts FROM probes")
+    assert placement.to_dict("records") == [
+        {"nodes": 1, "ranks_per_node": 2, "hosts": cluster.host}
+    ]
 
 
 def _wait_for_job(cluster: slurm_cluster.SlurmCluster, job: str, limit_s: float = 240) -> None:
@@ -183,3 +188,60 @@ def test_a_failing_tasks_error_reaches_the_user_at_merge(
     merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
     assert merged.returncode == 1
     assert f"task {job}_0:" in merged.stderr and "srun" in merged.stderr
+
+
+def _wait_for_progress(log: Path, text: str, count: int, limit_s: float = 180) -> None:
+    """Until `text` shows `count` times in a task's log (its progress lines), bounded."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text().count(text) >= count:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"{log} never showed {text!r} {count} times")
+
+
+def _rank_processes() -> list[str]:
+    """Command lines of rank programs still running on this host."""
+    found = subprocess.run(["pgrep", "-af", "runners.ranks"], capture_output=True, text=True)
+    return [line for line in found.stdout.splitlines() if "pgrep" not in line]
+
+
+def test_a_cancelled_task_keeps_its_finished_points_and_resume_completes_them(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    """scancel of the p=2 task midway: merge keeps p=1's points and the cancelled task's
+    finished ones and says the run is not complete, with the command that finishes it; no rank
+    outlives the cancel; the resume under srun completes every point exactly once."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        "sizes = [8, 64, 512, 4096, 32768, 262144]\nranks = [1, 2]\n"
+        'algorithms = ["ring", "mpi"]\nbudget_s = 1.0\nlaunches = 1\n'
+        "launch_calibration = false\nmin_iterations = 10\n"
+    )
+    main = tmp_path / "main.duckdb"
+    result = _cli(cluster, "submit", str(spec), "--store", str(main))
+    assert result.returncode == 0, result.stderr + cluster.log_tail()
+    job = result.stdout.split("submitted job ")[1].split(":")[0]
+    [folder] = (tmp_path / "main.duckdb.shards").iterdir()
+    _wait_for_progress(folder / f"{job}_1.out", " p=2 ", 2)
+    cancel = subprocess.run(
+        ["scancel", f"{job}_1"], capture_output=True, text=True, env=cluster.env()
+    )
+    assert cancel.returncode == 0, cancel.stderr
+    _wait_for_job(cluster, job)
+    deadline = time.monotonic() + 30
+    while _rank_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _rank_processes() == [], "ranks outlived the cancelled task"
+    merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert f"collsweep sweep --resume {folder.name}" in merged.stdout + merged.stderr
+    points = store.query(main, "SELECT ranks, status FROM points WHERE status = 'ok'")
+    assert (points.ranks == 1).sum() == 12
+    assert 2 <= (points.ranks == 2).sum() < 12
+    resume = ["sweep", "--resume", folder.name, "--store", str(main)]
+    resumed = _cli(cluster, *resume, "--launcher", "srun --mpi=pmi2 -n {ranks}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:] + cluster.log_tail()
+    final = store.query(main, "SELECT point_id, status FROM points")
+    assert len(final) == 24 and final.point_id.is_unique and set(final.status) == {"ok"}
+    assert store.query(main, "SELECT status FROM runs").status.item() == "complete"

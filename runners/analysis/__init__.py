@@ -9,7 +9,8 @@ runners.store:
   'library_min' model (the fastest of the library's own algorithms), and the `model` column
   says so;
 - `winners`: per (ranks, dtype, op, bytes) the fastest two algorithms and whether the paired
-  launches decide between them (runners.domain.comparison), a tie otherwise;
+  launches decide between them (runners.domain.comparison), a tie otherwise (every library's
+  algorithms compete; the model side, calibrations to agreement, is per library);
 - `against_default`: every other library algorithm (forced, or mpi:tuned) against the autotuned
   mpi at each size, faster / slower / within noise by the same paired comparison;
 - `crossovers`: for every pair of algorithms and (ranks, dtype, op), the measured crossovers
@@ -24,7 +25,8 @@ would tie with the winner). Algorithms that share a model (ring and mpi:ring) ti
 prediction; the tie goes to collsweep's own implementation, which runs the modelled schedule
 exactly.
 
-Each step has its module: points.py (points, parameters, predictions), fitted.py, winners.py
+Each step has its module: points.py (points, parameters, predictions), fitted.py, libraries.py
+(each MPI library's calibrations and models, and the variant each group can use), winners.py
 (winners and measured crossovers), crossings.py (predicted crossovers), choices.py (best choices
 and agreement), checks.py (assumptions); this one runs them in order. tuning.py and
 tuning_files.py make `collsweep tune`'s files from a run's stored winners.
@@ -35,7 +37,7 @@ starts is runners.jobs.calibrate's (it launches ranks, which this module never d
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,18 +45,18 @@ from typing import Any
 import pandas as pd
 
 from runners import store
-from runners.analysis.accuracy import accuracy_lines, accuracy_rows
+from runners.analysis.accuracy import accuracy_lines
 from runners.analysis.checks import assumption_rows
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
-from runners.analysis.crossings import group_points, predicted_crossover_rows
-from runners.analysis.fitted import FITTED_PREFIX, fitted_calibration
+from runners.analysis.crossings import group_points
+from runners.analysis.fitted import FITTED_PREFIX
+from runners.analysis.libraries import LibraryModels, by_library, run_calibrations, variant_for
 from runners.analysis.points import (
     Params,
     Point,
     Progress,
     load_points,
     model_of,
-    prediction_rows,
 )
 from runners.analysis.verdict import run_verdict
 from runners.analysis.winners import (
@@ -63,19 +65,7 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
-from runners.domain.assumptions import allocation_nodes
-from runners.domain.calibration import (
-    LAUNCH_PREFIX,
-    LAUNCHES_PREFIX,
-    combined_calibration,
-    library_suffix,
-)
-from runners.domain.catalog import library_of
-from runners.domain.descriptor import LIBRARY_NAMES, MPICH
 from runners.domain.errors import BadInput
-from runners.domain.fitting import PINGPONG_SOURCE
-from runners.domain.models import model_for
-from runners.domain.pricing import OVERHEADS, VARIANTS
 
 CROSSOVERS_SQL = """
 SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS
@@ -112,25 +102,6 @@ class AnalysisError(BadInput):
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
-
-
-# --- calibrations of a run -----------------------------------------------------------------------
-
-
-def measured_calibration(path: Path, run: Mapping[str, Any], progress: Progress) -> dict | None:
-    """The run's ping-pong calibration; for a run without one, the newest for its host and
-    library, which is then recorded in runs.calibration_id."""
-    if run.get("calibration_id"):
-        cal = store.get_calibration(path, run["calibration_id"])
-        if cal is None:
-            progress(f"calibration {run['calibration_id']} of run {run['run_id']} is not stored")
-        return cal
-    cal = store.latest_calibration(
-        path, run.get("host"), mpi_library=run.get("mpi_library"), source=PINGPONG_SOURCE
-    )
-    if cal is not None:
-        store.update_run(path, run["run_id"], {"calibration_id": cal["calibration_id"]})
-    return cal
 
 
 # --- the whole analysis ---------------------------------------------------------------------------
@@ -173,90 +144,6 @@ class AnalysisSummary:
         return "\n".join(lines)
 
 
-def launches_calibration(
-    path: Path, run_id: str, points: Sequence[Point], library: str = MPICH
-) -> dict[str, Any] | None:
-    """The run's launches' own calibrations of one library combined into one (stored now), from
-    the launches of groups with a core per rank where there are any; None for a run without."""
-    suffix = library_suffix(library)
-    rows = store.calibrations_of_source(path, f"{LAUNCH_PREFIX}{run_id}{suffix}")
-    dedicated = {p.ranks for p in points if not p.oversubscribed}
-    rows = [r for r in rows if r["ranks"] in dedicated] or rows
-    if not rows:
-        return None
-    name = f"{LAUNCHES_PREFIX}{run_id}{suffix}"
-    combined = combined_calibration(rows, name, name)
-    store.add_calibration(path, combined)
-    return combined
-
-
-def run_calibrations(
-    path: Path,
-    run: Mapping[str, Any],
-    points: Sequence[Point],
-    progress: Progress,
-    library: str = MPICH,
-) -> list[dict[str, Any]]:
-    """One library's calibrations of the run, those that exist: its launches' combined, the
-    ping-pong one made before the run (MPICH's), and the one fitted to the library's points
-    (the last and the first stored now)."""
-    launches = launches_calibration(path, run["run_id"], points, library)
-    measured = measured_calibration(path, run, progress) if library == MPICH else None
-    fitted = fitted_calibration(run, points, library_suffix(library))
-    if fitted is None:
-        progress(
-            f"the run's {LIBRARY_NAMES[library]} timings cannot separate alpha, beta and gamma: "
-            "no fitted calibration"
-        )
-    else:
-        store.add_calibration(path, fitted)
-    return [cal for cal in (launches, measured, fitted) if cal is not None]
-
-
-def by_library(points: Sequence[Point]) -> dict[str, list[Point]]:
-    """The run's points per MPI library whose ranks ran them (each has its own calibrations)."""
-    out: dict[str, list[Point]] = {}
-    for point in points:
-        out.setdefault(library_of(point.algorithm), []).append(point)
-    return out
-
-
-@dataclass
-class LibraryModels:
-    """One library's points and the parameters of its calibrations."""
-
-    points: list[Point]
-    params: list[Params]
-
-    def predictions(self, run_id: str, wanted: str) -> list[dict[str, Any]]:
-        """predictions rows of the library's points with each of its calibrations."""
-        return [row for p in self.params for row in prediction_rows(run_id, self.points, p, wanted)]
-
-    def crossovers(self) -> list[dict[str, Any]]:
-        """Predicted crossovers between the library's algorithms, each calibration's."""
-        groups = group_points(self.points)
-        return [row for p in self.params for row in predicted_crossover_rows(groups, p)]
-
-    def accuracy(
-        self, comparisons: Comparisons, measured: Sequence[Mapping[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """model_accuracy rows of the library's points against its own measured crossovers."""
-        names = {p.algorithm for p in self.points}
-        groups = group_points(self.points)
-        modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in groups.items()}
-        mine = [r for r in measured if {r["algorithm_a"], r["algorithm_b"]} <= names]
-        return accuracy_rows(self.points, self.params, winner_rows(modelled, comparisons), mine)
-
-
-def variant_for(run: Mapping[str, Any]) -> str:
-    """The most complete model variant for a run's points: contention models one node's shared
-    memory, so a run in an allocation of several nodes stops at overheads."""
-    environment = run.get("environment") or {}
-    inherited = environment.get("inherited", {}) if isinstance(environment, dict) else {}
-    nodes = allocation_nodes(inherited)
-    return OVERHEADS if nodes is not None and nodes > 1 else VARIANTS[-1]
-
-
 def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> AnalysisSummary:
     """Compute and store the model-side tables of a stored run (see the module docstring)."""
     path = Path(path)
@@ -275,7 +162,12 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         calibrations += mine
         models.params = [Params.from_row(cal) for cal in mine]
     params = [p for models in libraries.values() for p in models.params]
-    wanted = variant_for(run)
+    probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])
+    probes = probes.to_dict("records")
+
+    def wanted(ranks: int) -> str:
+        return variant_for(run, probes, ranks)
+
     predictions = [row for m in libraries.values() for row in m.predictions(run_id, wanted)]
     store.replace_predictions(path, run_id, predictions)
     groups = group_points(points)
@@ -298,8 +190,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         choices, agreements = choices + found[0], agreements + found[1]
     store.replace_best_choices(path, run_id, choices)
     store.replace_agreement(path, run_id, agreements)
-    probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])
-    checks = assumption_rows(run, points, calibrations, probes.to_dict("records"))
+    checks = assumption_rows(run, points, calibrations, probes)
     store.replace_assumptions(path, run_id, checks)
     ids = [p.calibration_id for p in params]
     decided = sum(row["decided"] for row in winners)
@@ -383,4 +274,12 @@ def _require_run(path: Path, run_id: str) -> None:
         raise AnalysisError(f"no run {run_id!r} in {path}; see `collsweep runs`")
 
 
-__all__ = ["FITTED_PREFIX", "AnalysisError", "Params", "after_sweep", "analyze_run", "model_of"]
+__all__ = [
+    "FITTED_PREFIX",
+    "AnalysisError",
+    "Params",
+    "after_sweep",
+    "analyze_run",
+    "model_of",
+    "variant_for",
+]

@@ -14,21 +14,20 @@ Point-level checks (one row per measured point, and one run-level summary row ea
   and it is predicted as a lower bound, not as a schedule, so no view's test of the model is
   spoiled by it).
 
-Run-level checks: single_node (from the launcher template), quiet_machine (load before the
-sweep), stable_machine (the machine-state probe's spread over the run), calibration_fit (R^2 of
-each calibration >= 0.95) and no_protocol_switch (no ping-pong breakpoint inside the swept
-sizes).
+Run-level checks: single_node (the ranks' own host names, else the allocation or the launcher;
+runners.domain.topology), quiet_machine (load before the sweep), stable_machine (the
+machine-state probe's spread over the run), calibration_fit (R^2 of each calibration >= 0.95)
+and no_protocol_switch (no ping-pong breakpoint inside the swept sizes).
 """
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runners.domain import topology
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, is_autotuned, modelled_spec
 from runners.domain.descriptor import MPICH, AlgorithmSpec
 from runners.domain.models import autotuned_model
@@ -69,11 +68,6 @@ MEANINGS = {
     "no_protocol_switch": "the library changes protocol inside the swept sizes: one alpha and "
     "beta cannot price both sides (the measured curve can)",
 }
-
-_LAUNCHERS_ONE_HOST = ("mpiexec", "mpirun", "mpiexec.hydra")
-_HOST_FLAGS = {"-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile"}
-_HOST_FLAGS |= {"-hosts", "--hosts", "-host", "--host", "-H"}
-_HOST_ENV = ("HYDRA_HOST_FILE", "HYDRA_HOSTS")
 
 
 @dataclass(frozen=True)
@@ -236,54 +230,12 @@ def summarize(name: str, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return check(name, state, detail)
 
 
-_ALLOCATION_NODES = ("SLURM_JOB_NUM_NODES", "SLURM_NNODES")
-
-
-def allocation_nodes(environment: Mapping[str, str]) -> int | None:
-    """How many nodes the batch allocation the sweep ran in has (Slurm), or None outside one."""
-    for key in _ALLOCATION_NODES:
-        if str(environment.get(key, "")).isdigit():
-            return int(environment[key])
-    return None
-
-
-def single_node(launcher: str | None, environment: Mapping[str, str]) -> dict[str, Any]:
-    """From the allocation when the sweep ran inside one (Slurm: its node count and node list),
-    else from the launcher: holds when it starts every rank on this host (plain mpiexec, no
-    host list)."""
-    nodes = allocation_nodes(environment)
-    if nodes is not None:
-        where = environment.get("SLURM_JOB_NODELIST") or environment.get("SLURM_NODELIST") or "?"
-        job = environment.get("SLURM_JOB_ID", "?")
-        if nodes == 1:
-            detail = (
-                f"Slurm job {job} has one node ({where}): every rank shares its memory, so "
-                "messages are shared-memory copies that compete with the reductions"
-            )
-            return check("single_node", HOLDS, detail)
-        detail = (
-            f"Slurm job {job} spans {nodes} nodes ({where}): ranks may talk over the network, "
-            "so the one-node contention model is not applied"
-        )
-        return check("single_node", VIOLATED, detail)
-    if not launcher:
-        return check("single_node", UNKNOWN, "the run's launcher is not recorded")
-    words = shlex.split(launcher.replace("{ranks}", "1"))
-    host_flags = sorted(_HOST_FLAGS.intersection(words))
-    host_env = [k for k in _HOST_ENV if k in environment]
-    if words and os.path.basename(words[0]) in _LAUNCHERS_ONE_HOST and not host_flags + host_env:
-        detail = (
-            f"'{launcher}' starts every rank on this host: messages are shared-memory copies "
-            "that compete with the reductions for memory bandwidth, which the additive model "
-            "ignores"
-        )
-        return check("single_node", HOLDS, detail)
-    because = ", ".join(host_flags + host_env) or "its launcher"
-    detail = (
-        f"'{launcher}' may place ranks on several nodes ({because}): the ping-pong measured "
-        "this host's shared memory, not the network between nodes"
-    )
-    return check("single_node", UNKNOWN, detail)
+def single_node(
+    launcher: str | None, environment: Mapping[str, str], probes: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """Whether every rank shared one host (runners.domain.topology.single_node says how)."""
+    state, detail = topology.single_node(launcher, environment, probes)
+    return check("single_node", state, detail)
 
 
 def fit_r_squared(cal: Mapping[str, Any]) -> float | None:
@@ -426,7 +378,7 @@ def run_checks(
     points = list(points)
     rows = [row for point in points for row in point_checks(point, cores)]
     rows += [summarize(name, rows) for name in POINT_CHECKS]
-    rows.append(single_node(launcher, environment))
+    rows.append(single_node(launcher, environment, probes))
     rows.append(quiet_machine(load_average, cores))
     rows.append(stable_machine(probes))
     sizes = [p.nbytes for p in points]

@@ -41,6 +41,9 @@ class Probe:
     measured_at: float
     pingpong_s: float
     copy_gbps: float
+    nodes: int | None = None  # hosts the ranks ran on, by their own names (None: not probed)
+    ranks_per_node: int | None = None
+    hosts: str = ""
 
 
 @dataclass(frozen=True)

@@ -125,13 +125,14 @@ def plan_groups(
 ) -> list[Group]:
     """The jobs that measure every supported point of `spec` not already in `done`.
 
-    switching RUNTIME: every algorithm of a group size shares one job, forced library ones
+    switching RUNTIME: every MPICH algorithm of a group size shares one job, forced ones
     switched through MPI_T before each turn; LAUNCH: a job per forced algorithm, forced by
     environment. An algorithm configured at start-up only (`own_launch`: mpi:tuned) has a job
-    of its own either way.
+    of its own either way. Open MPI's algorithms run in jobs of Open MPI's own, one per group
+    size (each forced one on its own communicator), or one per forced algorithm when the spec
+    asks for launches.
     """
     groups: list[Group] = []
-    modes = {MPICH: switching}  # Open MPI forces per communicator: always possible at run time
     for ranks in spec.ranks:
         for config in _configs(spec.algorithms, switching, spec.library_switching):
             algs = [
@@ -140,7 +141,8 @@ def plan_groups(
                 if _config(a, switching, spec.library_switching) == config
             ]
             library = library_of(algs[0])
-            mode = modes.get(library, spec.library_switching)
+            # Open MPI forces per communicator, which it always allows: the spec's choice holds
+            mode = switching if library == MPICH else spec.library_switching
             knobs = {**default_knobs(ranks, spec.thread_level), **_knobs(algs, mode, library)}
             if ALGORITHMS[algs[0]].own_launch:
                 knobs.update(tuning_knobs(spec.tuning_file))

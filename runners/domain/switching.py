@@ -68,9 +68,9 @@ def library_config(algorithm: str, switching: str) -> str:
     if not spec.forced:
         return ""
     if spec.runs_on != MPICH:
-        values = " ".join(f"{name}={value}" for name, value in spec.settings)
         if switching == RUNTIME:
+            values = " ".join(f"{name}={value}" for name, value in spec.settings)
             return f"MPI_T {values} before MPI_Comm_dup (a communicator of its own)"
-        return f"env OMPI_MCA_ {values}"
+        return "env " + " ".join(f"OMPI_MCA_{name}={value}" for name, value in spec.settings)
     how = "MPI_T" if switching == RUNTIME else "env"
     return f"{how} {ALGORITHM_CVAR}={spec.forced}"

@@ -3,12 +3,14 @@
 An 8-byte ping-pong between ranks 0 and 1 (one-way time, median of 64) and a 4 MiB numpy copy
 on every rank (median of 16, the slowest rank's) take about 10 ms. The same probe in every
 launch of a run shows when the machine changed state, which the `stable_machine` assumption
-checks (runners.domain.assumptions).
+checks (runners.domain.assumptions). It also records the ranks' hosts (runners.domain.topology).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from time import perf_counter
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -46,7 +48,18 @@ def copy_gbps(comm: MPI.Comm) -> float:
     return COPY_BYTES / comm.allreduce(float(np.median(times)), op=MPI.MAX) / 1e9
 
 
-def probe(comm: MPI.Comm) -> dict[str, float]:
-    """Both measurements, as rank 0 reports them."""
+def placement(comm: MPI.Comm) -> dict[str, Any]:
+    """Where the ranks run, by their own host names: how many hosts, the most ranks on one,
+    and the hosts' names (sorted, comma-separated)."""
+    names = Counter(comm.allgather(MPI.Get_processor_name()))
+    return {
+        "nodes": len(names),
+        "ranks_per_node": max(names.values()),
+        "hosts": ",".join(sorted(names)),
+    }
+
+
+def probe(comm: MPI.Comm) -> dict[str, Any]:
+    """Both measurements and the ranks' placement, as rank 0 reports them."""
     pingpong = comm.bcast(pingpong_s(comm), root=0)
-    return {"pingpong_s": pingpong, "copy_gbps": copy_gbps(comm)}
+    return {"pingpong_s": pingpong, "copy_gbps": copy_gbps(comm), **placement(comm)}

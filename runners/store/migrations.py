@@ -253,7 +253,7 @@ _V6 = [
 # Two MPI libraries in one run: each point's library (its algorithm's, catalog.library_of), each
 # library's provenance per run, and the default a library algorithm is compared with (Open MPI's
 # forced algorithms with Open MPI's default; Open MPI's default with MPICH's). Rows before were
-# MPICH's, against MPICH's `mpi`.
+# MPICH's, against MPICH's `mpi`. And where each launch's ranks ran (their own host names).
 _V7 = [
     "ALTER TABLE points ADD COLUMN library VARCHAR",
     "UPDATE points SET library = 'mpich'",
@@ -262,6 +262,9 @@ _V7 = [
            'mpi_version', mpi_version)) WHERE mpi_library IS NOT NULL""",
     "ALTER TABLE against_default ADD COLUMN baseline VARCHAR",
     "UPDATE against_default SET baseline = 'mpi'",
+    "ALTER TABLE probes ADD COLUMN nodes INTEGER",
+    "ALTER TABLE probes ADD COLUMN ranks_per_node INTEGER",
+    "ALTER TABLE probes ADD COLUMN hosts VARCHAR",
 ]
 
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).

@@ -1,0 +1,147 @@
+"""One run's calibrations per MPI library, each library's points with its own models, and the
+model variant each group size can use (no MPI imported here): the parts of runners.analysis
+that differ between libraries.
+
+Each library's launches calibrate themselves on its own ranks (calibration ids end with
+domain.calibration.library_suffix: launches:<run>@openmpi), and the fit to a library's own
+timings is its own too; the ping-pong calibration made before a sweep is MPICH's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runners import store
+from runners.analysis.accuracy import accuracy_rows
+from runners.analysis.crossings import group_points, predicted_crossover_rows
+from runners.analysis.fitted import fitted_calibration
+from runners.analysis.points import Params, Point, Progress, prediction_rows
+from runners.analysis.winners import Comparisons, winner_rows
+from runners.domain.calibration import (
+    LAUNCH_PREFIX,
+    LAUNCHES_PREFIX,
+    combined_calibration,
+    library_suffix,
+)
+from runners.domain.catalog import library_of
+from runners.domain.descriptor import LIBRARY_NAMES, MPICH
+from runners.domain.fitting import PINGPONG_SOURCE
+from runners.domain.models import model_for
+from runners.domain.pricing import OVERHEADS, VARIANTS
+from runners.domain.topology import allocation_nodes, group_hosts, multi_node_ranks
+
+
+def measured_calibration(path: Path, run: Mapping[str, Any], progress: Progress) -> dict | None:
+    """The run's ping-pong calibration; for a run without one, the newest for its host and
+    library, which is then recorded in runs.calibration_id."""
+    if run.get("calibration_id"):
+        cal = store.get_calibration(path, run["calibration_id"])
+        if cal is None:
+            progress(f"calibration {run['calibration_id']} of run {run['run_id']} is not stored")
+        return cal
+    cal = store.latest_calibration(
+        path, run.get("host"), mpi_library=run.get("mpi_library"), source=PINGPONG_SOURCE
+    )
+    if cal is not None:
+        store.update_run(path, run["run_id"], {"calibration_id": cal["calibration_id"]})
+    return cal
+
+
+def launches_calibration(
+    path: Path, run_id: str, points: Sequence[Point], library: str = MPICH
+) -> dict[str, Any] | None:
+    """The run's launches' own calibrations of one library combined into one (stored now), from
+    the launches of groups with a core per rank where there are any; None for a run without."""
+    suffix = library_suffix(library)
+    rows = store.calibrations_of_source(path, f"{LAUNCH_PREFIX}{run_id}{suffix}")
+    dedicated = {p.ranks for p in points if not p.oversubscribed}
+    rows = [r for r in rows if r["ranks"] in dedicated] or rows
+    if not rows:
+        return None
+    name = f"{LAUNCHES_PREFIX}{run_id}{suffix}"
+    combined = combined_calibration(rows, name, name)
+    store.add_calibration(path, combined)
+    return combined
+
+
+def run_calibrations(
+    path: Path,
+    run: Mapping[str, Any],
+    points: Sequence[Point],
+    progress: Progress,
+    library: str = MPICH,
+) -> list[dict[str, Any]]:
+    """One library's calibrations of the run, those that exist: its launches' combined, the
+    ping-pong one made before the run (MPICH's), and the one fitted to the library's points
+    (the last and the first stored now)."""
+    launches = launches_calibration(path, run["run_id"], points, library)
+    measured = measured_calibration(path, run, progress) if library == MPICH else None
+    fitted = fitted_calibration(run, points, library_suffix(library))
+    if fitted is None:
+        progress(
+            f"the run's {LIBRARY_NAMES[library]} timings cannot separate alpha, beta and gamma: "
+            "no fitted calibration"
+        )
+    else:
+        store.add_calibration(path, fitted)
+    return [cal for cal in (launches, measured, fitted) if cal is not None]
+
+
+def by_library(points: Sequence[Point]) -> dict[str, list[Point]]:
+    """The run's points per MPI library whose ranks ran them (each has its own calibrations)."""
+    out: dict[str, list[Point]] = {}
+    for point in points:
+        out.setdefault(library_of(point.algorithm), []).append(point)
+    return out
+
+
+@dataclass
+class LibraryModels:
+    """One library's points and the parameters of its calibrations."""
+
+    points: list[Point]
+    params: list[Params]
+
+    def predictions(self, run_id: str, wanted: Callable[[int], str]) -> list[dict[str, Any]]:
+        """predictions rows of the library's points with each of its calibrations, each group
+        size's in the most complete variant `wanted` allows it."""
+        rows = []
+        for ranks in sorted({p.ranks for p in self.points}):
+            mine = [p for p in self.points if p.ranks == ranks]
+            for params in self.params:
+                rows += prediction_rows(run_id, mine, params, wanted(ranks))
+        return rows
+
+    def crossovers(self) -> list[dict[str, Any]]:
+        """Predicted crossovers between the library's algorithms, each calibration's."""
+        groups = group_points(self.points)
+        return [row for p in self.params for row in predicted_crossover_rows(groups, p)]
+
+    def accuracy(
+        self, comparisons: Comparisons, measured: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """model_accuracy rows of the library's points against its own measured crossovers."""
+        names = {p.algorithm for p in self.points}
+        groups = group_points(self.points)
+        modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in groups.items()}
+        mine = [r for r in measured if {r["algorithm_a"], r["algorithm_b"]} <= names]
+        return accuracy_rows(self.points, self.params, winner_rows(modelled, comparisons), mine)
+
+
+def variant_for(
+    run: Mapping[str, Any], probes: Sequence[Mapping[str, Any]] = (), ranks: int | None = None
+) -> str:
+    """The most complete model variant for a run's points (of group size `ranks`): contention
+    models one node's shared memory, so a group whose ranks spanned several hosts (by their own
+    host names), or without those, a run in an allocation of several nodes, stops at overheads."""
+    if group_hosts(probes):
+        spread = multi_node_ranks(probes)
+        several = bool(spread) if ranks is None else ranks in spread
+        return OVERHEADS if several else VARIANTS[-1]
+    environment = run.get("environment") or {}
+    inherited = environment.get("inherited", {}) if isinstance(environment, dict) else {}
+    nodes = allocation_nodes(inherited)
+    return OVERHEADS if nodes is not None and nodes > 1 else VARIANTS[-1]
