@@ -9,6 +9,7 @@ sbatch, sinfo) find the cluster through SLURM_CONF in the environment `env()` gi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -151,4 +152,5 @@ def _terminate(pid: int, grace_s: float = 10.0) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):  # it may leave between the check and here
+        os.kill(pid, signal.SIGKILL)
