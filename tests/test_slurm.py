@@ -188,3 +188,62 @@ def test_a_failing_tasks_error_reaches_the_user_at_merge(
     merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
     assert merged.returncode == 1
     assert f"task {job}_0:" in merged.stderr and "srun" in merged.stderr
+
+
+def _wait_for_progress(
+    cluster: slurm_cluster.SlurmCluster, log: Path, count: int, limit_s: float = 120
+) -> None:
+    """Until a task's log shows `count` finished points (its progress lines), bounded."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text().count("] L1 p=") >= count:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"{log} never showed {count} points:\n{cluster.log_tail()}")
+
+
+def test_a_cancelled_task_keeps_its_finished_points_and_resume_completes_them(
+    cluster: slurm_cluster.SlurmCluster, tmp_path: Path
+) -> None:
+    """scancel of a task midway (one rank: see README, a p=2 step here sometimes starts one of
+    its two tasks): merge keeps the points it finished and says the run is not complete, with
+    the command that finishes it; no rank outlives the cancel; the resume under srun measures
+    only what is missing, every point once."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        "sizes = [8, 64, 512, 4096, 32768, 262144]\nranks = [1]\n"
+        'algorithms = ["ring", "mpi"]\nbudget_s = 1.0\ntarget_rel_ci = 0.0001\n'
+        "launches = 1\nlaunch_calibration = false\n"
+    )
+    main = tmp_path / "main.duckdb"
+    result = _cli(cluster, "submit", str(spec), "--store", str(main))
+    assert result.returncode == 0, result.stderr + cluster.log_tail()
+    job = result.stdout.split("submitted job ")[1].split(":")[0]
+    [folder] = (tmp_path / "main.duckdb.shards").iterdir()
+    _wait_for_progress(cluster, folder / f"{job}_0.out", 2)
+    cancel = subprocess.run(["scancel", job], capture_output=True, text=True, env=cluster.env())
+    assert cancel.returncode == 0, cancel.stderr
+    _wait_for_job(cluster, job)
+    deadline = time.monotonic() + 30
+    while _rank_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _rank_processes() == [], "ranks outlived the cancelled task"
+    merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert f"collsweep sweep --resume {folder.name}" in merged.stdout + merged.stderr
+    kept = store.query(main, "SELECT point_id FROM points WHERE status = 'ok'")
+    assert 2 <= len(kept) < 12
+    resume = ["sweep", "--resume", folder.name, "--store", str(main)]
+    resumed = _cli(cluster, *resume, "--launcher", "srun --mpi=pmi2 -n {ranks}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:] + cluster.log_tail()
+    assert f"[   1/{12 - len(kept)}]" in resumed.stderr  # only the missing points
+    final = store.query(main, "SELECT point_id, status FROM points")
+    assert len(final) == 12 and final.point_id.is_unique and set(final.status) == {"ok"}
+    assert set(kept.point_id) <= set(final.point_id)
+    assert store.query(main, "SELECT status FROM runs").status.item() == "complete"
+
+
+def _rank_processes() -> list[str]:
+    """Command lines of rank programs still running on this host."""
+    found = subprocess.run(["pgrep", "-af", "runners.ranks"], capture_output=True, text=True)
+    return [line for line in found.stdout.splitlines() if "pgrep" not in line]
