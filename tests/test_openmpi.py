@@ -155,6 +155,14 @@ def test_one_sweep_stores_both_libraries_points_once(both: Path) -> None:
         both, "SELECT ranks, bytes, pairing FROM against_default WHERE algorithm = 'openmpi'"
     )
     assert len(defaults) == 4 and set(defaults["pairing"]) == {"same round"}
+    winners = store.query(both, "SELECT library, winner, candidates FROM winners")
+    assert set(winners["library"]) == {"all", "mpich", "openmpi"}
+    for library, rows in winners.groupby("library"):
+        assert len(rows) == 4  # (2 group sizes) x (2 sizes)
+        if library != "all":
+            assert set(rows["winner"].map(lambda a: a in mine and mine[a])) == {library}
+    alone = winners[winners["library"] != "all"]["candidates"].max()  # 3: one library's
+    assert winners[winners["library"] == "all"]["candidates"].min() > alone  # both compete
     predicted = store.query(
         both,
         "SELECT DISTINCT pr.calibration_id FROM predictions pr JOIN points p USING (point_id) "

@@ -9,8 +9,9 @@ runners.store:
   'library_min' model (the fastest of the library's own algorithms), and the `model` column
   says so;
 - `winners`: per (ranks, dtype, op, bytes) the fastest two algorithms and whether the paired
-  launches decide between them (runners.domain.comparison), a tie otherwise (every library's
-  algorithms compete; the model side, calibrations to agreement, is per library);
+  launches decide between them (runners.domain.comparison), a tie otherwise: every library's
+  algorithms competing (library 'all') and, in a run on two libraries, each library's apart
+  (the model side, calibrations to agreement, is per library too);
 - `against_default`: every other library algorithm (forced, or mpi:tuned) against the autotuned
   mpi at each size, faster / slower / within noise by the same paired comparison;
 - `crossovers`: for every pair of algorithms and (ranks, dtype, op), the measured crossovers
@@ -82,7 +83,7 @@ SELECT ranks, dtype, op, bytes, winner, runner_up,
        round(ratio, 3) AS ratio, round(ratio_low, 3) AS ratio_low,
        round(ratio_high, 3) AS ratio_high, launches, pairing
 FROM winners
-WHERE run_id = ?
+WHERE run_id = ? AND coalesce(library, 'all') = 'all'
 ORDER BY ranks, dtype, op, bytes
 """
 
@@ -173,7 +174,8 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     groups = group_points(points)
     comparisons = Comparisons.load(path, run_id)
     winners = winner_rows(groups, comparisons)
-    store.replace_winners(path, run_id, winners)
+    each = [m.winners(name, comparisons) for name, m in libraries.items() if len(libraries) > 1]
+    store.replace_winners(path, run_id, winners + [row for rows in each for row in rows])
     store.replace_against_default(path, run_id, against_default_rows(groups, comparisons))
     crossings = measured_crossover_rows(groups, comparisons)
     measured_crossings = list(crossings)

@@ -120,6 +120,10 @@ class LibraryModels:
         groups = group_points(self.points)
         return [row for p in self.params for row in predicted_crossover_rows(groups, p)]
 
+    def winners(self, library: str, comparisons: Comparisons) -> list[dict[str, Any]]:
+        """winners rows among this library's algorithms only."""
+        return winner_rows(group_points(self.points), comparisons, library)
+
     def accuracy(
         self, comparisons: Comparisons, measured: Sequence[Mapping[str, Any]]
     ) -> list[dict[str, Any]]:

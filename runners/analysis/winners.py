@@ -69,9 +69,15 @@ class Comparisons:
         return self._done[key]
 
 
-def winner_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:
+ALL_LIBRARIES = "all"  # winners.library of the rows where every library's algorithms compete
+
+
+def winner_rows(
+    groups: Groups, comparisons: Comparisons, library: str = ALL_LIBRARIES
+) -> list[dict[str, Any]]:
     """Per (ranks, dtype, op, bytes) with two or more ok points: the fastest two by median,
-    whether the launches decide between them, and their time ratio with its interval."""
+    whether the launches decide between them, and their time ratio with its interval
+    (`library`: whose algorithms the groups hold, all libraries' by default)."""
     rows = []
     for (ranks, dtype, op), by_alg in groups.items():
         sizes = sorted({n for points in by_alg.values() for n in points})
@@ -99,6 +105,7 @@ def winner_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]
                     "launches": found.launches if found else 0,
                     "pairing": comparisons.pairing(best, second),
                     "candidates": len(here),
+                    "library": library,
                 }
             )
     return rows

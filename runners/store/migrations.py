@@ -265,6 +265,8 @@ _V7 = [
     "ALTER TABLE probes ADD COLUMN nodes INTEGER",
     "ALTER TABLE probes ADD COLUMN ranks_per_node INTEGER",
     "ALTER TABLE probes ADD COLUMN hosts VARCHAR",
+    "ALTER TABLE winners ADD COLUMN library VARCHAR",
+    "UPDATE winners SET library = 'all'",
 ]
 
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).

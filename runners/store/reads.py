@@ -164,7 +164,11 @@ def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
         [run_id],
     )
     return {
-        "winners": _lookup(path, "SELECT * FROM winners WHERE run_id = ?", [run_id]),
+        "winners": _lookup(
+            path,
+            "SELECT * FROM winners WHERE run_id = ? AND coalesce(library, 'all') = 'all'",
+            [run_id],
+        ),
         "crossovers": _lookup(path, "SELECT * FROM crossovers WHERE run_id = ?", [run_id]),
         "oversubscribed": {row["ranks"] for row in flagged},
         "calibrations": calibration_order(path, run_id),
