@@ -92,11 +92,7 @@ def library_of(algorithm: str) -> str:
 
 def autotuned_of(library_name: str) -> str:
     """The algorithm name of a library's own autotuned MPI_Allreduce ('mpi' for MPICH)."""
-    return next(
-        s.name
-        for s in ALGORITHMS.values()
-        if s.runs_on == library_name and s.library and not s.forced and not s.own_launch
-    )
+    return next(a for a in ALGORITHMS if library_of(a) == library_name and is_autotuned(a))
 
 
 def counterpart(algorithm: str, library_name: str) -> str | None:

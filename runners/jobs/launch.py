@@ -109,7 +109,7 @@ def command(job: Job) -> list[str]:
     rank program passed as its arguments.
     """
     program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
-    if job.library != MPICH:  # Open MPI's mpiexec passes on only what it is told to
+    if job.library != MPICH:  # Open MPI's own mpiexec, told which variables to pass on (-x)
         passed = [*job.knobs, PARENT_ENV, *(["PYTHONPATH"] if "PYTHONPATH" in os.environ else [])]
         return openmpi.command(job.ranks, program, passed)
     text = job.launcher.format(ranks=job.ranks)

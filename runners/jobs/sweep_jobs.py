@@ -97,9 +97,8 @@ class GroupRunner:
     history: PointHistory = field(default_factory=PointHistory)
     stored: set[tuple[str, int]] = field(default_factory=set)  # (point_id, launch) this sweep
     failures: list[str] = field(default_factory=list)
-    provenance_saved: set[str] = field(default_factory=set)  # libraries whose hello is stored
     load_before: tuple[float, ...] = ()
-    libraries: dict[str, dict[str, str]] = field(default_factory=dict)  # library -> versions
+    libraries: dict[str, dict[str, str]] = field(default_factory=dict)  # hellos stored so far
     switching: tuple[str, str] = (LAUNCH, "")  # the mode the sweep uses, and why
 
     def run(self, planned: Launch) -> None:
@@ -226,9 +225,8 @@ class GroupRunner:
     def _save_provenance(self, event: Hello, library: str) -> None:
         """The first hello of each library: its versions in runs.libraries; the spec's first
         library's also in the runs columns, with the sweep's environment record."""
-        if library in self.provenance_saved:
+        if library in self.libraries:
             return
-        self.provenance_saved.add(library)
         fields = {k: v for k, v in asdict(event).items() if k not in ("python_version", "ranks")}
         self.libraries[library] = {k: fields[k] for k in ("mpi_library", "mpi_version")}
         if library != self.spec.libraries[0]:

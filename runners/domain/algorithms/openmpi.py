@@ -4,7 +4,7 @@ collsweep's own schedules run on Open MPI's point-to-point layer.
 Forcing: coll/tuned reads `coll_tuned_allreduce_algorithm` (and the segment size) when a
 communicator is created, if `coll_tuned_use_dynamic_rules` was set at start-up. Written through
 MPI_T before a communicator is duplicated, it forces that communicator's allreduce, so every
-algorithm shares one launch with a communicator of its own (runners.domain.openmpi). The enum
+algorithm shares one launch with a communicator of its own (runners.ranks.mpit). The enum
 values are those of Open MPI 5.0.x (ompi/mca/coll/tuned/coll_tuned_allreduce_decision.c);
 tests/test_openmpi.py proves each with a counting user op.
 
