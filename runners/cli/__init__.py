@@ -8,9 +8,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from runners import __version__
+from runners.cli.calibration import add_calibrate, add_verify
 from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
-from runners.cli.measure import add_calibrate, add_sweep, add_verify
+from runners.cli.measure import add_sweep
 from runners.cli.model import add_model_reading, add_predict
 from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
 from runners.cli.tuning import add_tune

@@ -1,0 +1,131 @@
+"""Subcommands that check and calibrate on real ranks: verify and calibrate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runners.cli.common import (
+    UsageError,
+    add_store_option,
+    byte_size,
+    int_list,
+    json_value,
+    name_list,
+    store_path,
+)
+from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check every algorithm x dtype x op x count exactly on real ranks."""
+    from runners.jobs.verify import VerifyPlan, failed, summary_table, verify
+
+    plan = VerifyPlan(
+        ranks=tuple(int_list(args.ranks)),
+        algorithms=tuple(name_list(args.algorithms, BASE_ALGORITHMS, "algorithm")),
+        dtypes=tuple(name_list(args.dtypes, DTYPES, "dtype")),
+        ops=tuple(name_list(args.ops, OPS, "op")),
+        counts=tuple(int_list(args.counts)) if args.counts else (),
+        timeout_s=args.timeout,
+    )
+    rows = verify(plan, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(summary_table(rows))
+    bad = failed(rows)
+    for row in bad:
+        print(
+            f"FAILED ranks={row['ranks']} {row['algorithm']} {row['dtype']} {row['op']} "
+            f"count={row['count']}: {row['detail']}"
+        )
+    print(
+        f"\n{len(rows) - len(bad)} of {len(rows)} checks correct or cleanly refused"
+        f"{'' if not bad else f'; {len(bad)} FAILED'}"
+    )
+    return 1 if bad else 0
+
+
+def add_verify(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "verify",
+        help="check every algorithm's result exactly on real MPI ranks",
+        description="Launch real MPI ranks (oversubscribing when ranks exceed cores) and "
+        "check every algorithm x datatype x op over the counts 1, p-1, p, an odd count and a "
+        "large count against a serial rank-ordered reference. Exits 1 on any mismatch.",
+    )
+    parser.add_argument("--ranks", default="1,2,3,4,5,8", help="group sizes (default 1,2,3,4,5,8)")
+    parser.add_argument("--algorithms", default=",".join(BASE_ALGORITHMS), help="default: all")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="default: all")
+    parser.add_argument("--ops", default=",".join(OPS), help="default: all")
+    parser.add_argument("--counts", default="", help="element counts (default: edge counts per p)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per MPI job")
+    parser.set_defaults(handler=cmd_verify)
+
+
+def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str], list[str]]:
+    """The ping-pong sizes, dtypes and ops asked for; UsageError for anything unusable."""
+    from runners.domain import capacity
+    from runners.jobs import calibrate
+
+    dtypes = name_list(args.dtypes, DTYPES, "dtype")
+    ops = name_list(args.ops, OPS, "op")
+    try:
+        sizes = calibrate.size_range(args.min_bytes, args.max_bytes, args.factor)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    calibrate.check_request(args.ranks, sizes, calibrate.DEFAULT_REDUCE_SIZES, dtypes, ops)
+    if not args.budget > 0 or (args.timeout is not None and not args.timeout > 0):
+        raise UsageError("--budget and --timeout must be > 0 seconds")
+    too_big = capacity.payload_problem(
+        [*sizes, *calibrate.DEFAULT_REDUCE_SIZES], args.ranks, "--max-bytes", buffers=3
+    )
+    if too_big:
+        raise UsageError(too_big)
+    return sizes, dtypes, ops
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Measure alpha, beta and gamma on real ranks and store the calibration."""
+    import json
+
+    from runners import store
+    from runners.jobs import calibrate
+
+    sizes, dtypes, ops = _calibration_request(args)
+    path = store_path(args)
+    store.ensure_current(path)  # a damaged, foreign or read-only store: refused before measuring
+    cal = calibrate.run_calibration(args.ranks, sizes, dtypes, ops, args.budget, args.timeout)
+    store.add_calibration(path, cal)
+    if args.json:
+        print(json.dumps(cal, default=json_value, indent=1))
+    else:
+        print(calibrate.describe(cal))
+        print(f"stored in {path}")
+    return 0
+
+
+def add_calibrate(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "calibrate",
+        help="measure alpha, beta (ping-pong) and gamma (local reductions) and store them",
+        description="Time a ping-pong between two real MPI ranks over message sizes MIN..MAX "
+        "(x FACTOR) and the local reduction of each dtype x op, fit alpha and beta (piecewise "
+        "where the library switches protocol; breakpoints recorded) and gamma per dtype/op, "
+        "and store the calibration. Sweeps use the newest one for this host and MPI library.",
+    )
+    parser.add_argument("--ranks", type=int, default=2, help="ranks to launch (default 2)")
+    parser.add_argument(
+        "--min-bytes", type=byte_size, default=8, help="smallest message (default 8)"
+    )
+    parser.add_argument(
+        "--max-bytes", type=byte_size, default=4 * 2**20, help="largest message (default 4 MiB)"
+    )
+    parser.add_argument("--factor", type=int, default=2, help="size step factor (default 2)")
+    parser.add_argument("--dtypes", default="float32", help=f"datatypes: {known_names(DTYPES)}")
+    parser.add_argument("--ops", default="sum", help=f"reduction ops: {known_names(OPS)}")
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="seconds of timing in all (default 20)"
+    )
+    parser.add_argument("--timeout", type=float, help="seconds before the job is killed")
+    parser.add_argument("--json", action="store_true", help="print the stored row as JSON")
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_calibrate)
