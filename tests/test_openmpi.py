@@ -200,6 +200,8 @@ def test_the_dashboard_shows_both_autotuned_defaults(
     assert {"mpi", "openmpi", "ring", "ring@openmpi"} <= names
     at.multiselect(key="lib").set_value(["Open MPI"]).run()
     assert set(at.multiselect(key="alg").options) == {"ring@openmpi", "openmpi", "openmpi:ring"}
+    at.switch_page("views/crossovers.py").run()
+    assert not at.exception, [e.value for e in at.exception]
     at.switch_page("views/override.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="forced").value == "openmpi"

@@ -15,6 +15,14 @@ import duckdb
 import pandas as pd
 
 from runners import store
+from runners.domain.calibration import library_suffix
+from runners.domain.descriptor import OPENMPI
+
+# The calibration a view names and Open MPI's own of the same name (`<id>@openmpi`,
+# runners.domain.calibration.library_suffix): each library's points are predicted with its own
+# ranks' calibration, so one choice of calibration draws both libraries' predictions.
+OPENMPI_SUFFIX = library_suffix(OPENMPI)
+OWN_CALIBRATIONS = f"IN ($cal, $cal || '{OPENMPI_SUFFIX}')"
 
 StorePath = Path | str
 Connection = duckdb.DuckDBPyConnection

@@ -7,7 +7,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.data.assumptions import _summary
-from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+from dashboard.data.base import (
+    OWN_CALIBRATIONS,
+    Catalog,
+    Connection,
+    Scope,
+    StorePath,
+    _catalog,
+    _df,
+    _open,
+)
 from dashboard.data.curves import _crossovers
 from runners import store
 from runners.domain.models import NOT_SCHEDULES
@@ -24,9 +33,10 @@ QUALIFY row_number() OVER (PARTITION BY ranks, bytes ORDER BY median_s, algorith
 ORDER BY ranks, bytes
 """
 
-_BEST_PREDICTED_SQL = """
+_BEST_PREDICTED_SQL = f"""
 SELECT p.ranks, p.bytes, p.algorithm, m.predicted_s
-FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
+FROM points p JOIN predictions m ON m.point_id = p.point_id
+ AND m.calibration_id {OWN_CALIBRATIONS}
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND m.predicted_s > 0
   AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)
 QUALIFY row_number() OVER (
@@ -35,9 +45,10 @@ QUALIFY row_number() OVER (
 ORDER BY p.ranks, p.bytes
 """
 
-_PAIRED_SQL = """
+_PAIRED_SQL = f"""
 SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.predicted_s
-FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
+FROM points p JOIN predictions m ON m.point_id = p.point_id
+ AND m.calibration_id {OWN_CALIBRATIONS}
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
   AND p.median_s > 0 AND m.predicted_s > 0
   AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)

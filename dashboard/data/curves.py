@@ -9,13 +9,22 @@ import numpy as np
 import pandas as pd
 
 from dashboard.data.assumptions import _checks_cte, _summary
-from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+from dashboard.data.base import (
+    OWN_CALIBRATIONS,
+    Catalog,
+    Connection,
+    Scope,
+    StorePath,
+    _catalog,
+    _df,
+    _open,
+)
 from runners.domain.models import NOT_SCHEDULES
 
 # --- curves ------------------------------------------------------------------------------------
 
 
-_CURVES_SQL = """
+_CURVES_SQL = f"""
 , view AS (
     SELECT * FROM pts WHERE ranks = $ranks AND dtype = $dtype AND op = $op
 ), flags AS (
@@ -34,7 +43,7 @@ SELECT p.point_id, p.algorithm, p.ranks, p.bytes, p.dtype, p.op, p.status, p.rea
        coalesce(f.violated, '') AS violated, coalesce(f.unknown, '') AS unknown
 FROM points p
 LEFT JOIN predictions pr ON pr.point_id = p.point_id
- AND pr.calibration_id IN ($cal, $cal || '@openmpi')  -- Open MPI's own: library_suffix
+ AND pr.calibration_id {OWN_CALIBRATIONS}
 LEFT JOIN flags f ON f.point_id = p.point_id
 WHERE p.run_id = $run AND p.ranks = $ranks AND p.dtype = $dtype AND p.op = $op
   AND ($algorithms IS NULL OR list_contains($algorithms, p.algorithm))
@@ -56,7 +65,7 @@ def _crossovers(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
     recorded = cat.has("crossovers", "calibration_id")
     cal_filter = (
         "AND (kind = 'measured' OR calibration_id IS NULL OR $cal IS NULL "
-        "OR calibration_id IN ($cal, $cal || '@openmpi'))"
+        f"OR calibration_id {OWN_CALIBRATIONS})"
         if recorded
         else ""
     )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.data.base import Scope, StorePath, _catalog, _df, _open
+from dashboard.data.base import OWN_CALIBRATIONS, Scope, StorePath, _catalog, _df, _open
 
 JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
 
@@ -114,11 +114,12 @@ def parameter_table(micro: dict[str, Any] | None, fitted: dict[str, Any] | None)
     )
 
 
-_RESIDUALS_SQL = """
+_RESIDUALS_SQL = f"""
 SELECT p.algorithm, p.ranks, p.bytes, m.model, p.median_s, m.predicted_s,
        p.median_s / m.predicted_s AS measured_over_predicted,
        m.latency_s, m.bandwidth_s, m.reduction_s, p.oversubscribed
-FROM points p JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = $cal
+FROM points p JOIN predictions m ON m.point_id = p.point_id
+ AND m.calibration_id {OWN_CALIBRATIONS}
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
   AND ($ranks IS NULL OR p.ranks = $ranks) AND p.median_s > 0 AND m.predicted_s > 0
 ORDER BY p.algorithm, p.ranks, p.bytes

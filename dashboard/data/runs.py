@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.base import StorePath, _df, _open
+from dashboard.data.base import OPENMPI_SUFFIX, StorePath, _df, _open
 from runners.store.reports import LIBRARY_VERSIONS_SQL
 
 # --- the store as a whole ----------------------------------------------------------------------
@@ -195,7 +195,7 @@ def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
     with _open(path) as con:
         frame = _df(
             con,
-            "WITH c AS (SELECT regexp_replace(p.calibration_id, '@openmpi$', '') AS cal, "
+            f"WITH c AS (SELECT regexp_replace(p.calibration_id, '{OPENMPI_SUFFIX}$', '') AS cal, "
             "k.created_at, p.calibration_id = r.calibration_id AS own "
             "FROM predictions p LEFT JOIN calibrations k USING (calibration_id) "
             "LEFT JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = $run) "
