@@ -43,6 +43,10 @@ def test_overrides_replace_file_values() -> None:
         ("ranks = [2]", "missing sizes"),
         (BASE + 'cache_mode = "tepid"', "cache_mode"),
         (BASE + 'launcher = "mpiexec -n 4"', "{ranks}"),
+        (BASE + 'libraries = ["ompi"]', "unknown library ompi; known: mpich, openmpi"),
+        (BASE + 'libraries = ["openmpi"]\nalgorithms = ["mpi:tree"]', "mpi:tree runs on mpich"),
+        (BASE + 'libraries = ["mpich"]\nalgorithms = ["openmpi:ring"]', "not among libraries"),
+        (BASE + 'libraries = ["openmpi"]\nlauncher = "srun -n {ranks}"', "its own mpiexec"),
     ],
 )
 def test_bad_specs_are_refused_with_a_reason(text: str, message: str) -> None:
@@ -70,3 +74,45 @@ def test_resume_plans_only_the_missing_points(tmp_path: Path) -> None:
     done = set(sorted(every)[:2])
     left = {pid for g in plan_groups(spec, "r", done) for pid in g.points("r")}
     assert left == every - done
+
+
+def test_mpich_names_stand_for_every_library_asked_for() -> None:
+    """libraries = both: each MPICH name adds its Open MPI counterpart where there is one
+    (MPICH's tree has none); Open MPI alone translates them; the spec reads back unchanged;
+    Open MPI names alone bring their library; a repeated library counts once."""
+    names = 'algorithms = ["ring", "mpi", "mpi:ring", "mpi:reduce_scatter_allgather", "mpi:tree"]'
+    both = parse_spec(BASE + names + '\nlibraries = ["mpich", "openmpi", "mpich"]')
+    assert both.libraries == ("mpich", "openmpi")
+    assert both.algorithms == (
+        "ring", "ring@openmpi", "mpi", "openmpi", "mpi:ring", "openmpi:ring",
+        "mpi:reduce_scatter_allgather", "openmpi:rabenseifner", "mpi:tree",
+    )  # fmt: skip
+    assert parse_spec(both.to_toml()) == both
+    alone = parse_spec(BASE + 'algorithms = ["ring", "mpi"]\nlibraries = ["openmpi"]')
+    assert alone.algorithms == ("ring@openmpi", "openmpi")
+    assert parse_spec(BASE + 'algorithms = ["openmpi:segmented_ring"]').libraries == ("openmpi",)
+    assert parse_spec(BASE).libraries == ("mpich",)
+
+
+def test_open_mpi_jobs_force_per_communicator_or_per_launch() -> None:
+    """Runtime: one Open MPI job per group size beside MPICH's, its forced algorithms' MPI_T
+    values for their communicators, dynamic rules on; launch: a job per forced algorithm with
+    OMPI_MCA_ variables; Open MPI's fallbacks become skipped points with their reason."""
+    text = BASE + 'algorithms = ["mpi", "mpi:ring"]\nlibraries = ["mpich", "openmpi"]'
+    groups = {g.config: g for g in plan_groups(parse_spec(text), "r", switching="runtime")}
+    assert set(groups) == {"", "openmpi"} and groups["openmpi"].library == "openmpi"
+    assert groups["openmpi"].switches == {
+        "openmpi:ring": {
+            "coll_tuned_allreduce_algorithm": 4,
+            "coll_tuned_allreduce_algorithm_segmentsize": 0,
+        }
+    }
+    assert groups["openmpi"].knobs["OMPI_MCA_coll_tuned_use_dynamic_rules"] == "1"
+    by_launch = parse_spec(text + '\nlibrary_switching = "launch"')
+    groups = {g.config: g for g in plan_groups(by_launch, "r", switching="launch")}
+    assert groups["openmpi:ring"].knobs["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "4"
+    assert groups["openmpi:ring"].switches == {}
+    tiny = parse_spec('sizes = [4]\nranks = [3]\nalgorithms = ["openmpi:ring"]')
+    [row] = skipped_points(tiny, "r")
+    assert row["status"] == "skipped" and "recursive doubling" in row["reason"]
+    assert row["library"] == "openmpi"

@@ -172,12 +172,10 @@ def _problems(spec: SweepSpec) -> list[str]:
     return problems
 
 
-def _libraries(values: dict[str, Any], raw: dict[str, Any]) -> list[str]:
+def _libraries(values: dict[str, Any]) -> list[str]:
     """Set values' libraries (given, or those the algorithms name) and the algorithms they run
     there (catalog.on_libraries); the problems found."""
     names = values.get("algorithms", BASE_ALGORITHMS)
-    if "libraries" in raw:
-        values["libraries"] = _as_tuple(raw["libraries"], "libraries", str)
     problems = _check_names(values.get("libraries", ()), dict.fromkeys(LIBRARIES), "library")
     if problems or any(a not in ALGORITHMS for a in names):
         return problems
@@ -230,7 +228,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             f"max = {format_bytes(raw['sizes']['max'])}"
         )
     values["ranks"] = _as_tuple(raw["ranks"], "ranks", int)
-    for key in ("dtypes", "ops", "algorithms"):
+    for key in ("dtypes", "ops", "algorithms", "libraries"):
         if key in raw:
             values[key] = _as_tuple(raw[key], key, str)
     for keys, kind in ((_INT_KEYS, int), (_FLOAT_KEYS, float), (_STR_KEYS, str)):
@@ -245,7 +243,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     if values.get("tuning_file") and TUNED not in values.get("algorithms", BASE_ALGORITHMS):
         values["algorithms"] = (*values.get("algorithms", BASE_ALGORITHMS), TUNED)
     _without_repeats(values, notes)
-    expanded = _libraries(values, raw)
+    expanded = _libraries(values)
     spec = SweepSpec(**values)
     problems = expanded + _problems(spec)
     if problems:
