@@ -14,9 +14,10 @@ from runners.domain.descriptor import LIBRARY_NAMES, MPICH
 
 
 def _library(algorithm: str) -> str:
-    """The MPI library whose ranks ran an algorithm, as users name it (MPICH, Open MPI)."""
+    """The MPI library whose ranks ran an algorithm, as users name it (MPICH, Open MPI); MPICH
+    for a name this collsweep does not list (stored by another version)."""
     spec = ALGORITHMS.get(algorithm)
-    return LIBRARY_NAMES[spec.runs_on if spec else MPICH]
+    return spec.library_name if spec else LIBRARY_NAMES[MPICH]
 
 
 def _on_libraries(in_view: pd.DataFrame) -> pd.DataFrame:

@@ -174,8 +174,10 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     groups = group_points(points)
     comparisons = Comparisons.load(path, run_id)
     winners = winner_rows(groups, comparisons)
-    each = [m.winners(name, comparisons) for name, m in libraries.items() if len(libraries) > 1]
-    store.replace_winners(path, run_id, winners + [row for rows in each for row in rows])
+    apart = []  # each library's own winners, in a run on several
+    if len(libraries) > 1:
+        apart = [row for name, m in libraries.items() for row in m.winners(name, comparisons)]
+    store.replace_winners(path, run_id, winners + apart)
     store.replace_against_default(path, run_id, against_default_rows(groups, comparisons))
     crossings = measured_crossover_rows(groups, comparisons)
     measured_crossings = list(crossings)

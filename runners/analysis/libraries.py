@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from runners.analysis.accuracy import accuracy_rows
 from runners.analysis.crossings import group_points, predicted_crossover_rows
 from runners.analysis.fitted import fitted_calibration
 from runners.analysis.points import Params, Point, Progress, prediction_rows
-from runners.analysis.winners import Comparisons, winner_rows
+from runners.analysis.winners import Comparisons, Groups, winner_rows
 from runners.domain.calibration import (
     LAUNCH_PREFIX,
     LAUNCHES_PREFIX,
@@ -105,6 +106,11 @@ class LibraryModels:
     points: list[Point]
     params: list[Params]
 
+    @cached_property
+    def groups(self) -> Groups:
+        """The library's points by (ranks, dtype, op), then algorithm and size."""
+        return group_points(self.points)
+
     def predictions(self, run_id: str, wanted: Callable[[int], str]) -> list[dict[str, Any]]:
         """predictions rows of the library's points with each of its calibrations, each group
         size's in the most complete variant `wanted` allows it."""
@@ -117,20 +123,18 @@ class LibraryModels:
 
     def crossovers(self) -> list[dict[str, Any]]:
         """Predicted crossovers between the library's algorithms, each calibration's."""
-        groups = group_points(self.points)
-        return [row for p in self.params for row in predicted_crossover_rows(groups, p)]
+        return [row for p in self.params for row in predicted_crossover_rows(self.groups, p)]
 
     def winners(self, library: str, comparisons: Comparisons) -> list[dict[str, Any]]:
         """winners rows among this library's algorithms only."""
-        return winner_rows(group_points(self.points), comparisons, library)
+        return winner_rows(self.groups, comparisons, library)
 
     def accuracy(
         self, comparisons: Comparisons, measured: Sequence[Mapping[str, Any]]
     ) -> list[dict[str, Any]]:
         """model_accuracy rows of the library's points against its own measured crossovers."""
         names = {p.algorithm for p in self.points}
-        groups = group_points(self.points)
-        modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in groups.items()}
+        modelled = {k: {a: v for a, v in g.items() if model_for(a)} for k, g in self.groups.items()}
         mine = [r for r in measured if {r["algorithm_a"], r["algorithm_b"]} <= names]
         return accuracy_rows(self.points, self.params, winner_rows(modelled, comparisons), mine)
 

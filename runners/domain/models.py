@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from runners.domain.algorithms import HAND_WRITTEN
-from runners.domain.catalog import ALGORITHMS, library_of
+from runners.domain.catalog import ALGORITHMS
 from runners.domain.descriptor import MPICH
 from runners.domain.schedule import Schedule, critical_path
 
@@ -128,10 +128,8 @@ def predict(
     `algorithm` is a model name or a library name `model_for` maps to one. `itemsize` is the
     element size in bytes; it and `smooth` set how blocks round (see the module docstring);
     `commutative` (the op's) limits library_min to the algorithms that can run it, among
-    those of `library` (an autotuned name brings its own).
+    those of `library`.
     """
-    if algorithm in ALGORITHMS and ALGORITHMS[algorithm].library:
-        library = library_of(algorithm)
     model = _resolve(algorithm)
     _check(ranks, nbytes, itemsize)
     if model == LIBRARY_MIN:

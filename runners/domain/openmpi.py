@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from runners.domain.algorithms.openmpi import DYNAMIC_RULES
+from runners.domain.algorithms.openmpi import DYNAMIC_RULES, environment
 from runners.domain.catalog import ALGORITHMS
 
 PREFIX_NAME = "openmpi"
@@ -57,5 +57,5 @@ def forcing_knobs(algorithm: str) -> dict[str, str]:
     spec = ALGORITHMS[algorithm]
     knobs = dict(DYNAMIC_RULES)
     if spec.forced:
-        knobs |= {f"OMPI_MCA_{name}": str(value) for name, value in spec.settings}
+        knobs |= environment(spec)
     return knobs

@@ -18,6 +18,7 @@ library_config says for both libraries how a point's algorithm was forced.
 
 from __future__ import annotations
 
+from runners.domain.algorithms.openmpi import environment
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.descriptor import MPICH
 
@@ -71,6 +72,6 @@ def library_config(algorithm: str, switching: str) -> str:
         if switching == RUNTIME:
             values = " ".join(f"{name}={value}" for name, value in spec.settings)
             return f"MPI_T {values} before MPI_Comm_dup (a communicator of its own)"
-        return "env " + " ".join(f"OMPI_MCA_{name}={value}" for name, value in spec.settings)
+        return "env " + " ".join(f"{name}={value}" for name, value in environment(spec).items())
     how = "MPI_T" if switching == RUNTIME else "env"
     return f"{how} {ALGORITHM_CVAR}={spec.forced}"
