@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -99,17 +99,27 @@ def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
     ]
 
 
+def _until(done: Callable[[], bool], limit_s: float, every_s: float) -> bool:
+    """Poll `done` every `every_s` seconds until it holds or `limit_s` have passed."""
+    deadline = time.monotonic() + limit_s
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(every_s)
+    return True
+
+
 def _wait_for_job(cluster: slurm_cluster.SlurmCluster, job: str, limit_s: float = 240) -> None:
     """Until the job has left the queue (bounded)."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
+
+    def gone() -> bool:
         queue = subprocess.run(
             ["squeue", "-h", "-j", job], capture_output=True, text=True, env=cluster.env()
         )
-        if queue.returncode == 0 and not queue.stdout.strip():
-            return
-        time.sleep(1)
-    pytest.fail(f"job {job} still queued after {limit_s:g} s:\n{cluster.log_tail()}")
+        return queue.returncode == 0 and not queue.stdout.strip()
+
+    if not _until(gone, limit_s, 1.0):
+        pytest.fail(f"job {job} still queued after {limit_s:g} s:\n{cluster.log_tail()}")
 
 
 def test_submit_runs_one_task_per_group_into_shards_of_one_run(
@@ -194,12 +204,12 @@ def _wait_for_progress(
     cluster: slurm_cluster.SlurmCluster, log: Path, count: int, limit_s: float = 120
 ) -> None:
     """Until a task's log shows `count` finished points (its progress lines), bounded."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if log.exists() and log.read_text().count("] L1 p=") >= count:
-            return
-        time.sleep(0.2)
-    pytest.fail(f"{log} never showed {count} points:\n{cluster.log_tail()}")
+
+    def shown() -> bool:
+        return log.exists() and log.read_text().count("] L1 p=") >= count
+
+    if not _until(shown, limit_s, 0.2):
+        pytest.fail(f"{log} never showed {count} points:\n{cluster.log_tail()}")
 
 
 def test_a_cancelled_task_keeps_its_finished_points_and_resume_completes_them(
@@ -224,9 +234,7 @@ def test_a_cancelled_task_keeps_its_finished_points_and_resume_completes_them(
     cancel = subprocess.run(["scancel", job], capture_output=True, text=True, env=cluster.env())
     assert cancel.returncode == 0, cancel.stderr
     _wait_for_job(cluster, job)
-    deadline = time.monotonic() + 30
-    while _rank_processes() and time.monotonic() < deadline:
-        time.sleep(0.5)
+    _until(lambda: not _rank_processes(), 30, 0.5)
     assert _rank_processes() == [], "ranks outlived the cancelled task"
     merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
     assert merged.returncode == 1, merged.stdout + merged.stderr
