@@ -1,9 +1,10 @@
 """The results store: one DuckDB file holding runs, points, samples and the model's outputs.
 
-The package owns the schema version and migrations (schema.py), the only writes (writes.py),
-the reads shared by the CLI and the dashboard (reads.py), opening the file with its lock, damage
-check and read limits (storefile.py), the run journal and lock beside the file (journal.py),
-reports, salvage and merging shard stores (merge.py). It never imports MPI, so the dashboard
+The package owns the schema version and migrations (schema.py), the only writes (writes.py;
+its values typed for their columns by columns.py), the reads shared by the CLI and the
+dashboard (reads.py), opening the file with its lock, damage check and read limits
+(storefile.py), the run journal and lock beside the file (journal.py), reports, salvage and
+merging shard stores (merge.py). It never imports MPI, so the dashboard
 uses it too. The tables are documented in docs/schema.md. This module names the public API.
 """
 

@@ -5,15 +5,14 @@ This is the only module that writes results; rows are dicts keyed by column name
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from runners.store.columns import column_array, column_value
 from runners.store.schema import (
     ASSUMPTION_STATES,
     CROSSOVER_KINDS,
@@ -27,52 +26,6 @@ from runners.store.schema import (
 from runners.store.storefile import LOCK_TIMEOUT_S, StoreError
 
 # --- writing: rows to typed frames -------------------------------------------------------------
-
-
-def _utc_naive(value: Any) -> datetime | None:
-    """A TIMESTAMP value (datetime, ISO string or Unix epoch seconds) as naive UTC."""
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
-    stamp = datetime.fromisoformat(value) if isinstance(value, str) else value
-    if not isinstance(stamp, datetime):
-        raise ValueError(f"not a timestamp: {value!r}")
-    return stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp
-
-
-def _json_text(value: Any) -> str | None:
-    """A JSON value: Python objects are serialised, strings must already be valid JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        json.loads(value)
-        return value
-    return json.dumps(value)
-
-
-def _value(value: Any, sql_type: str) -> Any:
-    """One value made ready for a column of ``sql_type`` (JSON text, naive UTC time)."""
-    if sql_type == "JSON":
-        return _json_text(value)
-    if sql_type == "TIMESTAMP":
-        return _utc_naive(value)
-    return value
-
-
-def _column(values: list[Any], sql_type: str) -> Any:
-    """Values for one column, in a pandas/numpy array that DuckDB scans without guessing."""
-    if sql_type == "DOUBLE":
-        return np.array(values, dtype=np.float64)  # None -> NaN, which DuckDB reads as NULL
-    if sql_type in ("INTEGER", "BIGINT"):
-        return pd.array(values, dtype="Int64")
-    if sql_type == "BOOLEAN":
-        return pd.array(values, dtype="boolean")
-    if sql_type == "TIMESTAMP":
-        return pd.Series([_utc_naive(v) for v in values], dtype="datetime64[us]")
-    if sql_type == "JSON":
-        return pd.Series([_json_text(v) for v in values], dtype=object)
-    return pd.Series([v if v is None else str(v) for v in values], dtype=object)
 
 
 _COLUMNS: dict[tuple[int, str], dict[str, tuple[str, bool]]] = {}
@@ -112,7 +65,9 @@ def _insert(con: Connection, table: str, rows: list[dict[str, Any]]) -> None:
     columns = _table_columns(con, table)
     _check_keys(table, rows, columns)
     used = [c for c in columns if any(c in row for row in rows)]
-    frame = pd.DataFrame({c: _column([row.get(c) for row in rows], columns[c][0]) for c in used})
+    frame = pd.DataFrame(
+        {c: column_array([row.get(c) for row in rows], columns[c][0]) for c in used}
+    )
     view = f"_new_{table}"
     con.register(view, frame)
     try:
@@ -186,7 +141,7 @@ def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str
     unknown = set(fields) - (columns.keys() - {"run_id"})
     if unknown:
         raise ValueError(f"cannot update runs column(s): {', '.join(sorted(unknown))}")
-    values = [_value(value, columns[name][0]) for name, value in fields.items()]
+    values = [column_value(value, columns[name][0]) for name, value in fields.items()]
     assignments = ", ".join(f'"{name}" = ?' for name in fields)
     changed = con.execute(
         f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values, run_id]
