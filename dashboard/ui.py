@@ -19,6 +19,7 @@ import streamlit as st
 from dashboard import badges, queries
 from dashboard.serve import store_from_args
 from runners import store
+from runners.domain.units import seconds_column
 
 STORE_KEY = "collsweep_store"
 LAST_RUN_KEY = "_collsweep_last_run"
@@ -275,16 +276,18 @@ BYTE_COLUMNS = ("bytes", "low_bytes", "high_bytes", "min_bytes", "max_bytes")
 
 
 def human_units(frame: pd.DataFrame) -> pd.DataFrame:
-    """A table as people read it: seconds columns (`*_s`) in microseconds, renamed `* (us)`;
+    """A table as people read it: seconds columns (`*_s`) in the unit that suits each, named in
+    its header (units.seconds_column: `median (us)`, `duration (s)`);
     per-byte costs (`*_s_per_byte`) in ns/B; byte counts as whole numbers; missing text blank
     instead of None."""
     shown = frame.copy()
     renames = {}
     for column in shown.columns:
         values = shown[column]
-        if str(column).endswith("_s") and pd.api.types.is_float_dtype(values):
-            shown[column] = values * 1e6
-            renames[column] = f"{str(column)[:-2]} (us)"
+        if str(column).endswith("_s") and pd.api.types.is_numeric_dtype(values):
+            header, scale = seconds_column(str(column), values.dropna().tolist())
+            shown[column] = values / scale
+            renames[column] = header
         elif str(column).endswith("_s_per_byte") and pd.api.types.is_float_dtype(values):
             shown[column] = values * 1e9
             renames[column] = f"{str(column)[: -len('_s_per_byte')]} (ns/B)"

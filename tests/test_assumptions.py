@@ -226,7 +226,7 @@ def probe_rows(pingpongs: list[float], copies: list[float], job: str = "ranks=2 
 
 def test_stable_machine_holds_while_the_probe_stays_within_its_bound() -> None:
     row = A.stable_machine(probe_rows([2.0e-6, 2.2e-6, 2.1e-6], [10.0, 9.5, 10.4]))
-    assert row["state"] == "holds" and "8 B ping-pong 2-2.2 us (1.10x)" in row["detail"]
+    assert row["state"] == "holds" and "8 B ping-pong 2 us .. 2.2 us (1.1x)" in row["detail"]
 
 
 def test_stable_machine_is_violated_by_a_state_change_with_its_evidence() -> None:
@@ -235,7 +235,7 @@ def test_stable_machine_is_violated_by_a_state_change_with_its_evidence() -> Non
     )
     row = A.stable_machine(probes)
     assert row["state"] == "violated"
-    assert "1.9-4.4 us (2.32x) in ranks=4 config=default" in row["detail"]
+    assert "1.9 us .. 4.4 us (2.32x) in ranks=4 config=default" in row["detail"]
     assert A.stable_machine([])["state"] == "unknown"
 
 

@@ -11,7 +11,7 @@ from dashboard.figures.style import (
     _ratio_axis,
     color,
 )
-from runners.domain.units import format_bytes
+from runners.domain.units import format_bytes, format_ratio
 
 # --- comparing runs ----------------------------------------------------------------------------
 
@@ -37,7 +37,7 @@ def compare_figure(ratios: pd.DataFrame, threshold: float, run_a: str, run_b: st
                 marker={"color": color(str(alg)), "size": 9},
                 name=str(alg),
                 hovertext=[
-                    f"{alg} p={r} {format_bytes(b)} {d}/{o}: {v:.2f}x"
+                    f"{alg} p={r} {format_bytes(b)} {d}/{o}: {format_ratio(v)}"
                     for r, b, d, o, v in zip(
                         rows["ranks"],
                         rows["bytes"],

@@ -16,7 +16,7 @@ from dashboard.figures.style import (
     rgba,
     short_name,
 )
-from runners.domain.units import format_bytes
+from runners.domain.units import format_bytes, format_seconds
 
 # --- curves ------------------------------------------------------------------------------------
 
@@ -63,16 +63,17 @@ def _hover(row: dict) -> str:
     """Hover text of one measured point, with its broken assumptions."""
     text = (
         f"{row['algorithm']}, {format_bytes(row['bytes'])}<br>"
-        f"median {row['median_s']:.3g} s (p5 {row['p5_s']:.3g}, p95 {row['p95_s']:.3g})"
+        f"median {format_seconds(row['median_s'])} "
+        f"(p5 {format_seconds(row['p5_s'])}, p95 {format_seconds(row['p95_s'])})"
     )
     if row.get("launches"):
         text += (
             f"<br>95% interval over {row['launches']} launches: "
-            f"{row['interval_low_s']:.3g} .. {row['interval_high_s']:.3g} s"
+            f"{format_seconds(row['interval_low_s'])} .. {format_seconds(row['interval_high_s'])}"
         )
     predicted = row.get("predicted_s")
     if isinstance(predicted, float) and not math.isnan(predicted):
-        text += f"<br>model {row.get('model', '')}: {predicted:.3g} s"
+        text += f"<br>model {row.get('model', '')}: {format_seconds(predicted)}"
     if row.get("violated"):
         text += f"<br>⚠ violated: {row['violated']}"
     return text

@@ -12,7 +12,7 @@ from dashboard.figures.style import (
     _empty_figure,
 )
 from runners.domain.models import NOT_SCHEDULES
-from runners.domain.units import format_bytes
+from runners.domain.units import format_bytes, format_per_byte, format_ratio, format_seconds
 
 # --- model fit ---------------------------------------------------------------------------------
 
@@ -25,8 +25,8 @@ def _segment_trace(seg: dict, k: int) -> go.Scatter:
         y=((float(seg["alpha_s"]) + n * float(seg["beta_s_per_byte"])) * 1e6).tolist(),
         mode="lines",
         line={"dash": "dash", "width": 2, "color": FALLBACK_COLORS[k % len(FALLBACK_COLORS)]},
-        name=f"segment {k + 1}: alpha={float(seg['alpha_s']):.3g} s, "
-        f"beta={float(seg['beta_s_per_byte']):.3g} s/B",
+        name=f"segment {k + 1}: alpha={format_seconds(float(seg['alpha_s']))}, "
+        f"beta={format_per_byte(float(seg['beta_s_per_byte']))}",
         meta={"role": "segment", "index": k},
     )
 
@@ -57,7 +57,7 @@ def pingpong_figure(cal: dict) -> go.Figure:
             y=((alpha + n * beta) * 1e6).tolist(),
             mode="lines",
             line={"color": "#7f7f7f", "width": 2},
-            name=f"whole-range fit: alpha={alpha:.3g} s, beta={beta:.3g} s/B",
+            name=f"whole-range fit: alpha={format_seconds(alpha)}, beta={format_per_byte(beta)}",
             meta={"role": "fit"},
         )
     )
@@ -85,7 +85,7 @@ def residuals_figure(resid: pd.DataFrame) -> go.Figure:
     )
     z = np.log2(table.to_numpy(dtype=float))
     limit = max(1.0, float(np.nanmax(np.abs(z)))) if np.isfinite(z).any() else 1.0
-    text = [[f"{v:.2f}x" if np.isfinite(v) else "" for v in row] for row in table.to_numpy()]
+    text = [[format_ratio(v) if np.isfinite(v) else "" for v in row] for row in table.to_numpy()]
     fig = go.Figure(
         go.Heatmap(
             z=z,

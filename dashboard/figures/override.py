@@ -11,7 +11,7 @@ from dashboard.figures.style import (
     _empty_figure,
     _ratio_axis,
 )
-from runners.domain.units import format_bytes
+from runners.domain.units import format_bytes, format_ratio
 
 # --- override impact ---------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ def override_figure(impact: pd.DataFrame, forced: str, baseline: str = "mpi") ->
                 },
                 name=f"p={ranks}",
                 hovertext=[
-                    f"p={ranks}, {format_bytes(b)}: {s:.2f}x ({v})"
+                    f"p={ranks}, {format_bytes(b)}: {format_ratio(s)} ({v})"
                     for b, s, v in zip(rows["bytes"], rows["speedup"], rows["verdict"], strict=True)
                 ],
                 hoverinfo="text",

@@ -10,7 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.units import counted, format_bytes, format_seconds
+from runners.domain.units import (
+    counted,
+    format_bytes,
+    format_per_byte,
+    format_ratio,
+    format_seconds,
+)
 
 
 def _fmt(value: float | None, spec: str, unit: str = "") -> str:
@@ -71,9 +77,7 @@ def _seconds(value: float | None) -> str:
 
 def _rate(seconds_per_byte: float | None) -> str:
     """beta as people read it: ns per byte and the bandwidth it means."""
-    if seconds_per_byte is None or not seconds_per_byte > 0:
-        return _fmt(seconds_per_byte, ".3g", " s/B")
-    return f"{seconds_per_byte * 1e9:.3g} ns/B · {1e-9 / seconds_per_byte:.3g} GB/s"
+    return "n/a" if seconds_per_byte is None else format_per_byte(seconds_per_byte)
 
 
 def _decoded(value):
@@ -160,7 +164,8 @@ def _outliers(resid: pd.DataFrame) -> None:
     if far.empty:
         return
     shown = ", ".join(
-        f"{r.algorithm} p={r.ranks} {format_bytes(r.bytes)} ({r.measured_over_predicted:.2g}x)"
+        f"{r.algorithm} p={r.ranks} {format_bytes(r.bytes)} "
+        f"({format_ratio(r.measured_over_predicted)})"
         for r in far.head(3).itertuples()
     )
     st.warning(

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard import queries, ui
 from runners import store
+from runners.domain.units import format_seconds
 from runners.store import storefile
 
 OWN = "(your own query)"
@@ -64,7 +65,7 @@ def _result(path, sql: str) -> None:
         st.error(f"Query failed: {exc}")
         return
     more = f"; only the first {len(result.frame)} are shown" if result.truncated else ""
-    st.caption(f"{len(result.frame)} rows in {result.seconds * 1000:.0f} ms{more}.")
+    st.caption(f"{len(result.frame)} rows in {format_seconds(result.seconds)}{more}.")
     ui.table(result.frame, key="sql_result", human=False)
     st.download_button(
         "Download CSV",

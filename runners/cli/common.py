@@ -7,7 +7,7 @@ from pathlib import Path
 
 from runners.domain.catalog import known_names
 from runners.domain.errors import BadInput
-from runners.domain.units import parse_bytes
+from runners.domain.units import parse_bytes, seconds_column
 
 
 class UsageError(BadInput):
@@ -67,16 +67,32 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def render(frame, fmt: str) -> str:
-    """A table as csv, json or text; text shows floats to 6 significant digits (a median of
-    3.2e-06 s stays readable instead of rounding to 0.000003)."""
+def render(frame, fmt: str, human: bool = False) -> str:
+    """A table as csv, json or text; csv and json keep numbers as numbers, in the store's units.
+    Text shows floats to 6 significant digits (a median of 3.2e-06 s stays readable instead of
+    rounding to 0.000003); `human` text also shows each seconds column (`*_s`) in one unit that
+    suits it, named in its header (`duration (s)`, `median (us)`). Not for a user's own SQL,
+    whose columns are as asked."""
     if fmt == "csv":
         return frame.to_csv(index=False).rstrip("\n")
     if fmt == "json":
         return frame.to_json(orient="records", date_format="iso", indent=1)
     if not len(frame):
         return "(no rows)"
-    return frame.to_string(index=False, float_format=lambda x: f"{x:.6g}")
+    if human:
+        frame = _seconds_in_units(frame)
+    return frame.to_string(index=False, float_format=lambda x: f"{x:.6g}", na_rep="")
+
+
+def _seconds_in_units(frame):
+    """Each numeric `*_s` column in the unit seconds_column picks, named with it."""
+    shown, renames = frame.copy(), {}
+    for column in frame.columns:
+        if str(column).endswith("_s") and frame[column].dtype.kind in "fiu":
+            header, scale = seconds_column(str(column), frame[column].dropna().tolist())
+            shown[column] = frame[column] / scale
+            renames[column] = header
+    return shown.rename(columns=renames)
 
 
 def json_value(value: object) -> object:

@@ -117,7 +117,7 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
 
 
 def _prediction_text(r: dict) -> str:
-    from runners.domain.units import format_bytes, format_seconds
+    from runners.domain.units import format_bytes, format_per_byte, format_seconds
 
     source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
     return "\n".join(
@@ -128,9 +128,10 @@ def _prediction_text(r: dict) -> str:
             f"  latency    {format_seconds(r['latency_s'])} = {r['messages']:g} messages x alpha "
             f"{format_seconds(r['alpha_s'])}",
             f"  bandwidth  {format_seconds(r['bandwidth_s'])} = {format_bytes(r['bytes_sent'])} "
-            f"sent x beta {r['beta_s_per_byte']:.3g} s/B",
+            f"sent x beta {format_per_byte(r['beta_s_per_byte'])}",
             f"  reduction  {format_seconds(r['reduction_s'])} = "
-            f"{format_bytes(r['bytes_reduced'])} reduced x gamma {r['gamma_s_per_byte']:.3g} s/B",
+            f"{format_bytes(r['bytes_reduced'])} reduced x gamma "
+            f"{format_per_byte(r['gamma_s_per_byte'])}",
         ]
     )
 
@@ -289,12 +290,14 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
 
 def _winners_table(winners) -> str:
     """The winners for reading: sizes in B/KiB/MiB, the ratio with its interval in one column."""
-    from runners.domain.units import format_bytes
+    from runners.domain.units import format_bytes, format_ratio
 
     shown = winners.assign(
         bytes=winners.bytes.map(format_bytes),
         ratio=[
-            f"{r:.3g} [{lo:.3g}..{hi:.3g}]" if r == r and lo == lo else "-"
+            f"{format_ratio(r)} [{format_ratio(lo)}..{format_ratio(hi)}]"
+            if r == r and lo == lo
+            else "-"
             for r, lo, hi in zip(winners.ratio, winners.ratio_low, winners.ratio_high, strict=True)
         ],
     )

@@ -18,7 +18,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     """List the runs in the store."""
     from runners.store.reports import runs_table
 
-    print(render(runs_table(store_path(args)), args.format))
+    print(render(runs_table(store_path(args)), args.format, human=True))
     return 0
 
 

@@ -31,7 +31,13 @@ from runners.domain import topology
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, is_autotuned, modelled_spec
 from runners.domain.descriptor import MPICH, AlgorithmSpec
 from runners.domain.models import autotuned_model
-from runners.domain.units import counted, format_bytes
+from runners.domain.units import (
+    counted,
+    format_bytes,
+    format_rate,
+    format_ratio,
+    format_seconds,
+)
 
 HOLDS, VIOLATED, UNKNOWN = "holds", "violated", "unknown"
 R2_THRESHOLD = 0.95
@@ -346,17 +352,22 @@ def stable_machine(probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return check("stable_machine", state, detail)
 
 
+def _gbps_rate(gbps: float) -> str:
+    return format_rate(gbps * 1e9)
+
+
 def _probe_spreads(probes: Sequence[Mapping[str, Any]]) -> list[tuple[float, str]]:
     """(slowest / fastest, in words) of each job's ping-pong times and copy rates."""
     spreads = []
     for job in sorted({p["job"] for p in probes}):
         mine = [p for p in probes if p["job"] == job]
-        for key, unit, scale in (("pingpong_s", "us", 1e6), ("copy_gbps", "GB/s", 1.0)):
-            values = [float(p[key]) * scale for p in mine if p.get(key) and float(p[key]) > 0]
+        for key, shown in (("pingpong_s", format_seconds), ("copy_gbps", _gbps_rate)):
+            values = [float(p[key]) for p in mine if p.get(key) and float(p[key]) > 0]
             if len(values) >= 2:
                 low, high = min(values), max(values)
                 what = "8 B ping-pong" if key == "pingpong_s" else "4 MiB copy"
-                words = f"{what} {low:.3g}-{high:.3g} {unit} ({high / low:.2f}x) in {job}"
+                span = f"{shown(low)} .. {shown(high)} ({format_ratio(high / low)})"
+                words = f"{what} {span} in {job}"
                 spreads.append((high / low, words))
     return spreads or [(1.0, "fewer than two probes per job")]
 

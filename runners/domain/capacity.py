@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from runners.domain.units import format_bytes
+
 BUFFERS_PER_POINT = 6
 USABLE_SHARE = 0.8  # of the memory available now; the rest is for Python, MPI and the system
 
@@ -50,5 +52,5 @@ def payload_problem(
     return (
         f"{what} up to {max(too_big)} bytes need about {buffers} buffers of that size on each "
         f"of {ranks_here} rank(s) here, more than {USABLE_SHARE:.0%} of the "
-        f"{free / 2**30:.1f} GiB available: the largest size here is {limit} bytes"
+        f"{format_bytes(free)} available: the largest size here is {limit} bytes"
     )

@@ -1,22 +1,50 @@
-"""Bytes and seconds as people read them; the one formatter the CLI, dashboard and benchmarks share.
+"""Bytes, seconds, rates and ratios as people read them; the one formatter the CLI, dashboard and
+benchmarks share.
 
-No MPI, no pandas: plain numbers in, short strings out.
+No MPI, no pandas: plain numbers in, short strings out. Three significant digits (whole numbers
+below the next unit exactly), never an exponent; a value that rounds up to the next unit is shown
+in that unit (999.96 us is "1 ms", not "1000 us").
 """
 
 from __future__ import annotations
 
 import math
 
-BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-SECOND_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
+BYTE_UNITS = (("B", 1.0), ("KiB", 2.0**10), ("MiB", 2.0**20), ("GiB", 2.0**30), ("TiB", 2.0**40))
+SECOND_UNITS = (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0))
+SIGNIFICANT = 3
 
 
 def _digits(value: float) -> str:
-    """Whole numbers exactly, others with three significant digits and no exponent."""
+    """Whole numbers exactly, others with three significant digits and no exponent. Zeros are
+    stripped only after a decimal point, never from a whole number's own digits."""
     if value == int(value):
         return str(int(value))
-    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    decimals = max(0, SIGNIFICANT - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _rounds_to(value: float) -> float:
+    """The value _digits prints, as a number (what decides that 999.96 becomes the next unit)."""
+    return float(_digits(value))
+
+
+def _scaled(value: float, units: tuple[tuple[str, float], ...], step: float) -> str:
+    """The value in the largest unit that keeps it >= 1 once rounded (the smallest unit for
+    anything smaller), and below `step` of that unit unless it is the largest."""
+    chosen = units[0]
+    for unit in units:
+        if abs(value) >= unit[1] or abs(_rounds_to(value / unit[1])) >= step:
+            chosen = unit
+    name, scale = chosen
+    shown = value / scale
+    if name != units[-1][0] and abs(_rounds_to(shown)) >= step:
+        name, scale = units[units.index(chosen) + 1]
+        shown = value / scale
+    return f"{_digits(shown)} {name}"
 
 
 def format_bytes(nbytes: float) -> str:
@@ -24,22 +52,59 @@ def format_bytes(nbytes: float) -> str:
     value = float(nbytes)
     if not math.isfinite(value):
         return f"{value} B"
-    unit = BYTE_UNITS[0]
-    for bigger in BYTE_UNITS[1:]:
-        if abs(value) < 1024:
-            break
-        value, unit = value / 1024, bigger
-    return f"{_digits(value)} {unit}"
+    if abs(value) < 1024 and value == int(value):
+        return f"{int(value)} B"
+    return _scaled(value, BYTE_UNITS, 1024)
 
 
 def format_seconds(seconds: float) -> str:
-    """2.34 us, 850 ns, 1.5 ms, 12 s: the largest unit that keeps the number >= 1."""
-    if not math.isfinite(seconds) or seconds == 0:
-        return f"{seconds:g} s"
-    for unit, scale in SECOND_UNITS:
-        if abs(seconds) >= scale:
-            return f"{_digits(seconds / scale)} {unit}"
-    return f"{_digits(seconds / 1e-9)} ns"
+    """2.34 us, 850 ns, 1.5 ms, 12 s, 1500 s: the largest unit that keeps the number >= 1."""
+    value = float(seconds)
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g} s"
+    return _scaled(value, SECOND_UNITS, 1000)
+
+
+def format_rate(bytes_per_second: float) -> str:
+    """A bandwidth in decimal gigabytes a second (the unit nccl-tests and OSU print): 12.3 GB/s,
+    0.85 GB/s."""
+    value = float(bytes_per_second)
+    if not math.isfinite(value):
+        return f"{value} GB/s"
+    return f"{_digits(value / 1e9) if value else '0'} GB/s"
+
+
+def format_ratio(ratio: float) -> str:
+    """A ratio of two times as a factor: 2.7x, 1.04x, 0.5x (nan as '-')."""
+    value = float(ratio)
+    if not math.isfinite(value):
+        return "-"
+    return f"{_digits(value) if value else '0'}x"
+
+
+def format_per_byte(seconds_per_byte: float) -> str:
+    """A per-byte cost (beta, gamma) in ns/B with its bandwidth: '0.0812 ns/B (12.3 GB/s)'."""
+    value = float(seconds_per_byte)
+    if not math.isfinite(value) or value <= 0:
+        return f"{value:g} s/B"
+    return f"{_digits(value * 1e9)} ns/B ({format_rate(1 / value)})"
+
+
+def column_unit(seconds: list[float]) -> tuple[str, float]:
+    """The one time unit for a column of seconds: the largest that keeps its smallest nonzero
+    value >= 1 (seconds for an empty column), as (name, scale)."""
+    nonzero = [abs(s) for s in seconds if s and math.isfinite(s)]
+    smallest = min(nonzero, default=1.0)
+    fitting = [unit for unit in SECOND_UNITS if smallest >= unit[1]]
+    return fitting[-1] if fitting else SECOND_UNITS[0]
+
+
+def seconds_column(column: str, seconds: list[float]) -> tuple[str, float]:
+    """How a table shows a column of seconds named `*_s`: its header with the unit column_unit
+    picks ('median_s' -> 'median (us)') and the scale to divide its values by. The CLI's text
+    tables and the dashboard's both follow it."""
+    unit, scale = column_unit(seconds)
+    return f"{column.removesuffix('_s')} ({unit})", scale
 
 
 _SUFFIXES = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -61,6 +126,18 @@ def parse_bytes(text: str) -> int:
     if not value.is_integer():
         raise ValueError(f"not a whole number of bytes: {text!r}")
     return int(value)
+
+
+_SECONDS = dict(SECOND_UNITS)
+
+
+def parse_seconds(text: str) -> float:
+    """'2.34 us', '1.5 ms', '12 s': what format_seconds prints, back as seconds. ValueError for
+    anything else."""
+    number, _, unit = text.strip().partition(" ")
+    if unit not in _SECONDS:
+        raise ValueError(f"not a time: {text!r} (e.g. 2.5 us, 1.5 ms, 12 s)")
+    return float(number) * _SECONDS[unit]
 
 
 def counted(number: int, noun: str, plural: str = "") -> str:

@@ -20,7 +20,6 @@ What the row's numbers mean:
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 import time
@@ -41,7 +40,7 @@ from runners.domain.fitting import PINGPONG_SOURCE
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec
-from runners.domain.units import format_bytes, format_seconds
+from runners.domain.units import format_bytes, format_per_byte, format_seconds
 from runners.jobs import launch
 
 DEFAULT_BUDGET_S = 20.0
@@ -204,18 +203,12 @@ def run_calibration(
     wall_s = time.monotonic() - started
     extra = {"knobs": knobs, "cpu_model": cpu_model(), "physical_cores": physical_cores()}
     row = calibration_row(parse_worker_output(result.stdout), extra=extra | {"wall_s": wall_s})
-    progress(f"calibrated in {wall_s:.1f} s: {row['calibration_id']}")
+    progress(f"calibrated in {format_seconds(wall_s)}: {row['calibration_id']}")
     return row
 
 
-def _gbps(seconds_per_byte: float) -> str:
-    if not seconds_per_byte > 0 or not math.isfinite(seconds_per_byte):
-        return "n/a"
-    return f"{1e-9 / seconds_per_byte:.2f} GB/s"
-
-
 def _line(alpha_s: float, beta: float, r_squared: float) -> str:
-    return f"alpha {alpha_s * 1e6:.3f} us, beta {beta:.3e} s/B ({_gbps(beta)}), R^2 {r_squared:.4f}"
+    return f"alpha {format_seconds(alpha_s)}, beta {format_per_byte(beta)}, R^2 {r_squared:.4f}"
 
 
 def _header(cal: dict) -> str:
@@ -244,7 +237,7 @@ def describe(cal: dict) -> str:
         lines.append(f"  {seg_span:>20}: {fit}")
     lines.append("gamma (local reduction time per byte):")
     for key, gamma in sorted((cal.get("gammas") or {}).items()):
-        lines.append(f"  {key:<22} {gamma:.3e} s/B ({_gbps(gamma)})")
+        lines.append(f"  {key:<22} {format_per_byte(gamma)}")
     overheads = cal.get("overheads") or {}
     if overheads:
         lines.append("software overheads (zero-byte runs of each implementation, p=2):")

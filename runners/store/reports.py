@@ -18,8 +18,7 @@ LIBRARY_VERSIONS_SQL = """coalesce(nullif(array_to_string(
 
 RUNS_SQL = f"""
 SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
-       coalesce(CAST(CAST(round(date_diff('millisecond', r.started_at, r.finished_at) / 1000)
-           AS BIGINT) AS VARCHAR) || ' s', '') AS duration,
+       date_diff('millisecond', r.started_at, r.finished_at) / 1000 AS duration_s,
        coalesce(r.host, '') AS host, {LIBRARY_VERSIONS_SQL} AS library,
        coalesce(string_agg(DISTINCT CAST(p.ranks AS VARCHAR), ','
            ORDER BY CAST(p.ranks AS VARCHAR)), '') AS ranks,
@@ -61,8 +60,9 @@ ORDER BY created_at, calibration_id
 
 
 def runs_table(path: Path) -> pd.DataFrame:
-    """One row per run: status, start, duration, host, library, ranks, dtypes, ops, how many
-    algorithms, and point counts (blank, never None, where a run has nothing yet).
+    """One row per run: status, start, duration in seconds (a number; missing while a run has
+    not finished), host, library, ranks, dtypes, ops, how many algorithms, and point counts
+    (blank, never None, where a run has nothing yet).
 
     A run stored as running that no live sweep holds (its process was killed) is shown as
     'abandoned', with what to do about it.

@@ -22,6 +22,7 @@ import duckdb
 import pandas as pd
 
 from runners.domain.errors import BadInput
+from runners.domain.units import format_seconds
 
 LOCK_TIMEOUT_S = 30.0
 QUERY_TIMEOUT_S = 30.0
@@ -186,7 +187,8 @@ def connect(path: Path, *, read_only: bool, timeout: float = LOCK_TIMEOUT_S) -> 
 def _busy_error(path: Path, timeout: float, exc: duckdb.Error) -> StoreBusy:
     holder = lock_holder(exc)
     return StoreBusy(
-        f"the results store {path} stayed busy for {timeout:.0f} s: {holder} is holding it",
+        f"the results store {path} stayed busy for {format_seconds(timeout)}: "
+        f"{holder} is holding it",
         holder,
     )
 
