@@ -71,6 +71,8 @@ class RunSpec:
     seed: int = 0
     timeout_point: bool = True  # one point of the largest grid cell ends in a timeout
     tuning_file: str = ""  # the run's tuning file (a real file: its record is read from it)
+    # (algorithm, bytes) -> seconds: every sample of that cell exactly this time, no noise
+    exact_times: dict[tuple[str, int], float] = field(default_factory=dict)
 
 
 def demo_specs() -> list[RunSpec]:
@@ -85,6 +87,34 @@ def demo_specs() -> list[RunSpec]:
             seed=1,
         ),
     ]
+
+
+def decade_spec() -> RunSpec:
+    """A run whose sizes and times sit on decade boundaries (1000 B, 10000 B, 100 KiB; 10 us,
+    100 us, 1 ms, 10 ms, 1 s): where a formatter that strips a whole number's zeros prints 1 us
+    for 100 us. The library's forced ring wins at 1000 B, recursive doubling above."""
+    times = {
+        ("ring", 1000): 100e-6,
+        ("ring", 10000): 1e-3,
+        ("ring", 102400): 100e-3,
+        ("recursive_doubling", 1000): 1e-3,
+        ("recursive_doubling", 10000): 100e-6,
+        ("recursive_doubling", 102400): 10e-3,
+        ("mpi", 1000): 1000e-6,
+        ("mpi", 10000): 10e-3,
+        ("mpi", 102400): 100e-3,
+        ("mpi:ring", 1000): 10e-6,
+        ("mpi:ring", 10000): 1e-3,
+        ("mpi:ring", 102400): 1.0,
+    }
+    return RunSpec(
+        run_id="r20261203-100000-dddd",
+        ranks=(2,),
+        sizes=(1000, 10000, 102400),
+        algorithms=("recursive_doubling", "ring", "mpi", "mpi:ring"),
+        exact_times=times,
+        timeout_point=False,
+    )
 
 
 def calibration_id(host: str) -> str:
@@ -232,6 +262,8 @@ def true_time(algorithm: str, ranks: int, nbytes: int, dtype: str) -> float:
 def _samples_of(spec: RunSpec, cell: tuple[str, int, int, str, str], rng: Any) -> np.ndarray:
     """The cell's per-iteration times: log-normal noise, worse when oversubscribed."""
     algorithm, ranks, nbytes, dtype, _ = cell
+    if (algorithm, nbytes) in spec.exact_times:
+        return np.full(spec.samples, spec.exact_times[algorithm, nbytes])
     over = ranks > spec.physical_cores
     center = true_time(algorithm, ranks, nbytes, dtype) * spec.slowdown.get(algorithm, 1.0)
     center *= 1.6 if over else 1.0
