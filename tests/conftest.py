@@ -26,6 +26,25 @@ def run_cli(
     )
 
 
+class HeldPoint:
+    """A sweep's rank parked at one algorithm (in the n-th cell it runs it in, when given)
+    until the test releases it: the event a test waits for instead of a sleep or a count of
+    progress lines that a fast machine can outrun (COLLSWEEP_FAULT=hold:..., see
+    runners.ranks.sweep_worker.inject_fault)."""
+
+    def __init__(self, folder: Path, algorithm: str, nth_cell: int | None = None) -> None:
+        self.release_file = folder / f"release-{algorithm}-{nth_cell}"
+        at = f":{nth_cell}" if nth_cell is not None else ""
+        self.env = {
+            "COLLSWEEP_FAULT": f"hold:{algorithm}{at}",
+            "COLLSWEEP_FAULT_RELEASE": str(self.release_file),
+        }
+
+    def release(self) -> None:
+        """Let the parked rank go on (idempotent)."""
+        self.release_file.touch()
+
+
 @pytest.fixture(scope="session")
 def calibration_columns(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     """The columns of the store's calibrations table (what a calibration row must fill)."""

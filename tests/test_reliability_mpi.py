@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, processes_with, run_cli
+from conftest import ROOT, HeldPoint, processes_with, run_cli
 from test_sweep_mpi import only_run, points, write_spec
 
 from runners import store
@@ -115,25 +115,26 @@ def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
     tmp_path: Path, reliability
 ) -> None:
     """A reader holds the store for 35 s (the old writer gave up after 30): the sweep keeps
-    measuring, says who holds the store, and ends complete with every point."""
-    # 24 points of 0.3 s: the holder (a Python start-up and an import away) must take the
-    # store while points still come, also on a machine that sweeps fast
-    sizes = [4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288]
-    spec = write_spec(tmp_path, f"sizes = {sizes}\n" + SLOW)
+    measuring, says who holds the store, and ends complete with every point. The sweep's
+    ring parks in its second cell until the store is held, so the held store meets points
+    still to come on any machine."""
+    spec = write_spec(tmp_path, "sizes = [4096, 8192, 16384, 32768]\n" + QUICK)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
-    sweep = start(db, spec, log=log)
-    wait_for_text(log, "[   1/24]")
+    held = HeldPoint(tmp_path, "ring", 2)
+    sweep = start(db, spec, env=held.env, log=log)
+    wait_for_text(log, "[   3/36]")
     holder = hold_store(db, 35)
-    assert "[  24/24]" not in log.read_text()  # the store is held while points still come
+    assert "[   4/36]" not in log.read_text()
+    held.release()
     sweep.communicate(timeout=240)
     holder.wait()
     text = log.read_text()
     assert sweep.returncode == 0, text[-3000:]
     assert "the store is busy" in text and f"pid {holder.pid}" in text
     run_id = only_run(db)
-    assert len(points(db)) == 24 and store.get_run(db, run_id)["status"] == "complete"
+    assert len(points(db)) == 12 and store.get_run(db, run_id)["status"] == "complete"
     assert not (tmp_path / "s.duckdb.journal").exists()
-    reliability.fault("store held 35 s", lost_points(db, log), status_is_true(db, run_id, 24))
+    reliability.fault("store held 35 s", lost_points(db, log), status_is_true(db, run_id, 12))
 
 
 def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
@@ -142,12 +143,14 @@ def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
     """Ctrl-C while the store is busy: the first says it still waits, the second leaves at once
     with the points in the journal; the run is then shown abandoned, and the next sweep on the
     store stores the journal's points and the run's true status."""
-    spec = write_spec(tmp_path, "sizes = [16384, 32768]\n" + SLOW.replace("0.3", "1.2"))
+    spec = write_spec(tmp_path, "sizes = [16384, 32768]\n" + QUICK)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
-    sweep = start(db, spec, log=log)
-    wait_for_text(log, "[   1/6]")
+    held = HeldPoint(tmp_path, "ring", 2)
+    sweep = start(db, spec, env=held.env, log=log)
+    wait_for_text(log, "[   3/18]")
     holder = hold_store(db, 120)
-    assert "[   6/6]" not in log.read_text()  # held while points still come
+    assert "[   4/18]" not in log.read_text()  # held while points still come
+    held.release()
     try:
         wait_for_text(log, "waiting for the store to take the last")  # the final wait began
         sweep.send_signal(signal.SIGINT)
@@ -176,38 +179,36 @@ def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(
 def test_every_stop_signal_ends_the_sweep_the_same_way(
     tmp_path: Path, sig: signal.Signals, reliability
 ) -> None:
-    """Points kept, run interrupted with the signal named, no job file and no rank left."""
-    spec = write_spec(
-        tmp_path,
-        "sizes = {min = 16384, max = 524288, factor = 2}\n" + SLOW,
-    )
+    """Points kept, run interrupted with the signal named, no job file and no rank left. The
+    signal comes while ring is parked in its second cell, after the first size's points."""
+    spec = write_spec(tmp_path, "sizes = [16384, 32768, 65536]\n" + QUICK)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     temp = tmp_path / "tmp"
     temp.mkdir()
-    sweep = start(db, spec, env={"TMPDIR": str(temp)}, log=log)
-    wait_for_text(log, "[   2/")
+    held = HeldPoint(tmp_path, "ring", 2)
+    sweep = start(db, spec, env={"TMPDIR": str(temp), **held.env}, log=log)
+    wait_for_text(log, "[   3/27]")
     sweep.send_signal(sig)
     sweep.communicate(timeout=60)
     assert sweep.returncode == 130, log.read_text()[-2000:]
     run_id = only_run(db)
     run = store.get_run(db, run_id)
     assert run["status"] == "interrupted" and sig.name in run["status_reason"]
+    assert len(points(db)) == 3
     assert list(temp.iterdir()) == []  # the job file is gone
     assert rank_processes(sweep.pid) == []
-    reliability.fault(sig.name, lost_points(db, log), status_is_true(db, run_id, 18))
+    reliability.fault(sig.name, lost_points(db, log), status_is_true(db, run_id, 9))
 
 
 def test_ranks_leave_when_the_sweep_is_killed_outright(tmp_path: Path, reliability) -> None:
-    """SIGKILL to the CLI while a rank hangs: the ranks notice and exit within seconds; the run
-    is listed abandoned, and the next sweep on the store marks it interrupted."""
-    spec = write_spec(tmp_path, "sizes = [8]\n" + QUICK + "point_timeout_s = 300.0\n")
+    """SIGKILL to the CLI while a rank is stuck (parked, never released): the ranks notice and
+    exit within seconds; the run is listed abandoned, and the next sweep on the store marks it
+    interrupted."""
+    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + QUICK + "point_timeout_s = 300.0\n")
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
-    sweep = start(db, spec, env={"COLLSWEEP_FAULT": "hang:ring"}, log=log)
-    deadline = time.monotonic() + 60
-    while len(rank_processes(sweep.pid)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    sweep = start(db, spec, env=HeldPoint(tmp_path, "ring", 2).env, log=log)
+    wait_for_text(log, "[   3/18]")
     assert len(rank_processes(sweep.pid)) >= 2
-    time.sleep(1)
     sweep.kill()
     sweep.wait()
     deadline = time.monotonic() + 15
@@ -220,7 +221,7 @@ def test_ranks_leave_when_the_sweep_is_killed_outright(tmp_path: Path, reliabili
     assert again.returncode == 0, again.stderr
     run = store.get_run(db, run_id)
     assert run["status"] == "interrupted" and "ended without finishing" in run["status_reason"]
-    reliability.fault("SIGKILL of the CLI", lost_points(db, log), status_is_true(db, run_id, 3))
+    reliability.fault("SIGKILL of the CLI", lost_points(db, log), status_is_true(db, run_id, 6))
 
 
 def test_a_bug_in_the_parent_fails_the_run_instead_of_completing_it(
@@ -263,15 +264,14 @@ def test_resume_measures_failed_points_again_unless_told_to_keep_them(
 
 
 def test_a_live_run_cannot_be_resumed_twice(tmp_path: Path, reliability) -> None:
-    """--resume of a run another sweep is measuring is refused, naming that process. The live
-    sweep has 24 points of 0.3 s each, so it is still running when the second command asks
-    (with 12 it sometimes finished first on a fast machine, and the resume found it complete)."""
-    sizes = "sizes = {min = 16384, max = 2097152, factor = 2}\n"
-    spec = write_spec(tmp_path, sizes + SLOW)
+    """--resume of a run another sweep is measuring is refused, naming that process (the live
+    sweep's ring is parked in its second cell until the second command has been answered)."""
+    spec = write_spec(tmp_path, "sizes = [16384, 32768]\n" + QUICK)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
-    sweep = start(db, spec, log=log)
+    held = HeldPoint(tmp_path, "ring", 2)
+    sweep = start(db, spec, env=held.env, log=log)
     try:
-        wait_for_text(log, "[   1/24]")
+        wait_for_text(log, "[   3/18]")
         run_id = only_run(db)
         second = run_cli("sweep", "--resume", run_id, "--store", str(db))
         assert second.returncode == 2 and f"pid {sweep.pid}" in second.stderr

@@ -17,8 +17,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ class Job:
     library: str = MPICH  # another library's ranks start with its own mpiexec
 
 
+WAITING_TICK_S = 1.0  # how often a job that prints nothing gives its reader a turn
 RANKS_ENTRY = "runners.ranks"  # `python -m runners.ranks KIND JOB`: every job's rank program
 
 
@@ -189,12 +191,19 @@ class RunningJob:
         for line in self.proc.stderr:
             self._stderr.append(line.rstrip("\n"))
 
-    def next_line(self, idle_timeout: float) -> str | None:
-        """The next stdout line, None at EOF; JobHung after `idle_timeout` s of silence."""
-        try:
-            return self._lines.get(timeout=idle_timeout)
-        except queue.Empty:
-            raise JobHung(f"no progress for {idle_timeout:g} s") from None
+    def next_line(
+        self, idle_timeout: float, while_waiting: Callable[[], None] | None = None
+    ) -> str | None:
+        """The next stdout line, None at EOF; JobHung after `idle_timeout` s of silence.
+        `while_waiting` is called about once a second while no line comes."""
+        deadline = time.monotonic() + idle_timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                return self._lines.get(timeout=min(left, WAITING_TICK_S))
+            except queue.Empty:
+                if while_waiting is not None:
+                    while_waiting()
+        raise JobHung(f"no progress for {idle_timeout:g} s")
 
     def wait(self, timeout: float = 30) -> int:
         """The exit status, killing the job if it does not end within `timeout`."""

@@ -65,7 +65,13 @@ class RunWriter:
         self._queue(point_record(point, samples))
         launches = point.get("launches") or 0
         self.statuses[point["point_id"]] = sweep_status(point["status"], launches, wanted_launches)
-        if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+        self.flush_if_due()
+
+    def flush_if_due(self) -> None:
+        """Write the queue if the last write was FLUSH_SECONDS ago or more: called with each
+        point and while a long point runs, so finished points reach the store (and whoever
+        watches it) within about that time."""
+        if self.pending and time.monotonic() - self.last_flush >= FLUSH_SECONDS:
             self.flush()
 
     def add_probe(self, probe: dict[str, Any]) -> None:

@@ -144,7 +144,7 @@ class GroupRunner:
         cells_started, done = 0, False
         timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
         try:
-            while (line := running.next_line(timeout)) is not None:
+            while (line := running.next_line(timeout, self.writer.flush_if_due)) is not None:
                 event = parse_event(line)
                 if isinstance(event, Hello):
                     self._save_provenance(event, group.library)

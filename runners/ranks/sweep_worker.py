@@ -152,12 +152,22 @@ def first_call(comm: MPI.Comm, algorithm: str, impl: Allreduce, buffers: Buffers
     return check_results(comm, buffers)
 
 
-def inject_fault(comm: MPI.Comm, algorithm: str) -> None:
+_CELLS_SEEN: dict[str, set[tuple]] = {}  # per algorithm, the cells this rank has run it in
+
+
+def inject_fault(comm: MPI.Comm, algorithm: str, cell: tuple) -> None:
     """Test hook: COLLSWEEP_FAULT=crash:<alg>, hang:<alg> or garble:<alg> breaks rank 1 at
-    that algorithm (garble: rank 0 reports a malformed point, a bug in the parent's eyes)."""
-    fault = os.environ.get("COLLSWEEP_FAULT", "")
-    kind, _, target = fault.partition(":")
+    that algorithm (garble: rank 0 reports a malformed point, a bug in the parent's eyes);
+    hold:<alg>[:<n>] parks it there (in the n-th cell this launch runs it in, when given)
+    until the file named by COLLSWEEP_FAULT_RELEASE exists, so that a test acts while a sweep
+    is surely mid-point, whatever the machine's speed."""
+    kind, _, target = os.environ.get("COLLSWEEP_FAULT", "").partition(":")
+    target, _, nth = target.partition(":")
     if target != algorithm:
+        return
+    seen = _CELLS_SEEN.setdefault(algorithm, set())
+    seen.add(cell)
+    if nth and (int(nth) != len(seen)):
         return
     if kind == "garble" and comm.Get_rank() == 0:  # a point event without its fields
         print(json.dumps({"type": "point", "algorithm": algorithm}), flush=True)
@@ -168,6 +178,10 @@ def inject_fault(comm: MPI.Comm, algorithm: str) -> None:
     if kind == "hang":
         while True:
             time.sleep(1)
+    if kind == "hold":
+        release = os.environ.get("COLLSWEEP_FAULT_RELEASE", "")
+        while not (release and os.path.exists(release)):
+            time.sleep(0.05)
 
 
 def time_pass(
@@ -235,7 +249,7 @@ def run_cell(
             state = states[alg]
             if state.status != "ok":
                 continue
-            inject_fault(comm, alg)
+            inject_fault(comm, alg, (cell["nbytes"], cell["dtype"], cell["op"]))
             here = library.turn(alg)
             buffers.clear_results()
             samples = time_pass(here, impls[alg], buffers, cell["op"], rule, timing.warmup)
