@@ -180,7 +180,7 @@ def test_payload_limit_from_free_memory() -> None:
     assert limit == int(free * 0.8) // (4 * capacity.BUFFERS_PER_POINT)
     assert capacity.payload_problem([limit], 4, free=free) is None
     problem = capacity.payload_problem([8, limit + 1], 4, free=free)
-    assert problem and str(limit) in problem and "16.0 GiB" in problem
+    assert problem and str(limit) in problem and "16 GiB available" in problem
 
 
 def test_spec_repeats_are_dropped_with_notes() -> None:

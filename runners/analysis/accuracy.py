@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from runners.analysis.choices import model_pick
-from runners.analysis.crossings import group_points, predicted_pair
+from runners.analysis.crossings import PredictedTimes, group_points, predicted_pair
 from runners.analysis.points import Params, Point, predict_with, variant_of
 from runners.domain.catalog import ALGORITHMS, is_autotuned
 from runners.domain.models import model_for
@@ -125,7 +125,7 @@ def _crossovers(
 ) -> dict:
     """Measured crossovers of two modelled algorithms of different models: does the variant
     predict one inside the measured interval?"""
-    groups = group_points(points)
+    groups, times = group_points(points), PredictedTimes(cal, variant)
     judged = []
     for flip in flips:
         names = (flip["algorithm_a"], flip["algorithm_b"])
@@ -136,7 +136,7 @@ def _crossovers(
         if not all(n in groups.get(key, {}) for n in names):
             continue  # not predicted here (no gamma for its dtype/op)
         sizes = groups[key][names[0]].keys() & groups[key][names[1]].keys()
-        found = predicted_pair(key, names, (min(sizes), max(sizes)), cal, variant)
+        found = predicted_pair(key, names, (min(sizes), max(sizes)), cal, variant, times)
         judged.append(any(flip["low_bytes"] <= r["bytes"] <= flip["high_bytes"] for r in found))
     share = float(np.mean(judged)) if judged else None
     return {"measured_crossovers": len(judged), "crossover_inside_share": share}

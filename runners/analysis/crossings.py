@@ -38,27 +38,47 @@ def crossing_row(key: Key, a: str, b: str, a_first: bool, kind: str, **rest: Any
     }
 
 
+class PredictedTimes:
+    """Smooth predicted times of one calibration in one variant, each (algorithm, group, size)
+    priced once: the pairs of a group share their grid, so each curve is priced once, not
+    once per pair it is in."""
+
+    def __init__(self, params: Params, variant: str | None = None) -> None:
+        self.params, self.variant = params, variant
+        self._seconds: dict[tuple[str, Key, float], float] = {}
+
+    def __call__(self, name: str, key: Key, nbytes: float) -> float:
+        """Seconds of `name` for `nbytes` bytes in group `key` (its gamma must be known)."""
+        found = self._seconds.get((name, key, nbytes))
+        if found is None:
+            ranks, dtype, op = key
+            pred = predict_with(
+                self.params, name, ranks, nbytes, dtype, op, variant=self.variant, smooth=True
+            )
+            assert pred is not None  # the caller checked the gamma
+            found = self._seconds[name, key, nbytes] = pred.total_s
+        return found
+
+
 def predicted_pair(
     key: Key,
     names: tuple[str, str],
     span: tuple[float, float],
     params: Params,
     variant: str | None = None,
+    times: PredictedTimes | None = None,
 ) -> list[dict[str, Any]]:
     """Predicted crossovers of two modelled algorithms within span = (lo, hi) bytes, priced in
-    `variant` (default: the calibration's most exact, as the stored predictions are)."""
+    `variant` (default: the calibration's most exact, as the stored predictions are); `times`
+    shares the pricing with the other pairs of these parameters and variant."""
     ranks, dtype, op = key
     models = tuple(model_of(n) for n in names)
     if params.gamma(dtype, op) is None or models[0] == models[1] or ranks < 2:
         return []
-
-    def time_of(name: str, n: float) -> float:
-        pred = predict_with(params, name, ranks, n, dtype, op, variant=variant, smooth=True)
-        assert pred is not None  # gamma checked above
-        return pred.total_s
+    time_of = times or PredictedTimes(params, variant)
 
     def diff(n: float) -> float:
-        return time_of(names[0], n) - time_of(names[1], n)
+        return time_of(names[0], key, n) - time_of(names[1], key, n)
 
     lo, hi = span
     rows = []
@@ -84,11 +104,12 @@ def predicted_crossover_rows(
     groups: Mapping[Key, Mapping], params: Params, variant: str | None = None
 ) -> list[dict[str, Any]]:
     """Predicted crossovers of every pair of modelled algorithms, over their common sizes."""
-    rows = []
+    rows, times = [], PredictedTimes(params, variant)
     for key, by_alg in groups.items():
         names = sorted(a for a in by_alg if model_for(a) is not None)
         for a, b in itertools.combinations(names, 2):
             common = by_alg[a].keys() & by_alg[b].keys()
             if len(common) >= 2:
-                rows += predicted_pair(key, (a, b), (min(common), max(common)), params, variant)
+                span = (min(common), max(common))
+                rows += predicted_pair(key, (a, b), span, params, variant, times)
     return rows
