@@ -46,6 +46,15 @@ class HeldPoint:
 
 
 @pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic demo store (two analysed runs, tests/synthetic.py), built once per pytest
+    run and shared by every module that reads it: treat it as read-only (copy it to change it)."""
+    import synthetic
+
+    return synthetic.demo_store(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
 def calibration_columns(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     """The columns of the store's calibrations table (what a calibration row must fill)."""
     from runners import store

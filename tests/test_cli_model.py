@@ -17,8 +17,6 @@ from runners import cli, store
 from runners.domain.catalog import DTYPES
 from runners.domain.models import predict
 
-pytestmark = pytest.mark.mpi
-
 SPEC = """
 sizes = { min = 8, max = 262144, factor = 8 }
 ranks = [2]
@@ -68,6 +66,7 @@ def cli_error(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+@pytest.mark.mpi
 def test_calibrate_stores_what_it_prints(
     calibrated: tuple[Path, dict], calibration_columns: set[str]
 ) -> None:
@@ -91,6 +90,7 @@ def test_calibrate_refuses_bad_input(
     assert code == 2 and "error:" in err and not db.exists()
 
 
+@pytest.mark.mpi
 def test_a_sweep_reuses_the_stored_calibration(calibrated: tuple[Path, dict], swept: str) -> None:
     db, cal = calibrated
     assert store.get_run(db, swept)["calibration_id"] == cal["calibration_id"]
@@ -129,6 +129,7 @@ def test_predict_with_given_parameters_is_the_model(
     assert sum(terms) == pytest.approx(got["predicted_s"])
 
 
+@pytest.mark.mpi
 def test_predict_without_parameters_uses_the_newest_calibration(
     capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict], swept: str
 ) -> None:
@@ -178,6 +179,7 @@ def test_predict_errors_end_the_process_without_a_traceback(tmp_path: Path) -> N
     assert "Traceback" not in result.stderr and not (tmp_path / "none.duckdb").exists()
 
 
+@pytest.mark.mpi
 def test_predict_needs_a_gamma_for_the_dtype(
     capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict]
 ) -> None:
@@ -187,6 +189,7 @@ def test_predict_needs_a_gamma_for_the_dtype(
     assert code == 2 and "no gamma for int64/sum" in err
 
 
+@pytest.mark.mpi
 def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) -> None:
     db, _ = calibrated
     stored = store.query(db, "SELECT * FROM crossovers WHERE run_id = ?", [swept])
@@ -218,6 +221,7 @@ def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) 
     assert set(predicted.calibration_id) <= set(stored.calibration_id.dropna())
 
 
+@pytest.mark.mpi
 def test_the_verdict_summarises_every_group(calibrated: tuple[Path, dict], swept: str) -> None:
     """`crossovers --summary` gives one line per (ranks, dtype, op), its bands in size order."""
     db, _ = calibrated
@@ -234,6 +238,7 @@ def test_the_verdict_summarises_every_group(calibrated: tuple[Path, dict], swept
     assert all(f": {w}" in result.stdout for w in set(decided))
 
 
+@pytest.mark.mpi
 def test_crossovers_and_analyze_refuse_an_unknown_run(
     capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict]
 ) -> None:
@@ -243,6 +248,7 @@ def test_crossovers_and_analyze_refuse_an_unknown_run(
         assert code == 2 and "no run 'no-such-run'" in err
 
 
+@pytest.mark.mpi
 def test_analyze_recomputes_without_duplicating(calibrated: tuple[Path, dict], swept: str) -> None:
     db, _ = calibrated
     count = "SELECT count(*) AS n FROM predictions WHERE run_id = ?"
@@ -253,6 +259,7 @@ def test_analyze_recomputes_without_duplicating(calibrated: tuple[Path, dict], s
     assert store.query(db, count, [swept]).n.item() == before
 
 
+@pytest.mark.mpi
 def test_the_command_line_stays_quiet_and_complete(
     calibrated: tuple[Path, dict], swept: str
 ) -> None:
@@ -281,6 +288,7 @@ def test_the_command_line_stays_quiet_and_complete(
     assert "Traceback" not in shell.stderr and shell.stderr == ""
 
 
+@pytest.mark.mpi
 def test_export_writes_every_table_of_the_run_with_its_calibrations(
     calibrated: tuple[Path, dict], swept: str, tmp_path: Path
 ) -> None:

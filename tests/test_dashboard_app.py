@@ -25,12 +25,6 @@ RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 CAL = synthetic.calibration_id("synth-node")
 
 
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The two synthetic demo runs, built once for the module."""
-    return synthetic.demo_store(tmp_path_factory.getbasetemp())
-
-
 @pytest.fixture
 def demo(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The demo store, given to the app as $COLLSWEEP_STORE (how serve passes it too)."""

@@ -18,8 +18,6 @@ from runners.domain.plan import plan_groups, skip_reason
 from runners.domain.spec import parse_spec
 from runners.jobs import launch
 
-pytestmark = pytest.mark.mpi
-
 FORCED = [
     "openmpi:basic_linear",
     "openmpi:nonoverlapping",
@@ -63,6 +61,7 @@ def fingerprints(
     return out
 
 
+@pytest.mark.mpi
 def test_every_forced_open_mpi_algorithm_runs_what_it_names() -> None:
     """p=4, 1024 float64 (8 KiB): basic linear reduces everything at rank 0; reduce + broadcast
     reduces p-1 full buffers in all; recursive doubling the full count twice on every rank;
@@ -79,6 +78,7 @@ def test_every_forced_open_mpi_algorithm_runs_what_it_names() -> None:
     assert len({json.dumps(calls) for calls in found.values()}) >= 4
 
 
+@pytest.mark.mpi
 def test_forcing_by_environment_runs_the_same_algorithms() -> None:
     """library_switching = "launch": a launch per forced algorithm, forced by OMPI_MCA_
     variables, leaves the same fingerprints as the communicators of one launch."""
@@ -88,6 +88,7 @@ def test_forcing_by_environment_runs_the_same_algorithms() -> None:
     assert by_environment["openmpi:ring"] == {r: [256] * 3 for r in range(4)}
 
 
+@pytest.mark.mpi
 def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
     """512 KiB of float64 on 4 ranks: the ring reduces 16384 elements three times, the
     segmented ring 64 KiB segments (8192 elements) in two phases of three."""
@@ -96,6 +97,7 @@ def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
     assert found["openmpi:segmented_ring"] == {r: [8192] * 6 for r in range(4)}
 
 
+@pytest.mark.mpi
 def test_the_declared_fallbacks_are_what_open_mpi_runs() -> None:
     """Two float64 on 4 ranks: ring runs recursive doubling and Rabenseifner basic linear (as
     their descriptors declare, from Open MPI's source), so the sweep stores them as skipped."""
@@ -128,6 +130,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.mpi
 def test_one_sweep_stores_both_libraries_points_once(both: Path) -> None:
     """Every point once, each with its library (a fallback skipped), Open MPI's forced ring
     through its own communicator, both libraries' versions in the run, Open MPI's autotuned
@@ -173,6 +176,7 @@ def test_one_sweep_stores_both_libraries_points_once(both: Path) -> None:
     )
 
 
+@pytest.mark.mpi
 def test_the_dashboard_shows_both_autotuned_defaults(
     both: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,12 +17,6 @@ from runners.jobs import launch
 from runners.store import storefile
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The session's synthetic demo store (shared with the dashboard tests; read-only)."""
-    return synthetic.demo_store(tmp_path_factory.getbasetemp())
-
-
 def _cut(source: Path, target: Path) -> Path:
     data = source.read_bytes()
     target.write_bytes(data[: len(data) // 2])
@@ -35,9 +29,9 @@ def _digest(path: Path) -> str:
 
 @pytest.mark.mpi
 def test_a_truncated_store_is_refused_by_every_command_and_never_written(
-    demo: Path, tmp_path: Path, reliability
+    demo_store: Path, tmp_path: Path, reliability
 ) -> None:
-    cut = _cut(demo, tmp_path / "cut.duckdb")
+    cut = _cut(demo_store, tmp_path / "cut.duckdb")
     before = _digest(cut)
     spec = tmp_path / "spec.toml"
     spec.write_text("sizes = [8]\nranks = [2]\n")
@@ -113,12 +107,19 @@ def test_the_lock_holder_is_named() -> None:
 
 
 @pytest.mark.slow
-def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo: Path, reliability) -> None:
+def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo_store: Path, reliability) -> None:
     slow = run_cli(
-        "query", "SELECT count(*) FROM range(100000000000)", "--timeout", "1", "--store", str(demo)
+        "query",
+        "SELECT count(*) FROM range(100000000000)",
+        "--timeout",
+        "1",
+        "--store",
+        str(demo_store),
     )
     assert slow.returncode == 1 and "stopped after 1 s" in slow.stderr
-    many = run_cli("query", "SELECT * FROM range(50)", "--max-rows", "3", "--store", str(demo))
+    many = run_cli(
+        "query", "SELECT * FROM range(50)", "--max-rows", "3", "--store", str(demo_store)
+    )
     assert many.returncode == 0 and len(many.stdout.strip().splitlines()) == 4  # header + 3
     assert "only the first 3 rows" in many.stderr
     big = run_cli(
@@ -129,12 +130,12 @@ def test_collsweep_query_is_bounded_in_time_rows_and_memory(demo: Path, reliabil
         "--timeout",
         "60",
         "--store",
-        str(demo),
+        str(demo_store),
     )
     assert big.returncode == 1 and "memory limit of 100MiB" in big.stderr
-    typo = run_cli("query", "SELEC 1", "--store", str(demo))
+    typo = run_cli("query", "SELEC 1", "--store", str(demo_store))
     assert typo.returncode == 2 and "syntax error" in typo.stderr.lower()
-    bad = run_cli("query", "SELECT 1", "--memory-limit", "lots", "--store", str(demo))
+    bad = run_cli("query", "SELECT 1", "--memory-limit", "lots", "--store", str(demo_store))
     reliability.bad_input("query --memory-limit lots", bad.returncode == 2)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
@@ -209,14 +210,14 @@ def _read_only_mount(folder: Path) -> bool:
 
 @pytest.mark.slow
 def test_read_only_file_systems_give_one_line_errors(
-    demo: Path, tmp_path: Path, reliability
+    demo_store: Path, tmp_path: Path, reliability
 ) -> None:
     mount = tmp_path / "ro"
     if not _read_only_mount(mount):
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
         (mount / "out").mkdir()
-        (mount / "s.duckdb").write_bytes(demo.read_bytes())
+        (mount / "s.duckdb").write_bytes(demo_store.read_bytes())
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
         spec = tmp_path / "spec.toml"
         spec.write_text("sizes = [8]\nranks = [2]\n")
@@ -230,7 +231,7 @@ def test_read_only_file_systems_give_one_line_errors(
             ],
         }
         for case, args in cases.items():
-            store_arg = str(mount / "s.duckdb") if args[0] == "sweep" else str(demo)
+            store_arg = str(mount / "s.duckdb") if args[0] == "sweep" else str(demo_store)
             result = run_cli(*args, "--store", store_arg)
             clean = result.returncode == 2 and "Traceback" not in result.stderr
             clean = clean and len(result.stderr.strip().splitlines()) == 1

@@ -18,25 +18,19 @@ from runners.domain.spec import load_spec
 RUN_A = synthetic.demo_specs()[0].run_id
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The synthetic demo runs (real analysis over synthetic timings)."""
-    return synthetic.demo_store(tmp_path_factory.getbasetemp())
-
-
-def tune(demo: Path, out: Path, *extra: str) -> int:
-    return main(["tune", RUN_A, "--store", str(demo), "--out", str(out), *extra])
+def tune(demo_store: Path, out: Path, *extra: str) -> int:
+    return main(["tune", RUN_A, "--store", str(demo_store), "--out", str(out), *extra])
 
 
 def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
-    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, spec_path = tmp_path / "tuned.json", tmp_path / "validate.toml"
-    assert tune(demo, out, "--validate-spec", str(spec_path)) == 0
+    assert tune(demo_store, out, "--validate-spec", str(spec_path)) == 0
     printed = capsys.readouterr().out
     assert tuning.tuning_file_problem(out) is None
-    expected = group_tunings(demo, RUN_A, "float32", "sum")[2]
-    assert any(b.algorithm for b in expected.bands)  # the demo has a decided library winner
+    expected = group_tunings(demo_store, RUN_A, "float32", "sum")[2]
+    assert any(b.algorithm for b in expected.bands)  # the demo_store has a decided library winner
     sized = json.loads(out.read_text())[tuning.ALLREDUCE]["comm_type=intra"]
     assert list(sized) == ["comm_size<2", "comm_size<=2", "comm_size=any"]  # p=2 only: the
     assert "p=2: " in printed and "p=3" not in printed  # other groups are oversubscribed
@@ -56,9 +50,9 @@ def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
 
 
 def test_an_oversubscribed_group_is_tuned_only_when_named(
-    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert tune(demo, tmp_path / "t.json", "--ranks", "3") == 0
+    assert tune(demo_store, tmp_path / "t.json", "--ranks", "3") == 0
     assert "p=3 (oversubscribed" in capsys.readouterr().out
 
 
@@ -75,27 +69,29 @@ def _files(folder: Path) -> list[str]:
     ],
 )
 def test_a_run_that_cannot_make_a_file_writes_nothing(
-    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args, message: str
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args, message: str
 ) -> None:
-    assert tune(demo, tmp_path / "t.json", *args) == 2
+    assert tune(demo_store, tmp_path / "t.json", *args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert _files(tmp_path) == []
 
 
 def test_an_unwritable_place_or_another_library_writes_nothing(
-    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert tune(demo, tmp_path / "missing" / "t.json") == 2
+    assert tune(demo_store, tmp_path / "missing" / "t.json") == 2
     assert "folder" in capsys.readouterr().err and _files(tmp_path) == []
     other = tmp_path / "other.duckdb"
-    shutil.copy(demo, other)
+    shutil.copy(demo_store, other)
     with duckdb.connect(str(other)) as con:
         con.execute("UPDATE runs SET mpi_version = 'Open MPI 5.0.11'")
     assert main(["tune", RUN_A, "--store", str(other), "--out", str(tmp_path / "t.json")]) == 2
     assert "measured Open MPI 5.0.11" in capsys.readouterr().err
     assert _files(tmp_path) == ["other.duckdb"]
-    assert main(["tune", "nope", "--store", str(demo), "--out", str(tmp_path / "t.json")]) == 2
+    assert (
+        main(["tune", "nope", "--store", str(demo_store), "--out", str(tmp_path / "t.json")]) == 2
+    )
 
 
 def test_sweep_refuses_a_bad_tuning_file_before_any_rank(
