@@ -15,6 +15,7 @@ from benchmarks.common import (
     table,
     us,
 )
+from benchmarks.mode import Mode
 from runners.domain.catalog import ALGORITHMS, library_knobs
 from runners.domain.launcher import is_oversubscribed
 from runners.domain.machine import physical_cores
@@ -23,6 +24,7 @@ from runners.domain.units import format_bytes
 
 SIZES = (8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB, 4 * MIB, 16 * MIB)
 RANKS = (2, 4)
+SMOKE_SIZES = (8, 1 * MIB)  # one size of each check
 SMALL_MAX = 4 * KIB
 LARGE_MIN = 1 * MIB
 MAX_RATIO_LARGE = 1.15
@@ -53,19 +55,21 @@ PAIRS = (
 )
 
 
-def time_pair(pair: Pair, ranks: int, budget_s: float) -> dict[int, dict]:
+def time_pair(pair: Pair, ranks: int, budget_s: float, sizes: tuple[int, ...]) -> dict[int, dict]:
     """One job: ours and MPICH's in alternating iterations at every size, by size."""
     log(f"figure 2: {pair.ours} vs {pair.mpich}, p={ranks}")
-    args = [pair.ours, pair.mpich, str(budget_s), str(MAX_ITERATIONS), *map(str, SIZES)]
+    args = [pair.ours, pair.mpich, str(budget_s), str(MAX_ITERATIONS), *map(str, sizes)]
     knobs = library_knobs(pair.mpich)
     lines = run_python_job(ranks, "benchmarks.paired_worker", args, knobs, timeout=600)
     return {line["bytes"]: line for line in lines}
 
 
-def pair_rows(pair: Pair, ranks: int, results: dict[int, dict]) -> list[list[object]]:
+def pair_rows(
+    pair: Pair, ranks: int, results: dict[int, dict], sizes: tuple[int, ...]
+) -> list[list[object]]:
     """Table rows of one pair at one group size."""
     rows: list[list[object]] = []
-    for nbytes in SIZES:
+    for nbytes in sizes:
         line = results.get(nbytes, {"skipped": "not timed"})
         head = [pair.ours, ranks, format_bytes(nbytes)]
         if "skipped" in line:
@@ -122,9 +126,10 @@ def pair_checks(pair: Pair, ranks: int, results: dict[int, dict]) -> list[Check]
     return checks
 
 
-def run(quick: bool) -> Figure:
+def run(mode: Mode) -> Figure:
     """One job per (pair, p), the two algorithms alternating iteration by iteration."""
-    budget_s = 0.25 if quick else 0.8
+    budget_s = mode.pick(0.8, 0.25, 0.02)
+    sizes, group_sizes = (SMOKE_SIZES, RANKS[:1]) if mode is Mode.SMOKE else (SIZES, RANKS)
     figure = Figure(
         2,
         "Hand-written vs library",
@@ -132,17 +137,17 @@ def run(quick: bool) -> Figure:
         "in the same job, alternating iteration by iteration; float32 SUM",
     )
     rows: list[list[object]] = []
-    for ranks in RANKS:
+    for ranks in group_sizes:
         for pair in PAIRS:
-            results = time_pair(pair, ranks, budget_s)
-            rows += pair_rows(pair, ranks, results)
+            results = time_pair(pair, ranks, budget_s, sizes)
+            rows += pair_rows(pair, ranks, results, sizes)
             figure.checks += pair_checks(pair, ranks, results)
     figure.table = table(HEADERS, rows)
-    figure.notes += notes(budget_s)
+    figure.notes += notes(budget_s, group_sizes)
     return figure
 
 
-def notes(budget_s: float) -> list[str]:
+def notes(budget_s: float, group_sizes: tuple[int, ...]) -> list[str]:
     """What the reader needs to know to read figure 2."""
     out = [
         "rounds (messages on the critical path, from each schedule): recursive_doubling "
@@ -157,7 +162,7 @@ def notes(budget_s: float) -> list[str]:
         "neighbouring iterations, which bursts of load from other processes hit alike: where "
         "the two differ, the ratio is noise-limited",
     ]
-    for ranks in RANKS:
+    for ranks in group_sizes:
         if is_oversubscribed(ranks):
             out.append(
                 f"p={ranks} is OVERSUBSCRIBED here ({ranks} ranks on {physical_cores()} physical "

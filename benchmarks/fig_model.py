@@ -2,8 +2,9 @@
 
 Two p = 2 sweeps, each into a fresh store (so each calibrates just before it runs): the quick
 preset (data/quick.toml --ranks 2) and a grid from 8 B to 32 MiB (factor 4, 3 launches; only
-the quick preset with --quick). The analysis stores `model_accuracy`; printed here, for the
-calibration made in the run's own launches and for the one made before the run, per variant:
+the quick preset with --quick; --smoke sweeps a smoke-test cut of it). The analysis stores
+`model_accuracy`; printed here, for the calibration made in the run's own launches and for the
+one made before the run, per variant:
 median |predicted / measured - 1| of the hand-written and the forced library algorithms, the
 share of decided cells whose measured winner the variant names, and the share of measured
 crossovers with a predicted one inside their interval. The baseline is the `textbook` variant
@@ -14,14 +15,15 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import ROOT, Check, Figure, JobFailed, log, run_command, table
+from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
+from benchmarks.mode import Mode, write_spec
 from runners import store
 
-PRESET = ROOT / "data" / "quick.toml"
 GRID = """
 sizes = { min = 8, max = 33554432, factor = 4 }
 ranks = [2]
@@ -43,12 +45,12 @@ ACCURACY_SQL = (
 )
 
 
-def sweep(spec: Path, folder: Path, extra: list[str]) -> pd.DataFrame:
+def sweep(spec: Path, folder: Path) -> pd.DataFrame:
     """Sweep `spec` into a fresh store; its accuracy rows."""
     path = folder / f"{spec.stem}.duckdb"
-    log(f"figure 7: sweeping {spec.name} {' '.join(extra)}")
+    log(f"figure 7: sweeping {spec.name}")
     argv = [sys.executable, "-m", "runners.cli", "sweep", str(spec), "--store", str(path)]
-    result = run_command([*argv, *extra], timeout=900)
+    result = run_command(argv, timeout=900)
     if result.returncode != 0 or result.timed_out:
         raise JobFailed(f"collsweep sweep failed: {result.stderr.strip().splitlines()[-1:]}")
     return store.query(path, ACCURACY_SQL)
@@ -106,15 +108,16 @@ def checks_of(name: str, frame: pd.DataFrame) -> list[Check]:
     return checks
 
 
-def run(quick_mode: bool) -> Figure:
+def run(mode: Mode) -> Figure:
     """Sweep, analyse, and print each variant's accuracy against the textbook model."""
     figure = Figure(7, "Model accuracy", "the textbook (closed-form) variant, same run")
     with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
-        runs = {"quick p=2": sweep(PRESET, Path(folder), ["--ranks", "2"])}
-        if not quick_mode:
+        preset = write_spec(replace(mode.preset(), ranks=(2,)), Path(folder))
+        runs = {"quick p=2": sweep(preset, Path(folder))}
+        if mode is Mode.FULL:
             grid = Path(folder) / "grid.toml"
             grid.write_text(GRID)
-            runs["8 B..32 MiB"] = sweep(grid, Path(folder), [])
+            runs["8 B..32 MiB"] = sweep(grid, Path(folder))
     header = ["sweep", "calibration", "variant", "hand-written", "forced", "winners", "crossovers"]
     figure.table = table(header, [row for n, f in runs.items() for row in rows_of(n, f)])
     figure.checks = [check for n, f in runs.items() for check in checks_of(n, f)]

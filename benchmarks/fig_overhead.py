@@ -14,12 +14,14 @@ from benchmarks.common import (
     table,
     us,
 )
+from benchmarks.mode import Mode
 from runners.domain.units import format_bytes
 
-SIZES = (8, 64 * KIB, 4 * MIB)
 # Iterations per round and side by size: short rounds, many of them, so that load from
-# other processes, which comes and goes, hits both sides alike. Scaled down by --quick.
+# other processes, which comes and goes, hits both sides alike. --quick runs fewer rounds;
+# --smoke few iterations of one size on each side of the targets' 64 KiB split.
 ITERATIONS = {8: 1000, 64 * KIB: 250, 4 * MIB: 50}
+SMOKE_ITERATIONS = {8: 20, 64 * KIB: 5}
 RANKS = 2
 MAX_ADDED_SMALL_S = 1e-6
 MAX_RATIO_LARGE = 1.05
@@ -42,10 +44,10 @@ def check_for(nbytes: int, added_s: float, ratio: float) -> Check:
     return Check(name, f"{ratio:.3f}x", f"<= {MAX_RATIO_LARGE:.2f}x", ratio <= MAX_RATIO_LARGE)
 
 
-def run(quick: bool) -> Figure:
+def run(mode: Mode) -> Figure:
     """Time the C loop and the harness in alternating rounds; compare round by round."""
-    reps, warmup = (10, 5) if quick else (40, 10)
-    plan = dict(ITERATIONS)
+    reps, warmup = mode.pick((40, 10), (10, 5), (2, 1))
+    plan = SMOKE_ITERATIONS if mode is Mode.SMOKE else ITERATIONS
     results = collect(reps, plan, warmup)
     figure = Figure(
         1,
@@ -56,7 +58,7 @@ def run(quick: bool) -> Figure:
         f"iterations after {warmup} warm-ups per round, {reps} rounds alternating C and harness",
     )
     rows = []
-    for nbytes in SIZES:
+    for nbytes in plan:
         c_runs, py_runs = results[nbytes]["c"], results[nbytes]["py"]
         ratios = [p / c for p, c in zip(py_runs, c_runs, strict=True)]
         added = median(p - c for p, c in zip(py_runs, c_runs, strict=True))

@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import KIB, ROOT, Check, Figure, JobFailed, log, run_command, table
+from benchmarks.common import KIB, Check, Figure, JobFailed, log, run_command, table
+from benchmarks.mode import Mode, write_spec
 from runners import store
-from runners.domain.spec import SweepSpec, load_spec
+from runners.domain.spec import SweepSpec
 
-PRESET = ROOT / "data" / "quick.toml"
 OSU_SMALL_MAX = 8 * KIB
 OSU_SETTINGS = {"small": (100, 1000), "large": (10, 100)}  # (warm-ups, iterations)
 
@@ -38,9 +38,9 @@ class PolicyResult:
     by_ranks: dict[int, tuple[int, int]] | None = None  # ranks -> (within CI, points)
 
 
-def sweep(store_path: Path, overrides: list[str]) -> float:
-    """Run `collsweep sweep` on the preset with overrides; its wall time in seconds."""
-    argv = [sys.executable, "-m", "runners.cli", "sweep", str(PRESET), "--store", str(store_path)]
+def sweep(spec: Path, store_path: Path, overrides: list[str]) -> float:
+    """Run `collsweep sweep` on the spec file with overrides; its wall time in seconds."""
+    argv = [sys.executable, "-m", "runners.cli", "sweep", str(spec), "--store", str(store_path)]
     started = time.monotonic()
     result = run_command([*argv, *overrides], timeout=900)
     if result.returncode != 0 or result.timed_out:
@@ -85,17 +85,18 @@ def summarize_store(result: PolicyResult, store_path: Path, target: float) -> No
     result.medians = dict(zip(keys, frame["median_s"], strict=True))
 
 
-def run_policies(spec: SweepSpec, extra: list[str], folder: Path) -> list[PolicyResult]:
-    """The quick preset as it is, then the OSU-style halves; each into its own store."""
+def run_policies(spec: SweepSpec, folder: Path) -> list[PolicyResult]:
+    """The spec as it is, then the OSU-style halves; each into its own store."""
     quick, osu = PolicyResult("quick preset (adaptive)"), PolicyResult("OSU-style fixed counts")
+    spec_file = write_spec(spec, folder)
     log("figure 3: quick preset")
-    quick.wall_s = sweep(folder / "quick.duckdb", extra)
+    quick.wall_s = sweep(spec_file, folder / "quick.duckdb", [])
     summarize_store(quick, folder / "quick.duckdb", spec.target_rel_ci)
     for kind in OSU_SETTINGS:
         overrides = osu_overrides(spec, kind)
         if overrides:
             log(f"figure 3: OSU-style policy, {kind} messages")
-            osu.wall_s += sweep(folder / "osu.duckdb", [*overrides, *extra])
+            osu.wall_s += sweep(spec_file, folder / "osu.duckdb", overrides)
     summarize_store(osu, folder / "osu.duckdb", spec.target_rel_ci)
     return [quick, osu]
 
@@ -130,17 +131,16 @@ def by_ranks_note(quick: PolicyResult, osu: PolicyResult) -> str:
     return "within CI by group size: " + "; ".join(parts)
 
 
-def run(quick_mode: bool) -> Figure:
+def run(mode: Mode) -> Figure:
     """Run both policies on the preset's grid and compare cost and precision."""
-    spec = load_spec(PRESET)
-    extra = ["--ranks", "2"] if quick_mode else []
+    spec = mode.preset()
     with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
-        quick, osu = run_policies(spec, extra, Path(folder))
+        quick, osu = run_policies(spec, Path(folder))
     figure = Figure(
         3,
         "Time to precision",
         "OSU-style fixed counts (1000 iterations / 100 warm-ups up to 8 KiB, 100 / 10 above) "
-        f"on the same grid ({PRESET.name}{' ' + ' '.join(extra) if extra else ''})",
+        f"on the same grid ({mode.preset_label()})",
     )
     rows = [policy_row(p) for p in (quick, osu)]
     headers = ["policy", "wall s", "measuring s", "points", "iterations", "within CI", "s/precise"]

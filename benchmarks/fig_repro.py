@@ -1,8 +1,9 @@
 """Figure 6: do the numbers hold up when the sweep is run again?
 
 The quick preset (data/quick.toml, as `make demo` sweeps it) is swept three times (twice with
---quick), as separate `collsweep sweep` commands into one store. Printed, per group size (p > 2
-is oversubscribed here and reported apart, never a target), over every ordered pair of runs:
+--quick, or a smoke-test cut of it twice with --smoke), as separate `collsweep sweep` commands
+into one store. Printed, per group size (p > 2 is oversubscribed here and reported apart, never
+a target), over every ordered pair of runs:
 (a) coverage: the share of points whose median in one run lies inside the other run's interval,
     against the same share for the within-launch CI (the baseline: what a single launch claims);
 (b) agreement: among cells decided in both runs, the share with the same winner, against the
@@ -20,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import ROOT, Check, Figure, JobFailed, log, run_command, table
+from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
+from benchmarks.mode import Mode, write_spec
 from runners import store
 
-PRESET = ROOT / "data" / "quick.toml"
 TARGETS = {"coverage": 0.90, "agreement": 0.95, "decided": 0.60, "wall_s": 120.0}
 POINTS_SQL = (
     "SELECT run_id, algorithm, ranks, bytes, median_s, ci_low_s, ci_high_s, interval_low_s, "
@@ -36,14 +37,14 @@ FASTEST_SQL = (
 )
 
 
-def sweep_repeatedly(store_path: Path, extra: list[str], times: int) -> list[float]:
-    """Separate sweeps of the preset into one store; their wall times."""
-    argv = [sys.executable, "-m", "runners.cli", "sweep", str(PRESET), "--store", str(store_path)]
+def sweep_repeatedly(spec: Path, store_path: Path, times: int) -> list[float]:
+    """Separate sweeps of the spec file into one store; their wall times."""
+    argv = [sys.executable, "-m", "runners.cli", "sweep", str(spec), "--store", str(store_path)]
     walls = []
     for attempt in range(1, times + 1):
         log(f"figure 6: sweep {attempt} of {times}")
         started = time.monotonic()
-        result = run_command([*argv, *extra], timeout=900)
+        result = run_command(argv, timeout=900)
         if result.returncode != 0 or result.timed_out:
             tail = " | ".join(result.stderr.strip().splitlines()[-3:])
             raise JobFailed(f"collsweep sweep failed: {tail}")
@@ -99,12 +100,12 @@ def group_rows(points: pd.DataFrame, winners: pd.DataFrame, fastest: pd.DataFram
     }
 
 
-def run(quick_mode: bool) -> Figure:
-    """Sweep the preset twice and compare the two runs."""
-    extra = ["--ranks", "2"] if quick_mode else []
+def run(mode: Mode) -> Figure:
+    """Sweep the preset three times (twice unless full) and compare the runs."""
     with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
         path = Path(folder) / "repro.duckdb"
-        walls = sweep_repeatedly(path, extra, 2 if quick_mode else 3)
+        spec_file = write_spec(mode.preset(), Path(folder))
+        walls = sweep_repeatedly(spec_file, path, mode.pick(3, 2, 2))
         points = store.query(path, POINTS_SQL)
         winners, fastest = store.query(path, WINNERS_SQL), store.query(path, FASTEST_SQL)
     figure = Figure(
@@ -123,8 +124,8 @@ def run(quick_mode: bool) -> Figure:
         "coverage: the share of points whose median in one run lies inside another run's "
         "95% interval over launches (every ordered pair of runs); agreement: cells decided in "
         "both runs of a pair that have the same winner",
-        f"sweep wall times {', '.join(f'{w:.0f}' for w in walls)} s ({PRESET.name}"
-        f"{' ' + ' '.join(extra) if extra else ''}, including calibration and analysis)",
+        f"sweep wall times {', '.join(f'{w:.0f}' for w in walls)} s ({mode.preset_label()}, "
+        "including calibration and analysis)",
         "p > 2 is oversubscribed on this 2-core machine: reported, never a target",
     ]
     return figure

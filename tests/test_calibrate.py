@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from runners import store
 from runners.domain.events import Calibrated, event_line
 from runners.jobs.calibrate import (
     CalibrationError,
@@ -183,9 +184,6 @@ def test_size_range() -> None:
 
 
 def test_the_row_round_trips_through_the_store(tmp_path) -> None:
-    store = pytest.importorskip("runners.store")
-    if not hasattr(store, "add_calibration") or not hasattr(store, "latest_calibration"):
-        pytest.skip("the store has no calibrations API yet")
     cal = calibration_row(parse_worker_output(_planted_line()))
     path = tmp_path / "cal.duckdb"
     store.add_calibration(path, cal)

@@ -15,6 +15,17 @@ from runners.domain.units import format_bytes, format_seconds
 
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 CAL = synthetic.calibration_id("synth-node")
+# The labels the figures must show for the demo runs' algorithms, written out here: expected
+# values that charts.short_name does not compute.
+SHORT = {
+    "recursive_doubling": "rd",
+    "binomial_tree": "tree",
+    "rabenseifner": "rab",
+    "ring": "ring",
+    "mpi": "mpi",
+    "mpi:recursive_doubling": "mpi:rd",
+    "mpi:ring": "mpi:ring",
+}
 
 
 @pytest.fixture(scope="module")
@@ -72,19 +83,22 @@ def test_colours_are_stable_and_far_apart() -> None:
     """Known names have fixed colours, every two of them far apart (in particular X and mpi:X,
     which once were two shades of one hue); unknown names a stable fallback."""
     import itertools
+    import re
 
     def rgb(hex_color: str) -> tuple[int, ...]:
         return tuple(int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
 
     known = charts.ALGORITHM_COLORS
+    assert all(re.fullmatch("#[0-9a-f]{6}", charts.color(name)) for name in known)
     for a, b in itertools.combinations(known, 2):
         distance = sum((x - y) ** 2 for x, y in zip(rgb(known[a]), rgb(known[b]), strict=True))
         assert distance**0.5 >= 70, (a, b)
     for name in ("recursive_doubling", "ring"):
         assert charts.color(name) != charts.color(f"mpi:{name}")
     assert not set(charts.FALLBACK_COLORS) & set(known.values())
-    assert charts.color("ring") == charts.color("ring") != charts.color("mpi:ring")
-    assert charts.color("mpi:weird") == charts.color("mpi:weird")
+    assert charts.color("ring") == "#d62728" and charts.color("mpi:ring") == "#bcbd22"
+    # a fallback from the name's CRC-32: the same in every process (hash() would not be)
+    assert (charts.color("mpi:weird"), charts.color("x")) == ("#c49c94", "#f7b6d2")
     assert charts.color("mpi:weird") in charts.FALLBACK_COLORS
     assert charts.short_name("mpi:recursive_doubling") == "mpi:rd"
     assert charts.rgba("#ff0000", 0.5) == "rgba(255,0,0,0.5)"
@@ -198,7 +212,7 @@ def test_crossover_markers_sit_at_the_stored_bytes(demo: Path) -> None:
             np.array(trace.x)[order] - np.array(trace.error_x.arrayminus)[order], rows["low_bytes"]
         )
         labels = {
-            f"{charts.short_name(a)}→{charts.short_name(b)}"
+            f"{SHORT[a]}→{SHORT[b]}"
             for a, b in zip(rows["algorithm_a"], rows["algorithm_b"], strict=True)
         }
         assert set(trace.text) == labels
@@ -261,9 +275,9 @@ def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo: Path) -> 
     pick = data.predicted_best.set_index(["ranks", "bytes"])["algorithm"]
     for i, ranks in enumerate((2, 3, 4, 8)):
         for j, size in enumerate(sizes):
-            assert measured.text[i][j] == charts.short_name(best[(ranks, size)])
+            assert measured.text[i][j] == SHORT[best[(ranks, size)]]
             mark = " ✗" if pick[(ranks, size)] != best[(ranks, size)] else ""
-            assert predicted.text[i][j] == charts.short_name(pick[(ranks, size)]) + mark
+            assert predicted.text[i][j] == SHORT[pick[(ranks, size)]] + mark
     legend = {t.meta["algorithm"] for t in _traces(fig, "legend")}
     assert legend == set(best) | set(pick)
 

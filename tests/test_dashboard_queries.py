@@ -498,10 +498,8 @@ def test_crossovers_carry_their_uncertainty(demo: Path) -> None:
 
 def test_predicted_crossovers_follow_the_chosen_calibration(demo: Path) -> None:
     """Each calibration brings its own predicted crossovers; the measured ones stay."""
-    if not queries.catalog(demo).has("crossovers", "calibration_id"):
-        pytest.skip("this schema has no crossovers.calibration_id")
-    fitted = f"fitted:{RUN_A}"
-    for cal in (CAL, fitted):
+    measured = []
+    for cal in (CAL, f"fitted:{RUN_A}"):
         scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=cal)
         table = queries.crossover_data(demo, scope).crossovers
         predicted = table[table["kind"] == "predicted"]
@@ -511,7 +509,10 @@ def test_predicted_crossovers_follow_the_chosen_calibration(demo: Path) -> None:
             "AND calibration_id = ?",
             [RUN_A, cal],
         ).n[0]
-        assert len(predicted) == raw and set(predicted["calibration_id"]) == {cal}
+        assert raw > 0 and len(predicted) == raw and set(predicted["calibration_id"]) == {cal}
+        measured.append(table[table["kind"] == "measured"].reset_index(drop=True))
+    assert len(measured[0]) > 0
+    pd.testing.assert_frame_equal(measured[0], measured[1])
 
 
 # --- override impact ---------------------------------------------------------------------------
