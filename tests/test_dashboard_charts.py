@@ -28,15 +28,11 @@ SHORT = {
 }
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The two synthetic demo runs."""
-    return synthetic.demo_store(tmp_path_factory.getbasetemp())
-
-
-def _view(demo: Path, ranks: int = 4, algorithms: tuple[str, ...] | None = None):
+def _view(demo_store: Path, ranks: int = 4, algorithms: tuple[str, ...] | None = None):
     """Curves data of run A at ``ranks``, float32 sum, with the ping-pong predictions."""
-    return queries.curves_data(demo, queries.Scope(RUN_A, ranks, "float32", "sum", algorithms, CAL))
+    return queries.curves_data(
+        demo_store, queries.Scope(RUN_A, ranks, "float32", "sum", algorithms, CAL)
+    )
 
 
 def _traces(fig, role: str, **match) -> list:
@@ -129,10 +125,10 @@ def test_metric_values_convert_time_to_bandwidths() -> None:
 # --- curves ------------------------------------------------------------------------------------
 
 
-def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo: Path) -> None:
+def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo_store: Path) -> None:
     """Per algorithm: a band, a solid median and a dashed prediction of the same colour (for
     the autotuned 'mpi', the lower bound, and labelled so). Both axes are logarithmic."""
-    data = _view(demo)
+    data = _view(demo_store)
     fig = charts.curves_figure(data.points, data.crossovers, "time")
     algorithms = sorted(data.points["algorithm"].unique())
     assert [t.meta["algorithm"] for t in _traces(fig, "measured")] == algorithms
@@ -159,9 +155,9 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo: Path)
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
 
 
-def test_band_spans_p5_to_p95(demo: Path) -> None:
+def test_band_spans_p5_to_p95(demo_store: Path) -> None:
     """The band goes out along p95 and back along p5."""
-    data = _view(demo, algorithms=("ring",))
+    data = _view(demo_store, algorithms=("ring",))
     band = _traces(charts.curves_figure(data.points, data.crossovers, "time"), "band")[0]
     ring = data.points.sort_values("bytes")
     n = len(ring)
@@ -170,9 +166,9 @@ def test_band_spans_p5_to_p95(demo: Path) -> None:
     assert band.fill == "toself"
 
 
-def test_each_median_carries_its_interval_over_launches(demo: Path) -> None:
+def test_each_median_carries_its_interval_over_launches(demo_store: Path) -> None:
     """Error bars reach the stored interval_low_s .. interval_high_s; in bandwidth they flip."""
-    data = _view(demo, algorithms=("ring",))
+    data = _view(demo_store, algorithms=("ring",))
     ring = data.points.sort_values("bytes")
     assert (ring["launches"] == 3).all()
     time = _traces(charts.curves_figure(data.points, data.crossovers, "time"), "measured")[0]
@@ -188,12 +184,12 @@ def test_each_median_carries_its_interval_over_launches(demo: Path) -> None:
     assert "over 3 launches" in time.hovertext[0]
 
 
-def test_crossover_markers_sit_at_the_stored_bytes(demo: Path) -> None:
+def test_crossover_markers_sit_at_the_stored_bytes(demo_store: Path) -> None:
     """Measured and predicted crossovers: x = stored bytes, error bars to low/high, labels."""
-    data = _view(demo)
+    data = _view(demo_store)
     fig = charts.curves_figure(data.points, data.crossovers, "busbw")
     stored = store.query(
-        demo,
+        demo_store,
         "SELECT kind, bytes, coalesce(low_bytes, bytes) AS low_bytes, "
         "coalesce(high_bytes, bytes) AS high_bytes, algorithm_a, algorithm_b FROM crossovers "
         "WHERE run_id = ? AND ranks = 4 AND (kind = 'measured' OR calibration_id = ?) "
@@ -221,9 +217,9 @@ def test_crossover_markers_sit_at_the_stored_bytes(demo: Path) -> None:
     assert _traces(fig, "crossover", kind="predicted")[0].marker.symbol == "diamond-open"
 
 
-def test_measured_crossover_lies_on_the_faster_curve(demo: Path) -> None:
+def test_measured_crossover_lies_on_the_faster_curve(demo_store: Path) -> None:
     """A crossover's y is algorithm_a's measured curve, interpolated on log-log axes."""
-    data = _view(demo)
+    data = _view(demo_store)
     fig = charts.curves_figure(data.points, data.crossovers, "time")
     (trace,) = _traces(fig, "crossover", kind="measured")
     row = data.crossovers[data.crossovers["kind"] == "measured"].iloc[0]
@@ -234,17 +230,17 @@ def test_measured_crossover_lies_on_the_faster_curve(demo: Path) -> None:
     assert trace.y[list(trace.x).index(row["bytes"])] == pytest.approx(expected)
 
 
-def test_points_breaking_assumptions_are_drawn_as_crosses(demo: Path) -> None:
+def test_points_breaking_assumptions_are_drawn_as_crosses(demo_store: Path) -> None:
     """At p=3 (oversubscribed) every marker is a cross whose hover names the broken check (the
     page's warning says why, once, above the chart); at p=2 none is (the autotuned 'mpi' is
     predicted as a bound: which algorithm it ran is unknown, not a broken assumption)."""
-    data = _view(demo, ranks=3)
+    data = _view(demo_store, ranks=3)
     fig = charts.curves_figure(data.points, data.crossovers, "time")
     for trace in _traces(fig, "measured"):
         assert set(trace.marker.symbol) == {"x-thin-open"}
         assert all("violated: " in h and "not_oversubscribed" in h for h in trace.hovertext)
     assert not fig.layout.annotations
-    at2 = _view(demo, ranks=2)
+    at2 = _view(demo_store, ranks=2)
     fig2 = charts.curves_figure(at2.points, at2.crossovers, "time")
     symbols = {t.meta["algorithm"]: set(t.marker.symbol) for t in _traces(fig2, "measured")}
     assert symbols["mpi"] == symbols["recursive_doubling"] == {"circle"}
@@ -261,10 +257,10 @@ def test_curves_without_ok_points_say_so() -> None:
 # --- other figures -----------------------------------------------------------------------------
 
 
-def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo: Path) -> None:
+def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo_store: Path) -> None:
     """Each heatmap cell names the best algorithm; predicted cells that differ carry ✗."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
-    data = queries.crossover_data(demo, scope)
+    data = queries.crossover_data(demo_store, scope)
     fig = charts.best_heatmaps(data.measured_best, data.predicted_best)
     (measured,) = _traces(fig, "best", kind="measured")
     (predicted,) = _traces(fig, "best", kind="predicted")
@@ -282,10 +278,10 @@ def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo: Path) -> 
     assert legend == set(best) | set(pick)
 
 
-def test_override_figure_one_line_per_ranks(demo: Path) -> None:
+def test_override_figure_one_line_per_ranks(demo_store: Path) -> None:
     """The speed-up line of each ranks is the stored paired mpi / forced ratio, a line at 1."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum")
-    impact = queries.override_impact(demo, scope, "mpi:ring")
+    impact = queries.override_impact(demo_store, scope, "mpi:ring")
     fig = charts.override_figure(impact, "mpi:ring")
     lines = _traces(fig, "speedup")
     assert [t.meta["ranks"] for t in lines] == [2, 3, 4, 8]
@@ -296,9 +292,9 @@ def test_override_figure_one_line_per_ranks(demo: Path) -> None:
     assert "No sizes" in charts.override_figure(impact.iloc[0:0], "x").layout.annotations[0].text
 
 
-def test_pingpong_figure_shows_medians_fit_and_segments(demo: Path) -> None:
+def test_pingpong_figure_shows_medians_fit_and_segments(demo_store: Path) -> None:
     """Ping-pong medians as markers, the whole-range line and one dashed line per segment."""
-    cal = queries.calibration(demo, CAL)
+    cal = queries.calibration(demo_store, CAL)
     fig = charts.pingpong_figure(cal)
     (points,) = _traces(fig, "pingpong")
     assert list(points.x) == [float(b) for b in synthetic.PINGPONG_SIZES]
@@ -313,10 +309,10 @@ def test_pingpong_figure_shows_medians_fit_and_segments(demo: Path) -> None:
     assert "no ping-pong" in empty.layout.annotations[0].text
 
 
-def test_residuals_heatmap_is_log2_of_measured_over_predicted(demo: Path) -> None:
+def test_residuals_heatmap_is_log2_of_measured_over_predicted(demo_store: Path) -> None:
     """Rows per algorithm and ranks, columns per size, z = log2(ratio), centred on 0."""
     scope = queries.Scope(RUN_A, 2, "float32", "sum", calibration_id=CAL)
-    resid = queries.residuals(demo, scope)
+    resid = queries.residuals(demo_store, scope)
     (heat,) = _traces(charts.residuals_figure(resid), "residual")
     row = list(heat.y).index("ring · p=2")
     ring = resid[resid["algorithm"] == "ring"].sort_values("bytes")
@@ -325,9 +321,9 @@ def test_residuals_heatmap_is_log2_of_measured_over_predicted(demo: Path) -> Non
     assert "No points" in charts.residuals_figure(resid.iloc[0:0]).layout.annotations[0].text
 
 
-def test_compare_figure_plots_ratios_per_algorithm(demo: Path) -> None:
+def test_compare_figure_plots_ratios_per_algorithm(demo_store: Path) -> None:
     """One marker trace per algorithm, y = b / a, with the threshold band shaded."""
-    ratios = queries.compare_runs(demo, RUN_A, RUN_B, 0.1)
+    ratios = queries.compare_runs(demo_store, RUN_A, RUN_B, 0.1)
     fig = charts.compare_figure(ratios, 0.1, RUN_A, RUN_B)
     ring = _traces(fig, "ratio", algorithm="ring")[0]
     assert sorted(ring.y) == sorted(ratios.loc[ratios["algorithm"] == "ring", "b_over_a"])
@@ -393,10 +389,10 @@ def test_every_algorithm_brings_its_own_colour_from_the_catalog() -> None:
     assert all(charts.short_name(name) == spec.short for name, spec in BASE_ALGORITHMS.items())
 
 
-def test_the_machine_probe_is_drawn_per_job_over_time(demo: Path) -> None:
+def test_the_machine_probe_is_drawn_per_job_over_time(demo_store: Path) -> None:
     """Two panels (ping-pong, copy rate), a line per job through every launch's probes."""
-    run_id = store.query(demo, "SELECT min(run_id) AS r FROM runs").r.item()
-    probes = queries.machine_probes(demo, run_id)
+    run_id = store.query(demo_store, "SELECT min(run_id) AS r FROM runs").r.item()
+    probes = queries.machine_probes(demo_store, run_id)
     assert (
         len(probes) == 2 * 3 * probes.job.nunique() and probes.measured_at.is_monotonic_increasing
     )

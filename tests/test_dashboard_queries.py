@@ -22,12 +22,6 @@ RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 CAL = synthetic.calibration_id("synth-node")
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two synthetic runs with predictions, crossovers, assumptions and calibrations."""
-    return synthetic.demo_store(tmp_path_factory.getbasetemp())
-
-
 def _point(run: str, alg: str, ranks: int, nbytes: int, median: float, **extra) -> dict:
     """A points row of float32 sum with a +-5% confidence interval."""
     return {
@@ -91,13 +85,13 @@ def mini(mini_master: Path, tmp_path: Path) -> Path:
 # --- the store as a whole ----------------------------------------------------------------------
 
 
-def test_overview_counts_rows(demo: Path) -> None:
+def test_overview_counts_rows(demo_store: Path) -> None:
     """Schema version and row counts match the tables."""
-    ov = queries.overview(demo)
+    ov = queries.overview(demo_store)
     assert ov.schema_version == store.SCHEMA_VERSION and not ov.empty
     assert ov.runs == 2
-    assert ov.points == store.query(demo, "SELECT count(*) n FROM points").n[0]
-    assert ov.samples == store.query(demo, "SELECT count(*) n FROM samples").n[0]
+    assert ov.points == store.query(demo_store, "SELECT count(*) n FROM points").n[0]
+    assert ov.samples == store.query(demo_store, "SELECT count(*) n FROM samples").n[0]
 
 
 def test_overview_of_an_empty_store(tmp_path: Path) -> None:
@@ -123,12 +117,12 @@ def test_unusable_stores_raise_store_error(tmp_path: Path, problem: str) -> None
         queries.overview(path)
 
 
-def test_runs_table_counts_points_and_samples_per_run(demo: Path) -> None:
+def test_runs_table_counts_points_and_samples_per_run(demo_store: Path) -> None:
     """Newest first, with grid, point counts by status and sample counts from SQL."""
-    runs = queries.runs_table(demo)
+    runs = queries.runs_table(demo_store)
     assert runs["run_id"].tolist() == [RUN_B, RUN_A]
     row = runs.set_index("run_id").loc[RUN_A]
-    points = store.query(demo, f"SELECT status FROM points WHERE run_id = '{RUN_A}'")
+    points = store.query(demo_store, f"SELECT status FROM points WHERE run_id = '{RUN_A}'")
     assert row["points"] == len(points)
     assert row["ok"] == (points.status == "ok").sum()
     assert row["failed"] == (points.status == "timeout").sum() == 1
@@ -138,16 +132,16 @@ def test_runs_table_counts_points_and_samples_per_run(demo: Path) -> None:
     assert row["duration_s"] == 180 and bool(row["oversubscribed"])
 
 
-def test_run_details_keep_the_order_asked_for(demo: Path) -> None:
+def test_run_details_keep_the_order_asked_for(demo_store: Path) -> None:
     """Full provenance rows, in the order of the ids given."""
-    details = queries.run_details(demo, [RUN_B, RUN_A])
+    details = queries.run_details(demo_store, [RUN_B, RUN_A])
     assert details["run_id"].tolist() == [RUN_B, RUN_A]
     assert "spec_toml" in details and "environment" in details
 
 
-def test_provenance_diff_lists_only_changed_fields(demo: Path) -> None:
+def test_provenance_diff_lists_only_changed_fields(demo_store: Path) -> None:
     """The two demo runs differ in their MPI library, not in their host."""
-    diff = queries.provenance_diff(demo, RUN_A, RUN_B).set_index("field")
+    diff = queries.provenance_diff(demo_store, RUN_A, RUN_B).set_index("field")
     assert diff.loc["mpi_version", RUN_A] == "MPICH 5.0.2"
     assert diff.loc["mpi_version", RUN_B] == "MPICH 5.0.3"
     assert "host" not in diff.index and "run_id" not in diff.index
@@ -189,9 +183,9 @@ def test_runs_without_a_shared_point_say_which_dimension_differs(tmp_path: Path)
     assert queries.no_overlap_reason(path, "r1", "r1") == ""
 
 
-def test_run_grid_lists_the_measured_combinations(demo: Path) -> None:
+def test_run_grid_lists_the_measured_combinations(demo_store: Path) -> None:
     """The grid lists each (algorithm, ranks, dtype, op) once, with its point counts."""
-    grid = queries.run_grid(demo, RUN_A)
+    grid = queries.run_grid(demo_store, RUN_A)
     assert len(grid) == len(synthetic.ALGORITHMS) * 4
     assert set(grid["ranks"]) == {2, 3, 4, 8}
     assert (grid["points"] == len(synthetic.SIZES)).all()
@@ -229,13 +223,13 @@ def test_prediction_calibrations_put_the_runs_own_first(mini: Path) -> None:
 # --- curves ------------------------------------------------------------------------------------
 
 
-def test_curves_data_joins_points_with_their_predictions(demo: Path) -> None:
+def test_curves_data_joins_points_with_their_predictions(demo_store: Path) -> None:
     """Medians and percentiles come from points, predictions of the chosen calibration only;
     the autotuned 'mpi' is predicted by the lower bound."""
     scope = queries.Scope(RUN_A, 4, "float32", "sum", calibration_id=CAL)
-    data = queries.curves_data(demo, scope)
+    data = queries.curves_data(demo_store, scope)
     raw = store.query(
-        demo,
+        demo_store,
         "SELECT p.point_id, p.median_s, m.predicted_s FROM points p LEFT JOIN predictions m "
         "ON m.point_id = p.point_id AND m.calibration_id = ? WHERE p.run_id = ? AND p.ranks = 4",
         [CAL, RUN_A],
@@ -249,44 +243,44 @@ def test_curves_data_joins_points_with_their_predictions(demo: Path) -> None:
     assert models["ring"] == {"ring"}
 
 
-def _point_checks(demo: Path, ranks: int) -> pd.DataFrame:
+def _point_checks(demo_store: Path, ranks: int) -> pd.DataFrame:
     """The analysis's per-point rows at ``ranks`` (run A), straight from the table."""
     return store.query(
-        demo,
+        demo_store,
         "SELECT a.name, a.state, p.algorithm FROM assumptions a JOIN points p USING (point_id) "
         "WHERE a.run_id = ? AND p.ranks = ? AND (a.calibration_id IS NULL OR a.calibration_id = ?)",
         [RUN_A, ranks, CAL],
     )
 
 
-def test_curves_flag_the_points_that_break_assumptions(demo: Path) -> None:
+def test_curves_flag_the_points_that_break_assumptions(demo_store: Path) -> None:
     """A point's violated names are its own per-point checks: p=3 (3 ranks on 2 cores) breaks
     not_oversubscribed everywhere and power_of_two except for the ring."""
-    data = queries.curves_data(demo, queries.Scope(RUN_A, 3, "float32", "sum", None, CAL))
+    data = queries.curves_data(demo_store, queries.Scope(RUN_A, 3, "float32", "sum", None, CAL))
     ok = data.points[data.points["status"] == "ok"].set_index("algorithm")
     assert all("not_oversubscribed" in v for v in ok["violated"])
     assert not any("power_of_two" in v for v in ok.loc[["ring", "mpi:ring"], "violated"])
     assert all("power_of_two" in v for v in ok.loc["recursive_doubling", "violated"])
     assert not any("library_choice_known" in v for v in ok["violated"])  # mpi: unknown
     assert "no_protocol_switch" not in " ".join(ok["violated"])  # run-level: a badge only
-    at2 = queries.curves_data(demo, queries.Scope(RUN_A, 2, "float32", "sum", None, CAL))
+    at2 = queries.curves_data(demo_store, queries.Scope(RUN_A, 2, "float32", "sum", None, CAL))
     assert set(at2.points.loc[at2.points["algorithm"] == "recursive_doubling", "violated"]) == {""}
 
 
-def test_view_summary_counts_per_point_checks_and_run_checks(demo: Path) -> None:
+def test_view_summary_counts_per_point_checks_and_run_checks(demo_store: Path) -> None:
     """Per-point states are counted within the view; a per-point check's run summary row is
     left out (p=2 holds power_of_two although the run as a whole does not)."""
-    at3 = queries.curves_data(demo, queries.Scope(RUN_A, 3, "float32", "sum", None, CAL))
+    at3 = queries.curves_data(demo_store, queries.Scope(RUN_A, 3, "float32", "sum", None, CAL))
     summary = at3.summary.set_index(["name", "state"])
-    raw = _point_checks(demo, 3).groupby(["name", "state"]).size()
+    raw = _point_checks(demo_store, 3).groupby(["name", "state"]).size()
     for key, count in raw.items():
         assert summary.loc[key, "points"] == count, key
     assert summary.loc[("no_protocol_switch", "violated"), "points"] == 0  # a run-level check
-    at2 = queries.curves_data(demo, queries.Scope(RUN_A, 2, "float32", "sum", None, CAL))
+    at2 = queries.curves_data(demo_store, queries.Scope(RUN_A, 2, "float32", "sum", None, CAL))
     two = at2.summary[at2.summary["name"] == "power_of_two"]
     assert two["state"].tolist() == ["holds"] and two["points"].tolist() == [49]
     whole_run = store.query(
-        demo,
+        demo_store,
         "SELECT state FROM assumptions WHERE run_id = ? AND name = 'power_of_two' "
         "AND point_id IS NULL",
         [RUN_A],
@@ -294,17 +288,19 @@ def test_view_summary_counts_per_point_checks_and_run_checks(demo: Path) -> None
     assert whole_run["state"].tolist() == ["violated"]
 
 
-def test_curves_filter_algorithms_and_their_crossovers(demo: Path) -> None:
+def test_curves_filter_algorithms_and_their_crossovers(demo_store: Path) -> None:
     """Only the chosen algorithms, and only crossovers between two of them; measured ones
     and the predicted ones of the chosen calibration."""
     pair = ("recursive_doubling", "rabenseifner")
-    data = queries.curves_data(demo, queries.Scope(RUN_A, 4, "float32", "sum", pair, CAL))
+    data = queries.curves_data(demo_store, queries.Scope(RUN_A, 4, "float32", "sum", pair, CAL))
     assert set(data.points["algorithm"]) == set(pair)
     assert not data.crossovers.empty
     assert set(data.crossovers["algorithm_a"]) | set(data.crossovers["algorithm_b"]) <= set(pair)
-    everything = queries.curves_data(demo, queries.Scope(RUN_A, 4, "float32", "sum", None, CAL))
+    everything = queries.curves_data(
+        demo_store, queries.Scope(RUN_A, 4, "float32", "sum", None, CAL)
+    )
     stored = store.query(
-        demo,
+        demo_store,
         "SELECT bytes FROM crossovers WHERE run_id = ? AND ranks = 4 "
         "AND (kind = 'measured' OR calibration_id = ?) ORDER BY bytes",
         [RUN_A, CAL],
@@ -392,13 +388,13 @@ def test_recorded_checks_are_shown_as_recorded(mini: Path) -> None:
     ]
 
 
-def test_assumption_overview_counts_recorded_states_per_run(demo: Path) -> None:
+def test_assumption_overview_counts_recorded_states_per_run(demo_store: Path) -> None:
     """Per run and assumption, the number of holds / violated / unknown rows, newest run first."""
-    overview = queries.assumption_overview(demo)
+    overview = queries.assumption_overview(demo_store)
     assert overview["run_id"].iloc[0] == RUN_B
     row = overview.set_index(["run_id", "name"]).loc[(RUN_A, "not_oversubscribed")]
     raw = store.query(
-        demo,
+        demo_store,
         "SELECT state, count(*) n FROM assumptions WHERE run_id = ? "
         "AND name = 'not_oversubscribed' GROUP BY state",
         [RUN_A],
@@ -416,10 +412,10 @@ def _argmin(frame: pd.DataFrame, *columns: str) -> dict:
     return {(r, b): g.iloc[0]["algorithm"] for (r, b), g in frame.groupby(["ranks", "bytes"])}
 
 
-def _paired(demo: Path) -> pd.DataFrame:
+def _paired(demo_store: Path) -> pd.DataFrame:
     """Run A's ok points of the modelled algorithms with their ping-pong predictions."""
     joined = store.query(
-        demo,
+        demo_store,
         "SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.predicted_s FROM points p "
         "JOIN predictions m ON m.point_id = p.point_id AND m.calibration_id = ? "
         "WHERE p.run_id = ? AND p.status = 'ok' AND p.algorithm <> 'mpi'",
@@ -428,12 +424,12 @@ def _paired(demo: Path) -> pd.DataFrame:
     return joined.assign(library=joined["algorithm"].str.contains(":", regex=False))
 
 
-def test_best_choices_match_pandas_over_the_raw_tables(demo: Path) -> None:
+def test_best_choices_match_pandas_over_the_raw_tables(demo_store: Path) -> None:
     """Measured best among the modelled algorithms, and the model's pick (ties to collsweep's
     own implementation), cell by cell."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
-    data = queries.crossover_data(demo, scope)
-    paired = _paired(demo)
+    data = queries.crossover_data(demo_store, scope)
+    paired = _paired(demo_store)
     measured = {(r.ranks, r.bytes): r.algorithm for r in data.measured_best.itertuples()}
     assert measured == _argmin(paired, "median_s", "algorithm")
     predicted = {(r.ranks, r.bytes): r.algorithm for r in data.predicted_best.itertuples()}
@@ -441,13 +437,13 @@ def test_best_choices_match_pandas_over_the_raw_tables(demo: Path) -> None:
     assert not any(":" in alg for alg in predicted.values())  # ties go to the own code
 
 
-def test_agreement_is_read_from_the_analysis(demo: Path) -> None:
+def test_agreement_is_read_from_the_analysis(demo_store: Path) -> None:
     """The page's agreement rows are the analysis's stored rows for the run and calibration:
     the whole run first, then the groups of the chosen dtype and op only."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
-    shown = queries.crossover_data(demo, scope).agreement
+    shown = queries.crossover_data(demo_store, scope).agreement
     stored = store.query(
-        demo,
+        demo_store,
         "SELECT * FROM agreement WHERE run_id = ? AND calibration_id = ? "
         "AND (scope IN ('run', 'dedicated', 'oversubscribed') "
         "OR (dtype = 'float32' AND op = 'sum'))",
@@ -458,16 +454,18 @@ def test_agreement_is_read_from_the_analysis(demo: Path) -> None:
     assert set(shown.loc[groups, "dtype"]) == {"float32"}
     run_row = stored[stored["scope"] == "run"].iloc[0]
     assert shown["model_pick_share"].iloc[0] == pytest.approx(run_row["model_pick_share"])
-    none = queries.crossover_data(demo, queries.Scope(RUN_A, dtype="float32", op="sum")).agreement
+    none = queries.crossover_data(
+        demo_store, queries.Scope(RUN_A, dtype="float32", op="sum")
+    ).agreement
     assert none.empty
 
 
-def test_letting_every_algorithm_compete_includes_mpi(demo: Path) -> None:
+def test_letting_every_algorithm_compete_includes_mpi(demo_store: Path) -> None:
     """modelled_only=False takes the measured best over every ok point, 'mpi' included."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
-    data = queries.crossover_data(demo, scope, modelled_only=False)
+    data = queries.crossover_data(demo_store, scope, modelled_only=False)
     raw = store.query(
-        demo,
+        demo_store,
         "SELECT ranks, bytes, algorithm, median_s FROM points WHERE run_id = ? AND status = 'ok'",
         [RUN_A],
     )
@@ -476,13 +474,13 @@ def test_letting_every_algorithm_compete_includes_mpi(demo: Path) -> None:
     assert "mpi" in set(best.values())
 
 
-def test_crossovers_carry_their_uncertainty(demo: Path) -> None:
+def test_crossovers_carry_their_uncertainty(demo_store: Path) -> None:
     """The run's measured crossovers and those predicted with the chosen calibration, with
     low <= bytes <= high where an interval is known."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
-    table = queries.crossover_data(demo, scope).crossovers
+    table = queries.crossover_data(demo_store, scope).crossovers
     expected = store.query(
-        demo,
+        demo_store,
         "SELECT count(*) n FROM crossovers WHERE run_id = ? "
         "AND (kind = 'measured' OR calibration_id = ?)",
         [RUN_A, CAL],
@@ -496,15 +494,15 @@ def test_crossovers_carry_their_uncertainty(demo: Path) -> None:
     assert set(table["kind"]) == {"measured", "predicted"}
 
 
-def test_predicted_crossovers_follow_the_chosen_calibration(demo: Path) -> None:
+def test_predicted_crossovers_follow_the_chosen_calibration(demo_store: Path) -> None:
     """Each calibration brings its own predicted crossovers; the measured ones stay."""
     measured = []
     for cal in (CAL, f"fitted:{RUN_A}"):
         scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=cal)
-        table = queries.crossover_data(demo, scope).crossovers
+        table = queries.crossover_data(demo_store, scope).crossovers
         predicted = table[table["kind"] == "predicted"]
         raw = store.query(
-            demo,
+            demo_store,
             "SELECT count(*) n FROM crossovers WHERE run_id = ? AND kind = 'predicted' "
             "AND calibration_id = ?",
             [RUN_A, cal],
@@ -518,13 +516,13 @@ def test_predicted_crossovers_follow_the_chosen_calibration(demo: Path) -> None:
 # --- override impact ---------------------------------------------------------------------------
 
 
-def test_override_impact_reads_the_stored_paired_comparison(demo: Path) -> None:
+def test_override_impact_reads_the_stored_paired_comparison(demo_store: Path) -> None:
     """speedup = 1 / the analysis's paired ratio (against_default), its interval and verdict
     as stored; the summary counts them per group size."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum")
-    impact = queries.override_impact(demo, scope, "mpi:ring")
+    impact = queries.override_impact(demo_store, scope, "mpi:ring")
     stored = store.query(
-        demo,
+        demo_store,
         "SELECT ranks, bytes, ratio, verdict FROM against_default "
         "WHERE run_id = ? AND algorithm = 'mpi:ring'",
         [RUN_A],
@@ -550,27 +548,27 @@ def test_override_summary_of_nothing() -> None:
 # --- model fit ---------------------------------------------------------------------------------
 
 
-def test_calibration_rows_decode_their_json(demo: Path) -> None:
+def test_calibration_rows_decode_their_json(demo_store: Path) -> None:
     """Every calibration listed; one read back with segments, gammas and details decoded."""
-    listed = queries.calibrations(demo)
+    listed = queries.calibrations(demo_store)
     assert set(listed["source"]) == {"pingpong", f"fitted:{RUN_A}", f"fitted:{RUN_B}"}
-    cal = queries.calibration(demo, CAL)
+    cal = queries.calibration(demo_store, CAL)
     assert cal is not None and cal["source"] == "pingpong"
     assert isinstance(cal["segments"], list) and len(cal["segments"]) >= 1
     assert cal["gammas"]["float32/sum"] == pytest.approx(synthetic.GAMMA_S_PER_BYTE)
     assert cal["details"]["pingpong"]["bytes"] == list(synthetic.PINGPONG_SIZES)
-    assert queries.calibration(demo, "nope") is None
+    assert queries.calibration(demo_store, "nope") is None
 
 
-def test_fit_comparison_sets_fitted_beside_the_microbenchmark(demo: Path) -> None:
+def test_fit_comparison_sets_fitted_beside_the_microbenchmark(demo_store: Path) -> None:
     """alpha, beta and gamma of ping-pong vs fitted:<run>, with their ratio."""
-    comparison = queries.fit_comparison(demo, RUN_A)
+    comparison = queries.fit_comparison(demo_store, RUN_A)
     fitted_id = store.query(
-        demo, "SELECT calibration_id FROM calibrations WHERE source = ?", [f"fitted:{RUN_A}"]
+        demo_store, "SELECT calibration_id FROM calibrations WHERE source = ?", [f"fitted:{RUN_A}"]
     ).calibration_id[0]
     assert comparison.micro_id == CAL and comparison.fitted_id == fitted_id
     table = comparison.table.set_index("parameter")
-    micro, fitted = queries.calibration(demo, CAL), queries.calibration(demo, fitted_id)
+    micro, fitted = queries.calibration(demo_store, CAL), queries.calibration(demo_store, fitted_id)
     assert table.loc["alpha (us)", "microbenchmark"] == pytest.approx(micro["alpha_s"] * 1e6)
     assert table.loc["alpha (us)", "fitted"] == pytest.approx(fitted["alpha_s"] * 1e6)
     assert table.loc["beta (ns/B)", "fitted"] == pytest.approx(fitted["beta_s_per_byte"] * 1e9)
@@ -580,16 +578,18 @@ def test_fit_comparison_sets_fitted_beside_the_microbenchmark(demo: Path) -> Non
     assert math.isnan(table.loc["gamma float64/sum (ns/B)", "fitted"])  # only in the ping-pong
 
 
-def test_residuals_are_measured_over_predicted(demo: Path) -> None:
+def test_residuals_are_measured_over_predicted(demo_store: Path) -> None:
     """One row per point with a prediction, ratio = median / predicted; mpi's is the bound."""
     scope = queries.Scope(RUN_A, None, "float32", "sum", calibration_id=CAL)
-    resid = queries.residuals(demo, scope)
+    resid = queries.residuals(demo_store, scope)
     assert len(resid) == 4 * 7 * len(synthetic.SIZES) - 1  # all ok points
     np.testing.assert_allclose(
         resid["measured_over_predicted"], resid["median_s"] / resid["predicted_s"]
     )
     assert set(resid.loc[resid["algorithm"] == "mpi", "model"]) == {"library_min"}
-    at2 = queries.residuals(demo, queries.Scope(RUN_A, 2, "float32", "sum", calibration_id=CAL))
+    at2 = queries.residuals(
+        demo_store, queries.Scope(RUN_A, 2, "float32", "sum", calibration_id=CAL)
+    )
     assert set(at2["ranks"]) == {2}
 
 
@@ -612,7 +612,7 @@ def test_compare_runs_ratios_and_flags(mini: Path) -> None:
 # --- user SQL ----------------------------------------------------------------------------------
 
 
-def test_example_queries_are_the_schema_doc_blocks_and_all_run(demo: Path) -> None:
+def test_example_queries_are_the_schema_doc_blocks_and_all_run(demo_store: Path) -> None:
     """Every ```sql block of docs/schema.md, titled, runs on a real store."""
     blocks = re.findall(r"```sql\n(.*?)```", (ROOT / "docs/schema.md").read_text(), re.DOTALL)
     examples = queries.example_queries()
@@ -622,7 +622,7 @@ def test_example_queries_are_the_schema_doc_blocks_and_all_run(demo: Path) -> No
         # a whole sentence: starts with a capital, no trailing colon, no markdown backticks
         assert example.title[0].isupper() and not example.title.endswith(":"), example.title
         assert "`" not in example.title and "\n" not in example.title
-        queries.run_user_sql(demo, example.sql)
+        queries.run_user_sql(demo_store, example.sql)
     assert any("fit to its own timings apart" in e.title for e in examples)  # two doc lines
 
 
@@ -647,36 +647,38 @@ def test_example_queries_fall_back_without_the_doc(tmp_path: Path) -> None:
         ("   ", "type a query"),
     ],
 )
-def test_user_sql_refuses_writes_attach_and_files(demo: Path, sql: str, words: str) -> None:
+def test_user_sql_refuses_writes_attach_and_files(demo_store: Path, sql: str, words: str) -> None:
     """Only one read statement runs, on a connection that cannot touch files."""
     with pytest.raises(store.QueryError, match=re.escape(words)):
-        queries.run_user_sql(demo, sql)
+        queries.run_user_sql(demo_store, sql)
     assert not Path("/tmp/collsweep-dash-copy.csv").exists()
     assert not Path("/tmp/collsweep-dash-attach.duckdb").exists()
 
 
-def test_user_sql_limits_rows_and_time(demo: Path) -> None:
+def test_user_sql_limits_rows_and_time(demo_store: Path) -> None:
     """Rows beyond max_rows are cut (and said so); a runaway query is interrupted."""
-    result = queries.run_user_sql(demo, "SELECT * FROM range(25)", max_rows=10)
+    result = queries.run_user_sql(demo_store, "SELECT * FROM range(25)", max_rows=10)
     assert len(result.frame) == 10 and result.truncated
-    full = queries.run_user_sql(demo, "SELECT * FROM range(5)", max_rows=10)
+    full = queries.run_user_sql(demo_store, "SELECT * FROM range(5)", max_rows=10)
     assert len(full.frame) == 5 and not full.truncated
     with pytest.raises(store.QueryError, match="stopped after"):
-        queries.run_user_sql(demo, "SELECT count(*) FROM range(100000000000) a", timeout_s=0.3)
+        queries.run_user_sql(
+            demo_store, "SELECT count(*) FROM range(100000000000) a", timeout_s=0.3
+        )
 
 
 @pytest.mark.slow
-def test_user_sql_is_bounded_in_memory(demo: Path) -> None:
+def test_user_sql_is_bounded_in_memory(demo_store: Path) -> None:
     """A query that would need gigabytes fails with the read memory limit named, quickly."""
     started = time.monotonic()
     with pytest.raises(store.QueryError, match="memory limit of 1GiB"):
         queries.run_user_sql(
-            demo, "SELECT list(range) FROM range(400000000) GROUP BY range % 3", timeout_s=60
+            demo_store, "SELECT list(range) FROM range(400000000) GROUP BY range % 3", timeout_s=60
         )
     assert time.monotonic() - started < 30
 
 
-def test_one_shared_connection_per_page(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_shared_connection_per_page(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inside reading(path) the store is opened once, whatever the number of queries."""
     opened = []
     real = store.open_readonly
@@ -686,21 +688,21 @@ def test_one_shared_connection_per_page(demo: Path, monkeypatch: pytest.MonkeyPa
         return real(path, **kwargs)
 
     monkeypatch.setattr(store, "open_readonly", counting)
-    with queries.reading(demo):
-        queries.overview(demo)
-        queries.runs_table(demo)
-        queries.curves_data(demo, queries.Scope(RUN_A, 2, "float32", "sum", None, CAL))
+    with queries.reading(demo_store):
+        queries.overview(demo_store)
+        queries.runs_table(demo_store)
+        queries.curves_data(demo_store, queries.Scope(RUN_A, 2, "float32", "sum", None, CAL))
     assert len(opened) == 1
-    queries.overview(demo)
+    queries.overview(demo_store)
     assert len(opened) == 2
 
 
-def test_the_sql_page_reference_lists_every_table_and_column(demo: Path) -> None:
+def test_the_sql_page_reference_lists_every_table_and_column(demo_store: Path) -> None:
     """The Tables and columns list, read from docs/schema.md, has every table and column of
     a real store, each with a meaning."""
     reference = queries.schema_reference()
     stored = store.query(
-        demo,
+        demo_store,
         "SELECT table_name, list(column_name) AS columns FROM duckdb_columns() "
         "WHERE table_name IN (SELECT table_name FROM duckdb_tables()) "
         "AND table_name <> 'schema_version' GROUP BY table_name",
