@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,12 +48,37 @@ class HeldPoint:
 
 
 @pytest.fixture(scope="session")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The synthetic demo store (two analysed runs, tests/synthetic.py), built once per pytest
-    run and shared by every module that reads it: treat it as read-only (copy it to change it)."""
+    run and shared by every module that reads it: treat it as read-only (copy it to change it).
+
+    The build (a real analysis, the slowest set-up of the fast tests) is kept in pytest's cache
+    under the code it was built with, so a later run of unchanged code copies it instead."""
     import synthetic
 
-    return synthetic.demo_store(tmp_path_factory.getbasetemp())
+    here = tmp_path_factory.getbasetemp() / "collsweep-demo.duckdb"
+    cache = getattr(request.config, "cache", None)
+    if cache is None:  # -p no:cacheprovider
+        return synthetic.demo_store(here.parent)
+    folder = cache.mkdir("collsweep-demo")
+    version = code_version()
+    for stale in folder.iterdir():
+        if stale.name != version:
+            shutil.rmtree(stale, ignore_errors=True)
+    (folder / version).mkdir(exist_ok=True)
+    shutil.copyfile(synthetic.demo_store(folder / version), here)
+    return here
+
+
+def code_version() -> str:
+    """A digest of what a synthetic store's content depends on: runners/, tests/synthetic.py
+    and the DuckDB that wrote it."""
+    import duckdb
+
+    digest = hashlib.sha256(duckdb.__version__.encode())
+    for path in sorted([*(ROOT / "runners").rglob("*.py"), ROOT / "tests" / "synthetic.py"]):
+        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @pytest.fixture(scope="session")
