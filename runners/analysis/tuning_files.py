@@ -11,8 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -23,6 +21,7 @@ from runners.analysis.tuning import GroupTuning, assumption_states, group_tuning
 from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.errors import BadInput
 from runners.domain.models import LIBRARY
+from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.tuning import (
     MPIR_TABLE,
@@ -119,16 +118,6 @@ def _tunings(request: TuneRequest, dtype: str, op: str) -> dict[int, GroupTuning
     return found
 
 
-def _writable(path: Path) -> None:
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise TuneError(f"cannot write {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise TuneError(f"cannot write {path}: folder {folder} is not writable")
-    if path.is_dir():
-        raise TuneError(f"cannot write {path}: it is a folder")
-
-
 def provenance(
     request: TuneRequest, run: dict[str, Any], group: tuple[str, str], tunings: dict
 ) -> dict[str, Any]:
@@ -193,31 +182,13 @@ def _aligned(nbytes: float, itemsize: int) -> int:
     return max(itemsize, int(nbytes) // itemsize * itemsize)
 
 
-def _write_all(files: dict[Path, str]) -> None:
-    """Write every file to a temporary name beside it, then rename them all into place."""
-    staged = []
-    try:
-        for path, text in files.items():
-            fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            staged.append((Path(tmp), path))
-    except OSError as exc:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise TuneError(f"cannot write {path}: {exc.strerror}") from None
-    for tmp, path in staged:
-        os.replace(tmp, path)
-
-
 def tune(request: TuneRequest) -> dict[int, GroupTuning]:
     """Write the tuning file, its shared-memory table and provenance (and the validation spec
     when asked); the groups' tunings, for the summary."""
     run = _run(request)
     group = _group_of(run, request)
     outputs = [request.out, posix_path(request.out), provenance_path(request.out)]
-    for path in [*outputs, *([request.validate_spec] if request.validate_spec else [])]:
-        _writable(path)
+    check_outputs([*outputs, *([request.validate_spec] if request.validate_spec else [])])
     tunings = _tunings(request, *group)
     per_ranks = {r: t.bands for r, t in tunings.items()}
     texts = [
@@ -228,5 +199,5 @@ def tune(request: TuneRequest) -> dict[int, GroupTuning]:
     files = {path: json.dumps(t, indent=2) + "\n" for path, t in zip(outputs, texts, strict=True)}
     if request.validate_spec:
         files[request.validate_spec] = validation_spec(request, run, tunings, group)
-    _write_all(files)
+    write_texts(files)
     return tunings

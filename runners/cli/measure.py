@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from dataclasses import replace
@@ -17,6 +16,7 @@ from runners.cli.common import (
     store_path,
 )
 from runners.domain.catalog import DTYPES, OPS, known_names
+from runners.domain.names import run_id_problem
 from runners.domain.units import counted, parse_bytes
 
 SPEC_FLAGS = {
@@ -168,17 +168,13 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
     return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
 
 
-RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-
-
 def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
-    if args.run_id is not None and (args.resume or not RUN_ID.fullmatch(args.run_id)):
-        raise UsageError(
-            "--resume takes the run to finish, --run-id names a new one"
-            if args.resume
-            else f"--run-id must be 1-64 letters, digits, '.', '_' or '-', got {args.run_id!r}"
-        )
+    if args.run_id is not None and args.resume:
+        raise UsageError("--resume takes the run to finish, --run-id names a new one")
+    for given in (args.run_id, args.resume):
+        if given is not None and run_id_problem(given):
+            raise UsageError(str(run_id_problem(given)))
     from runners.domain import capacity, launcher
     from runners.domain.spec import load_spec, spec_from_mapping
     from runners.domain.tuning import tuning_file_problem

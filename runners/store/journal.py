@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from runners.domain.errors import BadInput
 from runners.domain.machine import hostname
+from runners.domain.names import path_for, run_id_problem
 
 
 class RunBusy(BadInput):
@@ -45,7 +46,7 @@ class Journal:
     """The append-only journal of one run's writes."""
 
     def __init__(self, store_path: Path, run_id: str) -> None:
-        self.path = journal_dir(store_path) / f"{run_id}.jsonl"
+        self.path = path_for(journal_dir(store_path), run_id, ".jsonl")
 
     def append(self, record: dict[str, Any]) -> None:
         """Add one record and make it durable (fsync) before returning."""
@@ -141,7 +142,7 @@ class RunLock:
     """The lock a sweep holds on its run for as long as it measures it."""
 
     def __init__(self, store_path: Path, run_id: str) -> None:
-        self.path = journal_dir(store_path) / f"{run_id}.lock"
+        self.path = path_for(journal_dir(store_path), run_id, ".lock")
         self.run_id = run_id
         self._fd: int | None = None
         self.previous = ""  # who held a stale lock this one took over ('' if none)
@@ -216,8 +217,11 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 def is_live(store_path: Path, run_id: str) -> bool:
-    """True while some process holds the run's lock (a sweep is measuring it now)."""
-    path = journal_dir(store_path) / f"{run_id}.lock"
+    """True while some process holds the run's lock (a sweep is measuring it now); never for
+    an id no sweep could have written (it names no lock file)."""
+    if run_id_problem(run_id):
+        return False
+    path = path_for(journal_dir(store_path), run_id, ".lock")
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from runners.store.schema import SCHEMA_VERSION, _writing
+from runners.domain.names import run_id_problem
+from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION, _writing
 from runners.store.storefile import StoreError
 
 KEPT = ("ok", "skipped")
@@ -50,6 +51,23 @@ def _check(con: duckdb.DuckDBPyConnection, alias: str, shard: Path) -> None:
         raise StoreError(
             f"shard {shard} uses results schema {version}; run `collsweep migrate --store "
             f"{shard}` first"
+        )
+
+
+def _check_values(con: duckdb.DuckDBPyConnection, alias: str, shard: Path, runs: list) -> None:
+    """A shard's run ids and statuses are what a sweep writes, or nothing is merged (its ids
+    become file names: journals, locks, the resume command)."""
+    for run_id, status in runs:
+        problem = run_id_problem(run_id)
+        if problem or status not in RUN_STATUSES:
+            why = problem or f"run status {status!r} is not one of {', '.join(RUN_STATUSES)}"
+            raise StoreError(f"shard {shard} was not written by a sweep: {why}; nothing merged")
+    found = con.execute(f"SELECT DISTINCT status FROM {alias}.points").fetchall()
+    strange = sorted(str(s) for (s,) in found if s not in POINT_STATUSES)
+    if strange:
+        raise StoreError(
+            f"shard {shard} was not written by a sweep: point status {', '.join(strange)} is "
+            f"not one of {', '.join(POINT_STATUSES)}; nothing merged"
         )
 
 
@@ -111,6 +129,7 @@ def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
             _check(con, alias, shard)
             result = ShardResult(Path(shard))
             runs = con.execute(f"SELECT run_id, status FROM {alias}.runs").fetchall()
+            _check_values(con, alias, shard, runs)
             running = [r for r, status in runs if status == "running"]
             if running:
                 result.left = f"run {', '.join(running)} is still being written (running)"

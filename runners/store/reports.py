@@ -8,6 +8,8 @@ import duckdb
 import pandas as pd
 
 from runners import store
+from runners.domain.names import checked_run_id, path_for
+from runners.domain.outputs import check_outputs
 from runners.store import journal
 
 # The short version of every library whose ranks ran a run ("MPICH 5.0.2, Open MPI 5.0.11"),
@@ -97,11 +99,13 @@ def export_run(path: Path, run_id: str, out_dir: Path, fmt: str) -> list[Path]:
     """Write the run's tables as `<run>_<table>.<fmt>` files; returns the files written."""
     if fmt not in ("csv", "parquet"):
         raise ValueError(f"unknown export format {fmt!r}")
-    tables = run_tables(path, run_id)
+    tables = run_tables(path, checked_run_id(run_id))
+    targets = {name: path_for(out_dir, f"{run_id}_{name}", f".{fmt}") for name in tables}
+    check_outputs([t for t in targets.values() if t.parent.exists()])
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, frame in tables.items():
-        target = out_dir / f"{run_id}_{name}.{fmt}"
+        target = targets[name]
         partial = target.with_name(target.name + ".partial")
         _write(frame, partial, fmt)
         partial.replace(target)  # never leave a half-written file under the final name

@@ -1,0 +1,159 @@
+"""Hostile files and names (issue 26): nothing outside the store is touched.
+
+Each case runs the real CLI in this process and checks the exit status, the one-line message and
+that nothing was written where it must not be. Each records into the reliability figure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import duckdb
+import pytest
+import synthetic
+
+from runners import store
+from runners.cli import main
+from runners.domain.errors import BadInput
+from runners.domain.names import path_for, run_id_problem
+from runners.domain.outputs import output_problem
+
+RUN_A = synthetic.demo_specs()[0].run_id
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run `collsweep ARGV`: it must exit 2 with one line on stderr; that line."""
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture
+def demo_copy(demo_store: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "store.duckdb"
+    shutil.copyfile(demo_store, path)
+    return path
+
+
+def tiny_shard(folder: Path, run_id: str, name: str = "9_0") -> Path:
+    """A one-group shard written through the store's own functions, under `run_id`."""
+    path = folder / f"{name}.duckdb"
+    spec = synthetic.RunSpec(
+        run_id=run_id, ranks=(2,), sizes=(8, 64), algorithms=("ring", "mpi"), samples=4,
+        launches=2, timeout_point=False,
+    )  # fmt: skip
+    store.add_calibration(path, synthetic.pingpong_calibration(spec.host))
+    synthetic.write_run(path, spec)
+    return path
+
+
+@pytest.mark.parametrize(
+    "run_id", ["../victim/precious", "", "a/b", "a\nb", "x'); DROP TABLE runs; --", "..", ".x"]
+)
+def test_one_rule_for_run_ids(run_id: str) -> None:
+    assert run_id_problem(run_id)
+    with pytest.raises(BadInput):
+        path_for(Path("/tmp"), run_id, ".lock")
+
+
+def test_valid_run_ids_stay_in_their_folder(tmp_path: Path) -> None:
+    for run_id in ("r20261202-120000-abcd", "job.7_3", "A"):
+        assert run_id_problem(run_id) is None
+        assert path_for(tmp_path, run_id, ".lock").parent == tmp_path
+
+
+def test_tune_never_writes_over_the_store(
+    demo_copy: Path, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    before = demo_copy.read_bytes()
+    err = refused(capsys, "tune", RUN_A, "--store", str(demo_copy), "--out", str(demo_copy))
+    assert "is a DuckDB database" in err
+    assert demo_copy.read_bytes() == before
+    reliability.bad_input("tune --out over the store", True)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_tune_refuses_a_target_that_is_not_a_regular_file(
+    demo_copy: Path, tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    target = tmp_path / "target"
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    err = refused(capsys, "tune", RUN_A, "--store", str(demo_copy), "--out", str(target))
+    assert "not a regular file" in err or "is a folder" in err
+    mode = os.stat(target).st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISDIR(mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.duckdb", "target"]
+    reliability.bad_input(f"tune --out a {kind}", True)
+
+
+def test_tuning_files_are_readable_by_others(
+    demo_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "tuned.json"
+    old = os.umask(0o022)
+    try:
+        assert main(["tune", RUN_A, "--store", str(demo_copy), "--out", str(out)]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o644
+
+
+def test_output_problem_names_devices() -> None:
+    assert "not a regular file" in (output_problem(Path("/dev/null")) or "")
+
+
+@pytest.mark.parametrize("flag", ["--run-id", "--resume"])
+def test_sweep_refuses_a_run_id_that_is_a_path(
+    tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.lock").write_text("keep")
+    db = tmp_path / "s.duckdb"
+    argv = ["sweep", "--sizes", "8", "--ranks", "1", flag, "../victim/precious", "--store", str(db)]
+    assert "a run id must be" in refused(capsys, *argv)
+    assert (victim / "precious.lock").read_text() == "keep" and not db.exists()
+    reliability.bad_input(f"sweep {flag} ../victim/precious", True)
+
+
+def test_export_refuses_a_run_id_that_is_a_path(
+    demo_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    out = tmp_path / "out" / "inner"
+    argv = ["export", "../escaped", "--output", str(out), "--store", str(demo_copy)]
+    assert "a run id must be" in refused(capsys, *argv)
+    assert not (tmp_path / "out").exists()
+    reliability.bad_input("export ../escaped", True)
+
+
+@pytest.mark.parametrize(
+    ("run_id", "points_status", "words"),
+    [
+        ("../victim/precious", None, "a run id must be"),
+        ("x'); DROP TABLE runs; --", None, "a run id must be"),
+        ("r20261202-120000-good", "weird", "point status weird"),
+    ],
+)
+def test_merge_refuses_a_shard_no_sweep_wrote(
+    tmp_path: Path,
+    run_id: str,
+    points_status: str | None,
+    words: str,
+    capsys: pytest.CaptureFixture[str],
+    reliability,
+) -> None:
+    shard = tiny_shard(tmp_path, run_id)
+    if points_status:
+        with duckdb.connect(str(shard)) as con:
+            con.execute("UPDATE points SET status = ? WHERE algorithm = 'ring'", [points_status])
+    main_store = tmp_path / "main.duckdb"
+    store.ensure_current(main_store)
+    err = refused(capsys, "merge", str(shard), "--store", str(main_store))
+    assert words in err and "nothing merged" in err
+    assert store.query(main_store, "SELECT count(*) n FROM runs").n.item() == 0
+    assert store.query(main_store, "SELECT count(*) n FROM points").n.item() == 0
+    reliability.bad_input(f"merge a shard with {words}", True)
