@@ -13,29 +13,52 @@ from runners.domain import slurm
 
 def _submission(**extra) -> slurm.Submission:
     folder = Path("/data/main.duckdb.shards/r1")
-    return slurm.Submission(
-        run_id="r1",
-        spec_file=folder / "spec.toml",
-        ranks=(2, 3, 8),
-        shard_dir=folder,
-        python="/venv/bin/python",
-        workdir=Path("/work dir"),
-        **extra,
-    )
+    fields = {
+        "run_id": "r1",
+        "spec_file": folder / "spec.toml",
+        "ranks": (2, 3, 8),
+        "shard_dir": folder,
+        "python": "/venv/bin/python",
+        "workdir": Path("/work dir"),
+    }
+    return slurm.Submission(**(fields | extra))
 
 
 def test_the_script_is_an_array_of_one_sweep_per_group_into_its_own_shard() -> None:
     script = slurm.batch_script(_submission(partition="short", time="00:10:00"))
     assert "#SBATCH --array=0-2" in script and "#SBATCH --ntasks=8" in script
-    assert "#SBATCH --partition=short" in script and "#SBATCH --time=00:10:00" in script
-    assert "#SBATCH --output=/data/main.duckdb.shards/r1/%A_%a.out" in script
+    assert '#SBATCH --partition="short"' in script and '#SBATCH --time="00:10:00"' in script
+    assert '#SBATCH --output="/data/main.duckdb.shards/r1/%A_%a.out"' in script
     assert "SIZES=(2 3 8)" in script and "cd '/work dir'" in script
     assert "--run-id r1" in script and "--launcher 'srun --mpi=pmi2 -n {ranks}'" in script
     assert "/${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}.duckdb" in script
     assert "--overcommit" not in script
     over = slurm.batch_script(_submission(oversubscribe=True, sbatch_args=("--account=abc",)))
     assert "#SBATCH --overcommit" in over and "srun --mpi=pmi2 --overcommit -n {ranks}" in over
-    assert "#SBATCH --account=abc" in over
+    assert '#SBATCH "--account=abc"' in over
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"time": "1:00\necho pwned"},
+        {"partition": "debug\nrm -rf ~"},
+        {"sbatch_args": ("--account=a\r\nid",)},
+        {"workdir": Path("/work\ndir")},
+    ],
+)
+def test_values_with_control_characters_never_reach_the_script(extra: dict) -> None:
+    problem = slurm.submission_problem(_submission(**extra))
+    assert problem and "control character" in problem
+    assert slurm.submission_problem(_submission(partition="a b", time="1:00")) is None
+
+
+def test_sbatch_values_are_quoted_as_sbatch_reads_them() -> None:
+    script = slurm.batch_script(
+        _submission(shard_dir=Path('/st ore"#x/r1'), sbatch_args=("--comment=a # b",))
+    )
+    assert '#SBATCH --output="/st ore\\"#x/r1/%A_%a.out"' in script
+    assert '#SBATCH "--comment=a # b"' in script
 
 
 def test_the_script_is_valid_bash_that_picks_the_tasks_group(tmp_path: Path) -> None:

@@ -44,21 +44,50 @@ def shard_dir(store: Path, run_id: str) -> Path:
     return store.parent / f"{store.name}{SHARDS_SUFFIX}" / run_id
 
 
+def submission_problem(sub: Submission) -> str | None:
+    """Why the script cannot carry these values (a control character: a newline would start a
+    line of its own in the script), or None; every other value is quoted."""
+    values = [
+        ("run id", sub.run_id),
+        ("spec file", str(sub.spec_file)),
+        ("shard folder", str(sub.shard_dir)),
+        ("python", sub.python),
+        ("working folder", str(sub.workdir)),
+        ("--partition", sub.partition),
+        ("--time", sub.time),
+        *(("--sbatch-arg", arg) for arg in sub.sbatch_args),
+    ]
+    for what, value in values:
+        if _has_control(value):
+            return f"{what} {value!r} holds a control character; a job script cannot carry it"
+    return None
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def sbatch_quote(value: str) -> str:
+    """A value for an #SBATCH line as sbatch reads it back: double quotes group it (spaces and
+    '#' included), a backslash escapes a quote or a backslash."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def batch_script(sub: Submission) -> str:
     """The sbatch script: a job array over the group sizes, each task a sweep into its shard."""
-    q = shlex.quote
+    q, sq = shlex.quote, sbatch_quote
     header = [
         "#!/bin/bash",
-        f"#SBATCH --job-name=collsweep-{sub.run_id}",
+        f"#SBATCH --job-name={sq('collsweep-' + sub.run_id)}",
         f"#SBATCH --array=0-{len(sub.ranks) - 1}",
         f"#SBATCH --nodes={sub.nodes}",
         f"#SBATCH --ntasks={max(sub.ranks)}",
-        f"#SBATCH --output={sub.shard_dir}/%A_%a.out",
+        f"#SBATCH --output={sq(str(sub.shard_dir) + '/%A_%a.out')}",
     ]
-    header += [f"#SBATCH --partition={sub.partition}"] if sub.partition else []
-    header += [f"#SBATCH --time={sub.time}"] if sub.time else []
+    header += [f"#SBATCH --partition={sq(sub.partition)}"] if sub.partition else []
+    header += [f"#SBATCH --time={sq(sub.time)}"] if sub.time else []
     header += ["#SBATCH --overcommit"] if sub.oversubscribe else []
-    header += [f"#SBATCH {arg}" for arg in sub.sbatch_args]
+    header += [f"#SBATCH {sq(arg)}" for arg in sub.sbatch_args]
     shard = f"{q(str(sub.shard_dir))}/${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}.duckdb"
     sweep = [
         q(sub.python), "-m", "runners.cli", "sweep", q(str(sub.spec_file)),

@@ -73,9 +73,10 @@ def check_cluster(request: SubmitRequest) -> str:
 
 
 def submission(request: SubmitRequest, partition: str) -> slurm.Submission:
-    """The job the request makes, its files beside the main store's shards."""
+    """The job the request makes, its files beside the main store's shards; SubmitError when
+    a value cannot go into a job script."""
     folder = slurm.shard_dir(request.store, request.run_id)
-    return slurm.Submission(
+    sub = slurm.Submission(
         run_id=request.run_id,
         spec_file=folder / "spec.toml",
         ranks=tuple(request.spec.ranks),
@@ -88,6 +89,10 @@ def submission(request: SubmitRequest, partition: str) -> slurm.Submission:
         sbatch_args=request.sbatch_args,
         oversubscribe=request.oversubscribe,
     )
+    problem = slurm.submission_problem(sub)
+    if problem:
+        raise SubmitError(problem)
+    return sub
 
 
 def submit(request: SubmitRequest, sub: slurm.Submission) -> str:
