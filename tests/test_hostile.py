@@ -157,3 +157,33 @@ def test_merge_refuses_a_shard_no_sweep_wrote(
     assert store.query(main_store, "SELECT count(*) n FROM runs").n.item() == 0
     assert store.query(main_store, "SELECT count(*) n FROM points").n.item() == 0
     reliability.bad_input(f"merge a shard with {words}", True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["sweep", "--sizes", "8", "--ranks", "100000"], "ranks must be at most 4096"),
+        (["sweep", "--sizes", "8", "--ranks", "4000"], "ranks a core"),
+        (["verify", "--ranks", "100000"], "ranks a core"),
+        (["sweep", "--sizes", "8", "--ranks", "2", "--launches", "1000000000"], "launches must"),
+        (["sweep", "--sizes", "8", "--ranks", "2", "--budget", "1e309"], "budget_s must"),
+        (["sweep", "--sizes", "8", "--ranks", "2", "--max-iterations", "1e23"], "an integer"),
+        (["sweep", "--sizes", "8", "--ranks", "2", "--warmup", "100000000"], "warmup must"),
+        (["sweep", "--sizes", "8", "--ranks", "2", "--point-timeout", "inf"], "point_timeout_s"),
+        (["query", "SELECT 1", "--timeout", "inf"], "--timeout must be"),
+        (["query", "SELECT 1", "--timeout", "1e300"], "--timeout must be"),
+        (["query", "SELECT 1", "--max-rows", "99999999999999999999"], "--max-rows between"),
+        (["query", "SELECT 1", "--memory-limit", "-1"], "--memory-limit must be"),
+        (["query", "SELECT 1", "--memory-limit", "100TiB"], "--memory-limit must be"),
+    ],
+)
+def test_absurd_values_are_refused_before_anything_starts(
+    tmp_path: Path, argv: list[str], words: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    db = tmp_path / "s.duckdb"
+    if argv[0] == "query":
+        store.ensure_current(db)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert words in refused(capsys, *argv, *([] if argv[0] == "verify" else ["--store", str(db)]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    reliability.bad_input(" ".join(argv), True)

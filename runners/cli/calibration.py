@@ -19,10 +19,16 @@ from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check every algorithm x dtype x op x count exactly on real ranks."""
+    from runners.domain.capacity import ranks_problem
+    from runners.domain.machine import physical_cores
     from runners.jobs.verify import VerifyPlan, failed, summary_table, verify
 
+    ranks = tuple(int_list(args.ranks))
+    problem = ranks_problem(ranks, physical_cores())
+    if problem:
+        raise UsageError(problem)
     plan = VerifyPlan(
-        ranks=tuple(int_list(args.ranks)),
+        ranks=ranks,
         algorithms=tuple(name_list(args.algorithms, BASE_ALGORITHMS, "algorithm")),
         dtypes=tuple(name_list(args.dtypes, DTYPES, "dtype")),
         ops=tuple(name_list(args.ops, OPS, "op")),

@@ -132,7 +132,8 @@ def spec_overrides(args: argparse.Namespace) -> dict:
             try:
                 overrides[key] = kind(text)
             except ValueError:
-                raise UsageError(f"{flag} expects a {kind.__name__}, got {text!r}") from None
+                noun = "an integer" if kind is int else "a number"
+                raise UsageError(f"{flag} expects {noun}, got {text!r}") from None
     return overrides
 
 
@@ -176,6 +177,7 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         if given is not None and run_id_problem(given):
             raise UsageError(str(run_id_problem(given)))
     from runners.domain import capacity, launcher
+    from runners.domain.machine import physical_cores
     from runners.domain.spec import load_spec, spec_from_mapping
     from runners.domain.tuning import tuning_file_problem
     from runners.jobs import launch
@@ -195,6 +197,8 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     problem = problem or launch.libraries_problem(spec.libraries)
     if problem is None and spec.tuning_file:  # read at start-up by every rank: check it now
         problem = tuning_file_problem(spec.tuning_file)
+    if problem is None and launcher.runs_here(spec.launcher):
+        problem = capacity.ranks_problem(spec.ranks, physical_cores())
     if problem is None:
         here = max(spec.ranks) if launcher.runs_here(spec.launcher) else 1
         problem = capacity.payload_problem(spec.sizes, here)

@@ -12,6 +12,7 @@ from runners.cli.common import (
     render,
     store_path,
 )
+from runners.domain.units import format_bytes, parse_bytes
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -26,9 +27,12 @@ def cmd_query(args: argparse.Namespace) -> int:
     """Run read-only SQL against the store, bounded in time, memory and rows."""
     from runners import store
 
-    if not args.timeout > 0 or args.max_rows < 1:
-        raise UsageError("--timeout must be > 0 seconds and --max-rows >= 1")
-    store.storefile.set_read_memory_limit(args.memory_limit)
+    if not 0 < args.timeout <= MAX_QUERY_S or not 1 <= args.max_rows <= MAX_ROWS:
+        raise UsageError(
+            f"--timeout must be > 0 and at most {MAX_QUERY_S:g} seconds, --max-rows between 1 "
+            f"and {MAX_ROWS}"
+        )
+    store.storefile.set_read_memory_limit(f"{memory_limit(args.memory_limit) // 2**20}MiB")
     sql = sys.stdin.read() if args.sql == "-" else args.sql
     frame = store.query(store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows)
     print(render(frame, args.format))
@@ -39,6 +43,28 @@ def cmd_query(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+MAX_QUERY_S = 3600.0
+MAX_ROWS = 10_000_000
+MIN_QUERY_MEMORY = 16 * 2**20
+
+
+def memory_limit(text: str) -> int:
+    """--memory-limit in bytes: a size (512MiB, 2GiB) between 16 MiB and the memory available
+    now, so no limit can be lifted by a negative or absurd value."""
+    from runners.domain.capacity import available_bytes
+
+    try:
+        limit = parse_bytes(text)
+    except ValueError:
+        limit = -1
+    if not MIN_QUERY_MEMORY <= limit <= max(available_bytes(), MIN_QUERY_MEMORY):
+        raise UsageError(
+            f"--memory-limit must be a size between 16MiB and the {format_bytes(available_bytes())}"
+            f" available now, got {text!r}"
+        )
+    return limit
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -15,6 +15,9 @@ from runners.domain.units import format_bytes
 
 BUFFERS_PER_POINT = 6
 USABLE_SHARE = 0.8  # of the memory available now; the rest is for Python, MPI and the system
+# The oversubscription a group started on this machine may ask: ranks per usable core. Beyond it
+# the ranks (busy-polling MPI) starve each other and the parent, and the machine stops answering.
+RANKS_PER_CORE = 8
 
 
 def available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int:
@@ -53,4 +56,16 @@ def payload_problem(
         f"{what} up to {max(too_big)} bytes need about {buffers} buffers of that size on each "
         f"of {ranks_here} rank(s) here, more than {USABLE_SHARE:.0%} of the "
         f"{format_bytes(free)} available: the largest size here is {limit} bytes"
+    )
+
+
+def ranks_problem(ranks: Sequence[int], cores: int, per_core: int = RANKS_PER_CORE) -> str | None:
+    """Why a group of max(ranks) cannot be started on `cores` cores here, or None."""
+    limit = max(cores, 1) * per_core
+    if max(ranks, default=0) <= limit:
+        return None
+    return (
+        f"a group of {max(ranks)} ranks on this machine's {cores} core(s) is more than "
+        f"{per_core} ranks a core (at most {limit} here); run larger groups through a launcher "
+        "that places ranks on other nodes (srun, collsweep submit)"
     )

@@ -128,6 +128,21 @@ def _number(raw: dict, key: str, kind: type) -> Any:
     return value
 
 
+# Sane maxima: beyond them a value is a typo or an attack, never a sweep (a group of 100000
+# ranks started on one machine; a billion launches planned in memory before any rank starts).
+MAXIMA = {
+    "ranks": 4096,
+    "sizes": 2**40,
+    "warmup": 100_000,
+    "min_iterations": 10_000_000,
+    "max_iterations": 10_000_000,
+    "passes": 100,
+    "launches": 1000,
+    "budget_s": 3600.0,
+    "point_timeout_s": 86400.0,
+}
+
+
 def _problems(spec: SweepSpec) -> list[str]:
     problems = _check_names(spec.algorithms, ALGORITHMS, "algorithm")
     problems += _check_names(spec.dtypes, DTYPES, "dtype")
@@ -151,6 +166,10 @@ def _problems(spec: SweepSpec) -> list[str]:
     for key in ("passes", "launches"):
         if getattr(spec, key) < 1:
             problems.append(f"{key} must be >= 1, got {getattr(spec, key)}")
+    for key, most in MAXIMA.items():
+        value = max(getattr(spec, key)) if key in ("ranks", "sizes") else getattr(spec, key)
+        if not value <= most:  # also catches nan
+            problems.append(f"{key} must be at most {most:g}, got {value!r}")
     if not 0 < spec.target_rel_ci < 1:
         problems.append(f"target_rel_ci must be between 0 and 1, got {spec.target_rel_ci}")
     if spec.cache_mode not in CACHE_MODES:
