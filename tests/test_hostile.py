@@ -187,3 +187,39 @@ def test_absurd_values_are_refused_before_anything_starts(
     assert words in refused(capsys, *argv, *([] if argv[0] == "verify" else ["--store", str(db)]))
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     reliability.bad_input(" ".join(argv), True)
+
+
+def test_merge_refuses_a_shard_with_a_view_that_reads_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    """A shard whose `runs` is a view over read_text('/etc/hostname') never runs it."""
+    shard = tiny_shard(tmp_path, "r20261202-120000-view")
+    with duckdb.connect(str(shard)) as con:
+        con.execute("CREATE TABLE runs_kept AS SELECT * FROM runs")
+        con.execute("DROP TABLE runs")
+        con.execute(
+            "CREATE VIEW runs AS SELECT * REPLACE (content AS host) FROM runs_kept, "
+            "read_text('/etc/hostname')"
+        )
+    main_store = tmp_path / "main.duckdb"
+    store.ensure_current(main_store)
+    err = refused(capsys, "merge", str(shard), "--store", str(main_store))
+    assert "it defines runs" in err and "nothing merged" in err
+    assert store.query(main_store, "SELECT count(*) n FROM runs").n.item() == 0
+    reliability.bad_input("merge a shard whose runs is a file-reading view", True)
+
+
+def test_merge_reads_a_shards_columns_by_name(tmp_path: Path) -> None:
+    """A shard whose columns stand in another order merges each value into its own column."""
+    shard = tiny_shard(tmp_path, "r20261202-120000-cols")
+    with duckdb.connect(str(shard)) as con:
+        info = con.execute("SELECT name FROM pragma_table_info('runs')").fetchall()
+        columns = [c for (c,) in info]
+        reordered = ", ".join(f'"{c}"' for c in reversed(columns))
+        con.execute(f"CREATE TABLE runs2 AS SELECT {reordered} FROM runs")
+        con.execute("DROP TABLE runs")
+        con.execute("ALTER TABLE runs2 RENAME TO runs")
+    main_store = tmp_path / "main.duckdb"
+    assert main(["merge", str(shard), "--store", str(main_store)]) in (0, 1)
+    run = store.get_run(main_store, "r20261202-120000-cols")
+    assert run["host"] == "synth-node" and run["status"] in ("complete", "interrupted", "failed")

@@ -40,7 +40,35 @@ def _version(con: duckdb.DuckDBPyConnection, alias: str) -> int:
         return -1
 
 
+MERGED_TABLES = ("runs", "points", "samples", "probes", "calibrations")
+
+
+def _only_tables(con: duckdb.DuckDBPyConnection, alias: str, shard: Path) -> None:
+    """The shard's tables that merge reads are plain tables, and it holds no views or macros:
+    a view could read other files (read_text) with the main store's connection."""
+    found = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]
+    ).fetchall()
+    views = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND NOT internal", [alias]
+    ).fetchall()
+    macros = con.execute(
+        "SELECT function_name FROM duckdb_functions() WHERE database_name = ? "
+        "AND function_type IN ('macro', 'table_macro')",
+        [alias],
+    ).fetchall()
+    missing = sorted(set(MERGED_TABLES) - {t for (t,) in found})
+    if views or macros or missing:
+        why = (
+            f"it defines {', '.join(n for (n,) in [*views, *macros])}"
+            if views or macros
+            else f"it lacks the table(s) {', '.join(missing)}"
+        )
+        raise StoreError(f"shard {shard} was not written by a sweep: {why}; nothing merged")
+
+
 def _check(con: duckdb.DuckDBPyConnection, alias: str, shard: Path) -> None:
+    _only_tables(con, alias, shard)
     version = _version(con, alias)
     if version > SCHEMA_VERSION:
         raise StoreError(
@@ -74,7 +102,7 @@ def _check_values(con: duckdb.DuckDBPyConnection, alias: str, shard: Path, runs:
 def _merge_run(con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: ShardResult):
     """The shard's points of one run into the main store (the run row first, if new)."""
     con.execute(
-        f"INSERT INTO runs SELECT * FROM {alias}.runs WHERE run_id = $r "
+        f"INSERT INTO runs BY NAME SELECT * FROM {alias}.runs WHERE run_id = $r "
         "AND run_id NOT IN (SELECT run_id FROM runs)",
         {"r": run_id},
     )
@@ -99,17 +127,20 @@ def _merge_run(con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: 
     ]
     params = {"ids": new}
     con.execute(
-        f"INSERT INTO points SELECT * FROM {alias}.points WHERE list_contains($ids, point_id)",
+        f"INSERT INTO points BY NAME SELECT * FROM {alias}.points "
+        "WHERE list_contains($ids, point_id)",
         params,
     )
     con.execute(
-        f"INSERT INTO samples SELECT * FROM {alias}.samples WHERE list_contains($ids, point_id)",
+        f"INSERT INTO samples BY NAME SELECT * FROM {alias}.samples "
+        "WHERE list_contains($ids, point_id)",
         params,
     )
     con.execute(
-        f"INSERT INTO probes SELECT * FROM {alias}.probes s WHERE s.run_id = $r AND NOT EXISTS "
-        "(SELECT 1 FROM probes p WHERE p.run_id = s.run_id AND p.job = s.job "
-        "AND p.launch = s.launch AND p.moment = s.moment)",
+        f"INSERT INTO probes BY NAME SELECT * FROM {alias}.probes s "
+        "WHERE s.run_id = $r AND NOT EXISTS (SELECT 1 FROM probes p "
+        "WHERE p.run_id = s.run_id AND p.job = s.job AND p.launch = s.launch "
+        "AND p.moment = s.moment)",
         {"r": run_id},
     )
     result.runs.append(run_id)
@@ -135,7 +166,7 @@ def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
                 result.left = f"run {', '.join(running)} is still being written (running)"
             else:
                 con.execute(
-                    f"INSERT INTO calibrations SELECT * FROM {alias}.calibrations "
+                    f"INSERT INTO calibrations BY NAME SELECT * FROM {alias}.calibrations "
                     "WHERE calibration_id NOT IN (SELECT calibration_id FROM calibrations)"
                 )
                 for run_id, _ in runs:
