@@ -27,7 +27,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 test: install lint
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q --durations=15
 
 # The inner loop while editing: lint and every test that needs no ranks, browser or long wait.
 check: install lint
