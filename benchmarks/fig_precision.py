@@ -60,7 +60,7 @@ def osu_overrides(spec: SweepSpec, kind: str) -> list[str]:
         *("--sizes", ",".join(map(str, sizes))),
         *("--warmup", str(warmup), "--min-iterations", str(iterations)),
         *("--max-iterations", str(iterations), "--target-ci", "1e-9"),
-        *("--budget", "1e6", "--passes", "1", "--point-timeout", "600"),
+        *("--budget", "3600", "--passes", "1", "--point-timeout", "600"),
     ]
 
 
