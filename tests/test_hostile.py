@@ -223,3 +223,30 @@ def test_merge_reads_a_shards_columns_by_name(tmp_path: Path) -> None:
     assert main(["merge", str(shard), "--store", str(main_store)]) in (0, 1)
     run = store.get_run(main_store, "r20261202-120000-cols")
     assert run["host"] == "synth-node" and run["status"] in ("complete", "interrupted", "failed")
+
+
+@pytest.mark.parametrize("kind", ["devnull", "folder", "text", "main", "schema_only"])
+def test_merge_refuses_what_is_not_a_shard(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    """/dev/null, a folder, a text file, the main store itself, a DuckDB file with only a
+    schema_version table: one line, exit 2, the main store unchanged."""
+    main_store = tmp_path / "main.duckdb"
+    store.ensure_current(main_store)
+    shard = {
+        "devnull": Path("/dev/null"),
+        "folder": tmp_path,
+        "text": tmp_path / "notes.duckdb",
+        "main": main_store,
+        "schema_only": tmp_path / "bare.duckdb",
+    }[kind]
+    if kind == "text":
+        shard.write_text("not a store\n")
+    if kind == "schema_only":
+        with duckdb.connect(str(shard)) as con:
+            con.execute("CREATE TABLE schema_version AS SELECT 99 AS version")
+    before = main_store.read_bytes()
+    err = refused(capsys, "merge", str(shard), "--store", str(main_store))
+    assert "shard" in err
+    assert main_store.read_bytes() == before
+    reliability.bad_input(f"merge {kind} as a shard", True)

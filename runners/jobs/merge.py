@@ -15,6 +15,7 @@ from pathlib import Path
 from runners import store
 from runners.domain import slurm
 from runners.domain.errors import BadInput
+from runners.domain.outputs import is_duckdb_file
 from runners.domain.plan import all_point_ids
 from runners.domain.spec import SpecError, parse_spec
 from runners.jobs.run_writer import recover_abandoned
@@ -82,17 +83,32 @@ def _merged_spec(shards: list[Path], run_id: str):
     return replace(specs[0], ranks=ranks)
 
 
+def shard_problem(main: Path, shard: Path) -> str | None:
+    """Why `shard` cannot be merged into `main` (not there, not a regular file, not a DuckDB
+    database, the main store itself), or None; checked before anything is opened."""
+    if not shard.exists():
+        return f"no shard store {shard}"
+    if not shard.is_file():
+        return f"shard {shard} is not a regular file"
+    if not is_duckdb_file(shard):
+        return f"shard {shard} is not a DuckDB database (not a collsweep store)"
+    if main.exists() and shard.resolve() == main.resolve():
+        return f"shard {shard} is the main store itself"
+    return None
+
+
 def merge(
     main: Path, shards: list[Path], say: Callable[[str], None] = print
 ) -> tuple[list[store.ShardResult], list[MergedRun]]:
     """Fold the shards into `main` and give each merged run its joint spec and true status.
     A shard whose sweep died (a cancelled task) has its journal replayed first, as a sweep
     does at start, so its finished points are merged; one still being written is left."""
-    missing = [s for s in shards if not s.exists()]
-    if missing:
-        raise MergeError(f"no shard store {missing[0]}")
     if not shards:
         raise MergeError("no shard stores to merge")
+    for shard in shards:
+        problem = shard_problem(main, shard)
+        if problem:
+            raise MergeError(problem)
     for shard in shards:
         recover_abandoned(shard, lambda line, name=shard.name: say(f"{name}: {line}"))
     try:
