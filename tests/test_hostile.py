@@ -20,6 +20,7 @@ from runners.cli import main
 from runners.domain.errors import BadInput
 from runners.domain.names import path_for, run_id_problem
 from runners.domain.outputs import output_problem
+from runners.domain.spec import parse_spec
 
 RUN_A = synthetic.demo_specs()[0].run_id
 
@@ -250,3 +251,45 @@ def test_merge_refuses_what_is_not_a_shard(
     assert "shard" in err
     assert main_store.read_bytes() == before
     reliability.bad_input(f"merge {kind} as a shard", True)
+
+
+@pytest.mark.parametrize(
+    ("spec_text", "words"),
+    [
+        ("a = " + "[" * 2000 + "]" * 2000 + "\n", "nested too deeply"),
+        ('sizes = [8]\nranks = [2]\nlauncher = "mpiexec -n {ranks} {ranks.foo}"\n', "placeholder"),
+        ('sizes = [8]\nranks = [2]\nlauncher = "mpiexec -n {ranks} {ranks[0]}"\n', "placeholder"),
+        ('sizes = [8]\nranks = [2]\nlauncher = "mpiexec\\u0000 -n {ranks}"\n', "control"),
+    ],
+)
+def test_spec_gaps_are_bad_input(
+    tmp_path: Path, spec_text: str, words: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text)
+    db = tmp_path / "s.duckdb"
+    assert words in refused(capsys, "sweep", str(spec), "--store", str(db))
+    assert not db.exists()
+    reliability.bad_input(f"spec: {words}", True)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero"])
+def test_a_spec_that_is_not_a_file_is_refused_without_reading_it(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    spec = Path("/dev/zero") if kind == "devzero" else tmp_path / "spec.toml"
+    if kind == "fifo":
+        os.mkfifo(spec)
+    err = refused(capsys, "sweep", str(spec), "--store", str(tmp_path / "s.duckdb"))
+    assert "not a regular file" in err
+    reliability.bad_input(f"spec is a {kind}", True)
+
+
+def test_a_long_sizes_list_with_repeats_is_read_at_once() -> None:
+    notes: list[str] = []
+    spec = parse_spec(f"sizes = [{', '.join(['8'] * 100_000)}, 16]\nranks = [2]\n", notes=notes)
+    assert spec.sizes == (8, 16) and "[8]" in notes[0]
+
+
+def test_an_empty_store_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--store is empty" in refused(capsys, "runs", "--store", "")

@@ -56,8 +56,12 @@ def name_list(text: str, table: dict, what: str) -> list[str]:
 
 
 def store_path(args: argparse.Namespace) -> Path:
+    """The store --store names, else the default; an empty --store is bad input, not a quiet
+    way of naming the default."""
     from runners.store import default_store
 
+    if args.store is not None and not args.store.strip():
+        raise UsageError("--store is empty: name a results store, or leave the option out")
     return Path(args.store) if args.store else default_store()
 
 

@@ -43,8 +43,10 @@ def launcher_syntax_problem(template: str, shell: bool = False) -> str | None:
         return "launcher must contain {ranks}, e.g. 'mpiexec -n {ranks}'"
     try:
         text = template.format(ranks=2)
-    except (KeyError, IndexError, ValueError):
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError):
         return f"launcher {template!r} may use no placeholder but {{ranks}}"
+    if any(ord(c) < 32 or ord(c) == 127 for c in template):
+        return f"launcher {template!r} holds a control character"
     if shell:
         return None
     syntax = sorted(set(text) & SHELL_SYNTAX)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections import Counter
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -223,7 +224,8 @@ def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
             continue
         unique = tuple(dict.fromkeys(values[key]))
         if len(unique) < len(values[key]) and notes is not None:
-            repeated = [v for v in unique if values[key].count(v) > 1]
+            counts = Counter(values[key])  # one pass: a list of 10^5 entries stays instant
+            repeated = [v for v in unique if counts[v] > 1]
             notes.append(f"{key}: measured once each, listed more than once: {repeated}")
         values[key] = unique
 
@@ -278,13 +280,22 @@ def parse_spec(
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"malformed TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError("malformed TOML: nested too deeply to be a spec") from None
     return spec_from_mapping({**raw, **(overrides or {})}, notes)
+
+
+MAX_SPEC_BYTES = 4 * 2**20
 
 
 def load_spec(
     path: Path, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
 ) -> SweepSpec:
     """Read a spec file (see parse_spec)."""
+    if path.exists() and not path.is_file():
+        raise SpecError(f"spec {path} is not a regular file")
+    if path.is_file() and path.stat().st_size > MAX_SPEC_BYTES:
+        raise SpecError(f"spec {path} is larger than {MAX_SPEC_BYTES // 2**20} MiB: not a spec")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
