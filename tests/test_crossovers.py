@@ -23,7 +23,7 @@ def predicted_crossover(
         t_a = predict(model_a, ranks, n, a, b, gamma, itemsize, smooth=True).total_s
         return t_a - predict(model_b, ranks, n, a, b, gamma, itemsize, smooth=True).total_s
 
-    return sign_changes_of(diff, lo, hi)
+    return sign_changes_of(np.vectorize(diff), lo, hi)
 
 
 def test_predicted_crossover_by_hand():

@@ -3,11 +3,15 @@ closed form it must agree with, and the overheads and variants built on it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
-from runners.analysis.points import Params, predict_with, variant_of
+from runners.analysis.points import Params, model_of, predict_with, variant_of
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.models import MODELS, predict
+from runners.domain.overheads import family_of as overhead_family
 from runners.domain.overheads import family_overheads
 from runners.domain.pricing import Costs, MessageCost, round_loads, schedule_prediction
 
@@ -135,3 +139,48 @@ def test_each_point_gets_the_most_complete_variant_its_calibration_allows() -> N
     textbook = predict_with(full, "ring", 2, 4096, "float32", "sum", variant="textbook")
     assert textbook == predict("ring", 2, 4096, A, B, G, 4)
     assert predict_with(full, "ring", 2, 4096, "float64", "sum") is None  # no gamma
+
+
+def test_a_curve_priced_over_an_array_is_the_scalar_pricing_size_by_size(demo_store) -> None:
+    """points.smooth_times (schedules, closed forms, library_min, piecewise alpha/beta) gives
+    what predict_with(smooth=True) gives for each size alone, for every calibration of the demo
+    store, every variant and algorithm measured, from below one element a block to 16 MiB."""
+    from runners import store
+    from runners.analysis.points import load_points, smooth_times
+    from runners.domain.pricing import VARIANTS
+
+    runs = store.query(demo_store, "SELECT run_id FROM runs")["run_id"]
+    ids = store.query(demo_store, "SELECT calibration_id FROM calibrations")["calibration_id"]
+    calibrations = [store.get_calibration(demo_store, c) for c in ids]
+    sizes = np.concatenate([np.arange(1, 40, dtype=float), np.geomspace(40, 2**24, 61)])
+    points = [p for run in runs for p in load_points(demo_store, run)]
+    cases = {(p.algorithm, p.key) for p in points}
+    measured = [Params.from_row(c) for c in calibrations]
+    curves = [p for p in measured if p.message_cost is not None]
+    assert curves and any(p.segments for p in measured)
+    families = {overhead_family(a): {"round_s": 1.5e-6, "call_s": 3e-6} for a, _ in cases}
+    steeper = MessageCost.from_medians(
+        curves[0].message_cost.sizes, [2 * s for s in curves[0].message_cost.seconds]
+    )
+    full = replace(curves[0], exchange_cost=steeper, copy_cost=LINEAR, overheads=families)
+    checked = set()
+    for params in [*measured, full]:
+        for variant in VARIANTS:
+            for algorithm, (ranks, dtype, op) in sorted(cases):
+                if params.gamma(dtype, op) is None or model_of(algorithm) is None:
+                    continue
+                many = smooth_times(params, algorithm, (ranks, dtype, op), sizes, variant)
+                one = [
+                    predict_with(
+                        params, algorithm, ranks, n, dtype, op, variant=variant, smooth=True
+                    )
+                    for n in sizes
+                ]
+                assert many == pytest.approx([p.total_s for p in one], rel=1e-12, abs=0), (
+                    algorithm,
+                    ranks,
+                    variant,
+                    params.calibration_id,
+                )
+                checked.add(variant_of(params, algorithm, variant))
+    assert checked == set(VARIANTS)  # every variant's own pricing was compared

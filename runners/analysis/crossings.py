@@ -7,8 +7,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runners.analysis.points import Key, Params, Point, model_of, predict_with
-from runners.domain.crossovers import sign_changes_of
+import numpy as np
+
+from runners.analysis.points import Key, Params, Point, model_of, smooth_times
+from runners.domain.crossovers import log_grid, sign_changes_of
 from runners.domain.models import model_for
 from runners.domain.units import format_bytes
 
@@ -39,25 +41,28 @@ def crossing_row(key: Key, a: str, b: str, a_first: bool, kind: str, **rest: Any
 
 
 class PredictedTimes:
-    """Smooth predicted times of one calibration in one variant, each (algorithm, group, size)
-    priced once: the pairs of a group share their grid, so each curve is priced once, not
-    once per pair it is in."""
+    """Smooth predicted times of one calibration in one variant, each curve priced once over a
+    whole grid of sizes (points.smooth_times): the pairs of a group share their grid, so each
+    curve is priced once, not once per pair it is in. Single sizes (a bisection's steps) go
+    through the same vectorised pricing, so a grid and a bisection never disagree on a sign."""
 
     def __init__(self, params: Params, variant: str | None = None) -> None:
         self.params, self.variant = params, variant
-        self._seconds: dict[tuple[str, Key, float], float] = {}
+        self._grids: dict[tuple[str, Key, float, float], np.ndarray] = {}
 
-    def __call__(self, name: str, key: Key, nbytes: float) -> float:
-        """Seconds of `name` for `nbytes` bytes in group `key` (its gamma must be known)."""
-        found = self._seconds.get((name, key, nbytes))
+    def on_grid(self, name: str, key: Key, lo: float, hi: float) -> np.ndarray:
+        """Seconds of `name` in group `key` at every size of log_grid(lo, hi)."""
+        found = self._grids.get((name, key, lo, hi))
         if found is None:
-            ranks, dtype, op = key
-            pred = predict_with(
-                self.params, name, ranks, nbytes, dtype, op, variant=self.variant, smooth=True
+            grid = log_grid(lo, hi)
+            found = self._grids[name, key, lo, hi] = smooth_times(
+                self.params, name, key, grid, self.variant
             )
-            assert pred is not None  # the caller checked the gamma
-            found = self._seconds[name, key, nbytes] = pred.total_s
         return found
+
+    def many(self, name: str, key: Key, nbytes: np.ndarray) -> np.ndarray:
+        """Seconds of `name` in group `key` (its gamma must be known) at every size given."""
+        return smooth_times(self.params, name, key, nbytes, self.variant)
 
 
 def predicted_pair(
@@ -77,13 +82,15 @@ def predicted_pair(
         return []
     time_of = times or PredictedTimes(params, variant)
 
-    def diff(n: float) -> float:
-        return time_of(names[0], key, n) - time_of(names[1], key, n)
+    def diff(sizes: np.ndarray) -> np.ndarray:
+        return time_of.many(names[0], key, sizes) - time_of.many(names[1], key, sizes)
 
     lo, hi = span
+    on_grid = time_of.on_grid(names[0], key, lo, hi) - time_of.on_grid(names[1], key, lo, hi)
     rows = []
-    for x in sign_changes_of(diff, lo, hi):
-        below = diff(x * 0.999) or -diff(x * 1.001)
+    for x in sign_changes_of(diff, lo, hi, on_grid):
+        below_above = diff(np.array([x * 0.999, x * 1.001]))
+        below = below_above[0] or -below_above[1]
         within = f"{format_bytes(lo)} .. {format_bytes(hi)}"
         detail = f"predicted times of {models[0]} and {models[1]} equal (solved within {within})"
         rows.append(

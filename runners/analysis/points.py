@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from runners import store
 from runners.domain.assumptions import PointFacts
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_of
 from runners.domain.models import Prediction, autotuned_model, model_for, predict
+from runners.domain.models import smooth_totals as models_smooth_totals
 from runners.domain.overheads import family_of as overhead_family
 from runners.domain.pricing import (
     CONTENTION,
@@ -22,6 +25,7 @@ from runners.domain.pricing import (
     Costs,
     MessageCost,
     schedule_prediction,
+    smooth_totals,
 )
 
 Progress = Callable[[str], None]
@@ -112,6 +116,13 @@ class Params:
             return self.alpha, self.beta
         return self.segments[bisect.bisect_right(self.breakpoints, nbytes)]
 
+    def at_many(self, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """at() of every size in `nbytes`: (alphas, betas)."""
+        if not self.segments:
+            return np.full(nbytes.shape, self.alpha), np.full(nbytes.shape, self.beta)
+        chosen = np.array(self.segments)[np.searchsorted(self.breakpoints, nbytes, side="right")]
+        return chosen[:, 0], chosen[:, 1]
+
     def gamma(self, dtype: str, op: str) -> float | None:
         """Seconds per byte reduced for dtype/op, or None when not calibrated."""
         value = self.gammas.get(f"{dtype}/{op}")
@@ -192,6 +203,32 @@ def predict_with(
     args = (model, ranks, nbytes, alpha, beta, gamma, itemsize)
     commutative, library = OPS[op].commutative, library_of(algorithm)
     return predict(*args, smooth=smooth, commutative=commutative, library=library)
+
+
+def smooth_times(
+    params: Params,
+    algorithm: str,
+    key: Key,
+    nbytes: np.ndarray,
+    variant: str | None = None,
+) -> np.ndarray:
+    """predict_with(..., smooth=True).total_s at every size in `nbytes` (group key =
+    (ranks, dtype, op); its gamma must be known): a schedule is priced over the whole array at
+    once (pricing.smooth_totals), and so is a closed form (models.smooth_totals)."""
+    ranks, dtype, op = key
+    gamma, model = params.gamma(dtype, op), model_of(algorithm)
+    costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
+    if gamma is not None and costs is not None and model in ALGORITHMS:
+        spec, itemsize = ALGORITHMS[model], DTYPES[dtype].itemsize
+        return smooth_totals(
+            spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma
+        )
+    if gamma is None or model is None:
+        raise ValueError(f"{algorithm} has no prediction for {dtype}/{op} here")
+    args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, DTYPES[dtype].itemsize)
+    return models_smooth_totals(
+        *args, commutative=OPS[op].commutative, library=library_of(algorithm)
+    )
 
 
 def load_points(path: Path, run_id: str) -> list[Point]:

@@ -13,28 +13,33 @@ import numpy as np
 from runners.domain.comparison import Comparison
 
 GRID_PER_DECADE = 64
-_BISECT_STEPS = 100
+_REFINE_STEPS = 16
+_MAX_ROUNDS = 30
 _REL_TOL = 1e-12
 
 
 def sign_changes_of(
-    diff: Callable[[float], float], lo_bytes: float, hi_bytes: float
+    diff: Callable[[np.ndarray], np.ndarray],
+    lo_bytes: float,
+    hi_bytes: float,
+    on_grid: np.ndarray | None = None,
 ) -> list[float]:
-    """Sizes in [lo_bytes, hi_bytes] where `diff` (T_a - T_b of two predicted curves) changes
-    sign: the predicted crossovers.
+    """Sizes in [lo_bytes, hi_bytes] where `diff` (T_a - T_b of two predicted curves, evaluated
+    over an array of sizes) changes sign: the predicted crossovers.
 
     The curves should be smooth in n (models.predict and pricing.schedule_prediction with
     smooth=True scale blocks linearly), else the staircase of whole blocks makes them flip back
-    and forth. `diff` is evaluated on a log grid (64 points a decade) and every sign change
-    bisected to relative precision 1e-12; at a regime switch where the order flips by a jump,
-    the switch itself is returned. Touching without changing sign is no crossover; [] when
-    there is none.
+    and forth. `diff` is evaluated on log_grid(lo_bytes, hi_bytes) (64 points a decade; or
+    `on_grid`, its values there, where the caller has them) and every sign change is refined on
+    ever finer log grids to relative precision 1e-12; at a regime switch where the order flips
+    by a jump, the switch itself is returned. Touching without changing sign is no crossover;
+    [] when there is none.
     """
     if not 0 < lo_bytes <= hi_bytes:
         raise ValueError(f"need 0 < lo_bytes <= hi_bytes, got {lo_bytes}, {hi_bytes}")
-    grid = _log_grid(lo_bytes, hi_bytes)
-    signs = np.sign([diff(n) for n in grid])
-    return [_bisect(diff, grid[i], grid[j]) for i, j in _sign_changes(signs)]
+    grid = log_grid(lo_bytes, hi_bytes)
+    signs = np.sign(diff(grid) if on_grid is None else on_grid)
+    return [_refine(diff, grid[i], grid[j]) for i, j in _sign_changes(signs)]
 
 
 def decided_crossovers(
@@ -68,7 +73,9 @@ def best_algorithm(times: Mapping[str, float]) -> str:
     return min(sorted(finite), key=finite.__getitem__)
 
 
-def _log_grid(lo: float, hi: float) -> np.ndarray:
+def log_grid(lo: float, hi: float) -> np.ndarray:
+    """The sizes a predicted difference is scanned at: 64 a decade, log-spaced, lo and hi
+    included."""
     decades = math.log10(hi / lo)
     return np.geomspace(lo, hi, max(2, math.ceil(decades * GRID_PER_DECADE) + 1))
 
@@ -79,18 +86,19 @@ def _sign_changes(signs: np.ndarray) -> list[tuple[int, int]]:
     return [(int(i), int(j)) for i, j in itertools.pairwise(nonzero) if signs[i] != signs[j]]
 
 
-def _bisect(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """A zero (or sign jump) of f between lo and hi, whose signs differ; bisects in log n."""
-    f_lo = np.sign(f(lo))
-    for _ in range(_BISECT_STEPS):
-        mid = math.sqrt(lo * hi)
-        f_mid = np.sign(f(mid))
-        if f_mid == 0:
-            return mid
-        if f_mid == f_lo:
-            lo = mid
-        else:
-            hi = mid
+def _refine(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float) -> float:
+    """A zero (or sign jump) of f between lo and hi, whose signs differ: the bracket is cut
+    into _REFINE_STEPS log-spaced parts, the first part whose ends differ in sign is kept, until
+    it is narrower than _REL_TOL relative."""
+    sign_lo = np.sign(f(np.array([lo])))[0]
+    for _ in range(_MAX_ROUNDS):
+        sizes = np.geomspace(lo, hi, _REFINE_STEPS + 1)
+        signs = np.sign(f(sizes[1:-1]))  # signs[i] is at sizes[i + 1]
+        flip = np.flatnonzero(signs != sign_lo)
+        k = int(flip[0]) + 1 if flip.size else _REFINE_STEPS  # sizes[k]: first off lo's sign
+        if k < _REFINE_STEPS and signs[k - 1] == 0:
+            return float(sizes[k])
+        lo, hi = float(sizes[k - 1]), float(sizes[k])
         if hi - lo <= _REL_TOL * hi:
             break
     return math.sqrt(lo * hi)

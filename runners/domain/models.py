@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from runners.domain.algorithms import HAND_WRITTEN
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.descriptor import MPICH
@@ -146,6 +148,58 @@ def predict(
         bytes_sent=sent,
         bytes_reduced=reduced,
     )
+
+
+def smooth_totals(
+    algorithm: str,
+    ranks: int,
+    nbytes: np.ndarray,
+    alphas: np.ndarray,
+    betas: np.ndarray,
+    gamma: float,
+    itemsize: int = 1,
+    *,
+    commutative: bool = True,
+    library: str = MPICH,
+) -> np.ndarray:
+    """predict(..., smooth=True).total_s at every size in `nbytes`, each with its own alpha
+    and beta: the counts are proportional to the size wherever every block holds an element,
+    so those sizes are priced as arrays; smaller ones size by size."""
+    model = _resolve(algorithm)
+    nbytes = np.asarray(nbytes, dtype=float)
+    if model != LIBRARY_MIN:
+        messages, sent, reduced = _many_counts(model, ranks, nbytes, itemsize)
+        return messages * alphas + sent * betas + reduced * gamma + 0.0
+    choices = [library_models(ranks, n / itemsize, commutative, library) for n in nbytes]
+    totals = np.full(nbytes.shape, np.inf)
+    for names in set(choices):
+        mine = np.array([c == names for c in choices])
+        args = (ranks, nbytes[mine], alphas[mine], betas[mine], gamma, itemsize)
+        for name in names:
+            totals[mine] = np.minimum(totals[mine], smooth_totals(name, *args))
+    return totals
+
+
+def _many_counts(
+    model: str, p: int, nbytes: np.ndarray, itemsize: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_counts(..., smooth=True) at every size in `nbytes`, as arrays."""
+    if p == 1 or model == LOWER_BOUND:
+        rows = [_counts(model, p, float(n), itemsize, True) for n in nbytes]
+        messages, sent, reduced = np.array(rows, dtype=float).reshape(-1, 3).T
+        return messages, sent, reduced
+    parts, schedule = ALGORITHMS[model].parts(p), ALGORITHMS[model].schedule
+    count = nbytes / itemsize
+    scaled = (count >= parts) | (parts == 1)
+    path = critical_path(schedule, p, parts)
+    messages = np.full(nbytes.shape, float(path.messages))
+    sent, reduced = (
+        path.sent * (count / parts) * itemsize,
+        path.reduced * (count / parts) * itemsize,
+    )
+    for i in np.flatnonzero(~scaled):
+        messages[i], sent[i], reduced[i] = _scaled_counts(schedule, p, count[i], itemsize, parts)
+    return messages, sent, reduced
 
 
 def _resolve(algorithm: str) -> str:

@@ -79,8 +79,20 @@ class MessageCost:
             return ys[right - 1] + (ys[right] - ys[right - 1]) * (nbytes - x0) / (x1 - x0)
         if len(xs) == 1:
             return ys[-1]
-        slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.0
-        return ys[-1] + slope * (nbytes - xs[-1])
+        return ys[-1] + self._slope_beyond() * (nbytes - xs[-1])
+
+    def many(self, nbytes: np.ndarray) -> np.ndarray:
+        """Seconds for each size in `nbytes`: the same curve, evaluated over an array."""
+        xs, ys = self.sizes, self.seconds
+        out = np.interp(nbytes, xs, ys)
+        beyond = nbytes > xs[-1]
+        if len(xs) > 1 and beyond.any():
+            out[beyond] = ys[-1] + self._slope_beyond() * (nbytes[beyond] - xs[-1])
+        return out
+
+    def _slope_beyond(self) -> float:
+        xs, ys = self.sizes, self.seconds
+        return (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.0
 
 
 @dataclass(frozen=True)
@@ -102,9 +114,20 @@ class Costs:
         """What copying the input costs beyond an empty copy (0 without a copy curve)."""
         return 0.0 if self.copy is None else self.copy(nbytes) - self.copy(0)
 
+    def input_copies(self, nbytes: np.ndarray) -> np.ndarray:
+        """input_copy at every size of `nbytes`."""
+        if self.copy is None:
+            return np.zeros(nbytes.shape)
+        return self.copy.many(nbytes) - self.copy(0)
+
+    def curve(self, both_ways: bool) -> MessageCost:
+        """The curve a message is priced on: the exchange curve for a step that sends and
+        receives at once (where known), else the one-way curve."""
+        return self.exchange if both_ways and self.exchange is not None else self.one_way
+
     def message(self, nbytes: float, both_ways: bool) -> tuple[float, float]:
         """(start-up s, the rest s) of one message: the start-up is what an empty one costs."""
-        curve = self.exchange if both_ways and self.exchange is not None else self.one_way
+        curve = self.curve(both_ways)
         empty = curve(0)
         return empty, curve(nbytes) - empty
 
@@ -167,6 +190,60 @@ def schedule_prediction(
         bytes_reduced=sum(t.reduced for t in terms),
         software_s=costs.call_s,
     )
+
+
+def smooth_totals(
+    schedule: Schedule,
+    parts: int,
+    ranks: int,
+    nbytes: np.ndarray,
+    itemsize: int,
+    costs: Costs,
+    gamma: float,
+) -> np.ndarray:
+    """schedule_prediction(..., smooth=True).total_s at every size in `nbytes`, priced over
+    the whole array at once: where every part holds an element the round loads are the same
+    for every size (only the bytes per element scale), so each round is one numpy evaluation
+    per distinct step. The few smaller sizes are walked one by one."""
+    nbytes = np.asarray(nbytes, dtype=float)
+    totals = np.zeros(nbytes.shape)
+    if ranks == 1:
+        return totals
+    scaled = (nbytes / itemsize >= parts) | (parts == 1)
+    for i in np.flatnonzero(~scaled):
+        one = schedule_prediction(
+            schedule, parts, ranks, float(nbytes[i]), itemsize, costs, gamma, smooth=True
+        )
+        totals[i] = one.total_s
+    if scaled.any():
+        loads = round_loads(schedule, ranks, parts)
+        totals[scaled] = _scaled_totals(loads, nbytes[scaled], parts, costs, gamma)
+    return totals
+
+
+def _scaled_totals(
+    loads: tuple[tuple[RankRound, ...], ...],
+    nbytes: np.ndarray,
+    parts: int,
+    costs: Costs,
+    gamma: float,
+) -> np.ndarray:
+    """Every round's slowest rank, summed, for block sizes nbytes / parts (see smooth_totals)."""
+    block = nbytes / parts
+    total = costs.call_s + costs.input_copies(nbytes)
+    startup = costs.round_s is None
+    for ranks in loads:
+        paid = [
+            sum(
+                costs.curve(both).many(m * block)
+                - (0.0 if startup else costs.curve(both)(0))
+                + r * block * gamma
+                for m, r, both in steps
+            )
+            for steps in ranks
+        ]
+        total = total + np.max(paid, axis=0) + (0.0 if startup else costs.round_s)
+    return total
 
 
 @dataclass(frozen=True)
