@@ -70,6 +70,33 @@ def demo_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     return here
 
 
+CALIBRATED_DTYPES = "float32,float64,int32"
+CALIBRATED_OPS = "sum,first_nonzero,max,min,prod"
+
+
+@pytest.fixture(scope="session")
+def calibration_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding one real, short ping-pong calibration of this host's MPICH with a gamma
+    for every dtype/op the sweep tests use, measured once per pytest run."""
+    path = tmp_path_factory.mktemp("calibrated") / "template.duckdb"
+    result = run_cli(
+        "calibrate", "--store", str(path), "--max-bytes", "64K", "--factor", "4", "--budget",
+        "1", "--dtypes", CALIBRATED_DTYPES, "--ops", CALIBRATED_OPS, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+@pytest.fixture
+def calibrated_store(calibration_template: Path, tmp_path: Path) -> Path:
+    """tmp_path / 's.duckdb', the store the sweep tests use, starting as a copy of the
+    calibration template: a sweep into it predicts with that calibration instead of measuring
+    one first (seconds a sweep). Tests of the sweep's own calibration do not use it."""
+    path = tmp_path / "s.duckdb"
+    shutil.copyfile(calibration_template, path)
+    return path
+
+
 def code_version() -> str:
     """A digest of what a synthetic store's content depends on: runners/, tests/synthetic.py
     and the DuckDB that wrote it."""

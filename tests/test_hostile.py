@@ -293,3 +293,21 @@ def test_a_long_sizes_list_with_repeats_is_read_at_once() -> None:
 
 def test_an_empty_store_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--store is empty" in refused(capsys, "runs", "--store", "")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", "1e9"])
+def test_a_bad_lock_timeout_is_one_line(
+    value: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """COLLSWEEP_LOCK_TIMEOUT_S must be seconds in (0, 3600]; a bad one is bad input."""
+    monkeypatch.setenv(store.LOCK_TIMEOUT_ENV, value)
+    assert store.LOCK_TIMEOUT_ENV in refused(capsys, "runs", "--store", str(demo_copy))
+
+
+def test_the_lock_timeout_is_how_long_a_command_waits(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store held by another connection: the wait ends after the configured seconds."""
+    monkeypatch.setenv(store.LOCK_TIMEOUT_ENV, "0.5")
+    with duckdb.connect(str(demo_copy)), pytest.raises(store.StoreBusy, match="500 ms"):
+        store.query(demo_copy, "SELECT 1")

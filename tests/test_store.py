@@ -554,7 +554,7 @@ def contended(tmp_path_factory) -> dict:
     """
     path = tmp_path_factory.mktemp("contended") / "store.duckdb"
     stop = path.with_name("stop")
-    batches = 100
+    batches = 30  # each a store write of its own: enough for the writers to collide many times
     reader = python(READER, path, stop)
     writers = [python(WRITER, path, run, batches) for run in ("A", "B")]
     results = [(*w.communicate(timeout=120), w.returncode) for w in writers]

@@ -61,6 +61,7 @@ def only_run(db: Path) -> str:
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -177,6 +178,7 @@ def test_a_spec_that_is_not_utf8_exits_2(tmp_path: Path, reliability) -> None:
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_repeated_list_entries_are_measured_once_with_a_note(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -194,6 +196,7 @@ def test_repeated_list_entries_are_measured_once_with_a_note(tmp_path: Path) -> 
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_crashed_rank_fails_its_points_and_keeps_the_rest(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -211,6 +214,7 @@ def test_crashed_rank_fails_its_points_and_keeps_the_rest(tmp_path: Path) -> Non
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_hung_rank_is_caught_by_the_watchdog(tmp_path: Path) -> None:
     db, result = sweep(
         tmp_path,
@@ -254,6 +258,7 @@ def wait_for_points(db: Path, at_least: int, proc: subprocess.Popen, limit: floa
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_sigterm_keeps_finished_points_and_resume_completes_launch_by_launch(
     tmp_path: Path,
 ) -> None:
@@ -304,6 +309,7 @@ def test_sigterm_keeps_finished_points_and_resume_completes_launch_by_launch(
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_two_sweeps_into_one_store_lose_nothing_while_a_reader_reads(tmp_path: Path) -> None:
     spec = write_spec(
         tmp_path,
@@ -330,6 +336,7 @@ def test_two_sweeps_into_one_store_lose_nothing_while_a_reader_reads(tmp_path: P
 
 
 @pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
 def test_a_sweep_from_flags_alone_with_old_and_new_flag_names(tmp_path: Path) -> None:
     """No spec file: --sizes and --ranks (and defaults) make the spec; the flags named like
     the spec keys work, the older names too; without --sizes and --ranks, exit 2."""

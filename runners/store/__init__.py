@@ -41,6 +41,7 @@ from runners.store.schema import (
     stored_schema_version,
 )
 from runners.store.storefile import (
+    LOCK_TIMEOUT_ENV,
     LOCK_TIMEOUT_S,
     QueryError,
     QueryLimit,
@@ -76,6 +77,7 @@ __all__ = [
     "ASSUMPTION_STATES",
     "CROSSOVER_KINDS",
     "DEFAULT_STORE",
+    "LOCK_TIMEOUT_ENV",
     "LOCK_TIMEOUT_S",
     "MIGRATIONS",
     "POINT_STATUSES",

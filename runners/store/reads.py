@@ -25,7 +25,7 @@ from runners.store.schema import (
     _refuse_newer,
     _stored_version,
 )
-from runners.store.storefile import LOCK_TIMEOUT_S, StoreError
+from runners.store.storefile import StoreError
 
 # --- reading --------------------------------------------------------------------------------
 
@@ -45,7 +45,7 @@ def _check_readable(con: Connection, path: Path) -> None:
 
 
 @contextlib.contextmanager
-def open_readonly(path: Path | str, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Connection]:
+def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator[Connection]:
     """A read-only connection to the store, with file access from SQL disabled.
 
     SQL run on it cannot write, read other files or ATTACH. Keep it open briefly: while it is
@@ -68,7 +68,7 @@ def query(
     sql: str,
     params: Sequence[Any] | dict[str, Any] | None = None,
     *,
-    timeout: float = LOCK_TIMEOUT_S,
+    timeout: float | None = None,
     time_limit: float = storefile.QUERY_TIMEOUT_S,
     max_rows: int | None = None,
 ) -> pd.DataFrame:

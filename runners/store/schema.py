@@ -18,7 +18,7 @@ import duckdb
 
 from runners.store import storefile
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
-from runners.store.storefile import LOCK_TIMEOUT_S, StoreError
+from runners.store.storefile import StoreError
 
 DEFAULT_STORE = Path("data/collsweep.duckdb")
 STORE_ENV = "COLLSWEEP_STORE"
@@ -32,7 +32,7 @@ CROSSOVER_KINDS = ("measured", "predicted")
 # --- connections ------------------------------------------------------------------------------
 
 
-def _connect(path: Path, *, read_only: bool, timeout: float) -> Connection:
+def _connect(path: Path, *, read_only: bool, timeout: float | None = None) -> Connection:
     """Open ``path`` (see runners.store.storefile.connect)."""
     return storefile.connect(path, read_only=read_only, timeout=timeout)
 
@@ -138,7 +138,7 @@ def _publish(tmp: Path, path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _writing(path: Path | str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Connection]:
+def _writing(path: Path | str, timeout: float | None = None) -> Iterator[Connection]:
     """A short write connection to a current-schema store, inside one transaction; StoreBusy
     when another process holds the file for ``timeout`` s."""
     path = Path(path)
@@ -170,7 +170,7 @@ def ensure_current(path: Path | str) -> int:
     if not path.exists():
         _create(path)
         return 0
-    con = _connect(path, read_only=False, timeout=LOCK_TIMEOUT_S)
+    con = _connect(path, read_only=False)
     try:
         return _migrate_open(con, path)
     finally:
@@ -190,7 +190,7 @@ def stored_schema_version(path: Path | str) -> int:
     path = Path(path)
     if not path.exists():
         raise _missing(path)
-    con = _connect(path, read_only=True, timeout=LOCK_TIMEOUT_S)
+    con = _connect(path, read_only=True)
     try:
         return _stored_version(con, path)
     finally:

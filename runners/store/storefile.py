@@ -9,6 +9,7 @@ reader never holds the lock for long. No MPI here; runners.store builds on this.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
@@ -24,7 +25,9 @@ import pandas as pd
 from runners.domain.errors import BadInput
 from runners.domain.units import format_seconds
 
-LOCK_TIMEOUT_S = 30.0
+LOCK_TIMEOUT_S = 30.0  # the default wait for a store another process holds
+LOCK_TIMEOUT_ENV = "COLLSWEEP_LOCK_TIMEOUT_S"
+MAX_LOCK_TIMEOUT_S = 3600.0
 QUERY_TIMEOUT_S = 30.0
 MEMORY_ENV = "COLLSWEEP_READ_MEMORY_LIMIT"
 DEFAULT_READ_MEMORY = "1GiB"
@@ -159,9 +162,29 @@ def _pause(attempt: int) -> None:
     time.sleep(random.uniform(high / 4, high))
 
 
-def connect(path: Path, *, read_only: bool, timeout: float = LOCK_TIMEOUT_S) -> Connection:
+def lock_timeout() -> float:
+    """How long an operation waits for a store another process holds: $COLLSWEEP_LOCK_TIMEOUT_S
+    seconds (a slow shared file system may want more), else LOCK_TIMEOUT_S."""
+    text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not text:
+        return LOCK_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_LOCK_TIMEOUT_S:
+        raise BadInput(
+            f"{LOCK_TIMEOUT_ENV}={text!r}: give seconds above 0 and at most "
+            f"{MAX_LOCK_TIMEOUT_S:.0f}"
+        )
+    return seconds
+
+
+def connect(path: Path, *, read_only: bool, timeout: float | None = None) -> Connection:
     """Open ``path``, retrying while another process holds its lock (StoreBusy after
-    ``timeout`` s); a damaged file raises StoreError and is closed again untouched."""
+    ``timeout`` s, default lock_timeout()); a damaged file raises StoreError and is closed
+    again untouched."""
+    timeout = lock_timeout() if timeout is None else timeout
     deadline = time.monotonic() + timeout
     config = read_only_config() if read_only else {}
     attempt = 0
@@ -202,7 +225,7 @@ def check_intact(con: Connection, path: Path) -> None:
     try:
         block_size = int(con.execute("PRAGMA database_size").fetchall()[0][2])
         tables = [r[0] for r in con.execute(TABLES_SQL).fetchall()]
-        last = max((_last_block(con, t) for t in tables), default=-1)
+        last = _last_block(con, tables)
     except duckdb.Error as exc:
         raise damaged(path, str(exc)) from exc
     needed = HEADER_BYTES + (last + 1) * block_size
@@ -214,10 +237,14 @@ def check_intact(con: Connection, path: Path) -> None:
 TABLES_SQL = "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
 
 
-def _last_block(con: Connection, table: str) -> int:
-    """The highest block holding data of ``table`` (-1 when it holds none on disk)."""
-    quoted = table.replace("'", "''")
-    row = con.execute(f"SELECT max(block_id) FROM pragma_storage_info('{quoted}')").fetchall()
+def _last_block(con: Connection, tables: Sequence[str]) -> int:
+    """The highest block holding data of any of ``tables`` (-1 when none holds any on disk),
+    asked in one query (a query per table cost about as much as the rest of a connect)."""
+    if not tables:
+        return -1
+    quoted = (t.replace("'", "''") for t in tables)
+    parts = " UNION ALL ".join(f"SELECT block_id FROM pragma_storage_info('{t}')" for t in quoted)
+    row = con.execute(f"SELECT max(block_id) FROM ({parts})").fetchall()
     return -1 if row[0][0] is None else int(row[0][0])
 
 

@@ -23,7 +23,7 @@ from runners.store.schema import (
     _missing,
     _writing,
 )
-from runners.store.storefile import LOCK_TIMEOUT_S, StoreError
+from runners.store.storefile import StoreError
 
 # --- writing: rows to typed frames -------------------------------------------------------------
 
@@ -212,7 +212,7 @@ def write_batch(
     samples: list[dict[str, Any]],
     run_updates: dict[str, dict[str, Any]],
     *,
-    timeout: float = LOCK_TIMEOUT_S,
+    timeout: float | None = None,
     probes: list[dict[str, Any]] = (),
     calibrations: list[dict[str, Any]] = (),
 ) -> None:

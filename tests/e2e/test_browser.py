@@ -69,9 +69,11 @@ class _Log:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m dashboard.serve` on a free port against a store on disk; its base URL."""
-    path = synthetic.demo_store(tmp_path_factory.getbasetemp())
+def server(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`python -m dashboard.serve` on a free port against a copy of the demo store; its base
+    URL."""
+    path = tmp_path_factory.mktemp("served") / demo_store.name
+    shutil.copyfile(demo_store, path)
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "dashboard.serve", "--store", str(path), "--port", str(port)],
@@ -290,10 +292,11 @@ def test_no_exposure_warning_when_served_by_collsweep(server, page) -> None:
     assert "Host check" not in text(page)
 
 
-def test_app_started_by_hand_on_every_interface_warns(tmp_path, page) -> None:
+def test_app_started_by_hand_on_every_interface_warns(demo_store, tmp_path, page) -> None:
     """`streamlit run dashboard/app.py` by hand listens on every interface without the Host
     check; every page then says so and how to start it safely."""
-    path = synthetic.demo_store(tmp_path)
+    path = tmp_path / demo_store.name
+    shutil.copyfile(demo_store, path)
     port = _free_port()
     command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard/app.py")]
     options = ["--server.port", str(port), "--server.headless", "true"]
