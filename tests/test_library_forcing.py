@@ -87,6 +87,7 @@ def sweep(tmp_path: Path, grid: str, timing: str) -> Path:
     return db
 
 
+@pytest.mark.usefixtures("calibrated_store")
 @pytest.mark.parametrize("how", ["runtime", "launch"])
 def test_a_sweep_records_mpich_falling_back_instead_of_timing_it(tmp_path: Path, how: str) -> None:
     db = sweep(
@@ -108,6 +109,7 @@ def test_a_sweep_records_mpich_falling_back_instead_of_timing_it(tmp_path: Path,
     )
 
 
+@pytest.mark.usefixtures("calibrated_store")
 @pytest.mark.parametrize(("how", "jobs"), [("runtime", 1), ("launch", 2)])
 def test_forced_algorithms_share_the_launches_when_switched_at_run_time(
     tmp_path: Path, how: str, jobs: int

@@ -5,6 +5,7 @@ Open MPI runs, and one sweep storing both libraries' points."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,8 +117,9 @@ def sweep(store_path: Path, spec: Path, *args: str) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real sweep on both libraries at p=2 and p=3 (oversubscribed), stored and analysed."""
+def both(tmp_path_factory: pytest.TempPathFactory, calibration_template: Path) -> Path:
+    """One real sweep on both libraries at p=2 and p=3 (oversubscribed), stored and analysed,
+    into a store that already holds MPICH's calibration."""
     folder = tmp_path_factory.mktemp("both")
     spec = folder / "two.toml"
     spec.write_text(
@@ -125,6 +127,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "libraries = ['mpich', 'openmpi']\nlaunches = 2\nbudget_s = 0.05\nmin_iterations = 4\n"
     )
     db = folder / "both.duckdb"
+    shutil.copyfile(calibration_template, db)
     result = sweep(db, spec)
     assert result.returncode == 0, result.stderr[-3000:]
     return db

@@ -38,6 +38,7 @@ def test_the_file_names_the_algorithm_on_each_side_of_a_boundary(tmp_path: Path)
     assert reduction_calls(4, below, swapped) == {r: [64, 64, 64] for r in range(4)}
 
 
+@pytest.mark.usefixtures("calibrated_store")
 def test_a_sweep_times_mpi_tuned_in_its_own_launches_with_the_files_provenance(
     tmp_path: Path,
 ) -> None:
