@@ -14,6 +14,7 @@ import io
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -28,6 +29,12 @@ from runners.jobs.sweep_jobs import Progress
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 RUN = synthetic.decade_spec().run_id
+# The same run measured again ten times slower: what the Compare page sets against RUN.
+SLOWER = replace(
+    synthetic.decade_spec(),
+    run_id="r20261203-110000-eeee",
+    exact_times={key: 10 * t for key, t in synthetic.decade_spec().exact_times.items()},
+)
 UNITS = dict(SECOND_UNITS) | dict(BYTE_UNITS) | {"ns/B": 1e-9}
 SHOWN = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?) (ns/B|ns|us|ms|s|B|KiB|MiB|GiB|TiB)(?![\w(/])")
 
@@ -35,7 +42,7 @@ SHOWN = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?) (ns/B|ns|us|ms|s|B|KiB|MiB|GiB|
 @pytest.fixture(scope="module")
 def decades(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("decades") / "decades.duckdb"
-    synthetic.build_store(path, [synthetic.decade_spec()])
+    synthetic.build_store(path, [synthetic.decade_spec(), SLOWER])
     return path
 
 
@@ -112,7 +119,8 @@ def test_the_decade_store_holds_the_values_the_bug_misprinted(decades: Path) -> 
 def test_sweep_progress_lines_show_the_stored_medians(decades: Path, values: list) -> None:
     lines: list[str] = []
     progress = Progress(total=12, out=lines.append)
-    points = store.query(decades, "SELECT * FROM points ORDER BY algorithm, bytes")
+    sql = "SELECT * FROM points WHERE run_id = ? ORDER BY algorithm, bytes"
+    points = store.query(decades, sql, [RUN])
     for row in points.to_dict("records"):
         progress.point(row)
     text = "\n".join(lines)
@@ -169,6 +177,7 @@ PAGES = [
     "views/override.py",
     "views/model_fit.py",
     "views/tuning.py",
+    "views/compare.py",
 ]
 
 
@@ -190,7 +199,7 @@ def test_dashboard_pages_show_the_stored_numbers(
 ) -> None:
     monkeypatch.setenv(store.STORE_ENV, str(decades))
     at = AppTest.from_file(str(APP), default_timeout=60)
-    at.query_params.update({"run": RUN, "ranks": "2"})
+    at.query_params.update({"run": RUN, "ranks": "2", "a": RUN, "b": SLOWER.run_id})
     at.run()
     at.switch_page(page).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -198,3 +207,5 @@ def test_dashboard_pages_show_the_stored_numbers(
     assert_all_from(text, values)
     if page == "views/curves.py":
         assert "median 100 us" in text and "median 1 s" in text
+    if page == "views/compare.py":  # the sizes of the matching points, and their ratio
+        assert "p=2 1000 B float32/sum: 10x" in text and "100 KiB float32/sum: 10x" in text
