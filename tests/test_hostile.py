@@ -21,6 +21,7 @@ from runners.domain.errors import BadInput
 from runners.domain.names import path_for, run_id_problem
 from runners.domain.outputs import output_problem
 from runners.domain.spec import parse_spec
+from runners.store import storefile
 
 RUN_A = synthetic.demo_specs()[0].run_id
 
@@ -311,3 +312,40 @@ def test_the_lock_timeout_is_how_long_a_command_waits(
     monkeypatch.setenv(store.LOCK_TIMEOUT_ENV, "0.5")
     with duckdb.connect(str(demo_copy)), pytest.raises(store.StoreBusy, match="500 ms"):
         store.query(demo_copy, "SELECT 1")
+
+
+def damage_runs_block(path: Path) -> None:
+    """Overwrite 4 KiB inside the first block holding the runs table's data (past the block's
+    checksum): DuckDB still opens the file; only reading that block fails its checksum."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        block, offset = con.execute(
+            "SELECT block_id, block_offset FROM pragma_storage_info('runs') WHERE block_id >= 0 "
+            "ORDER BY block_id, block_offset LIMIT 1"
+        ).fetchone()
+        block_size = con.execute("PRAGMA database_size").fetchone()[2]
+    with open(path, "r+b") as handle:
+        handle.seek(storefile.HEADER_BYTES + block * block_size + 8 + offset)
+        handle.write(b"\xab" * 4096)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["runs"], ["query", "SELECT * FROM runs"], ["sweep", "--sizes", "8", "--ranks", "2"],
+     ["analyze", RUN_A], ["merge", "SHARD"], ["calibrate"]],
+    ids=lambda c: c[0],
+)  # fmt: skip
+def test_a_store_that_fails_its_checksums_is_refused_and_never_written(
+    command: list[str], demo_copy: Path, tmp_path: Path, capsys, reliability
+) -> None:
+    """A block of the runs table overwritten: every command says the store is damaged and how
+    to salvage it (exit 2, one line); none writes to it, none starts a rank."""
+    damage_runs_block(demo_copy)
+    before = demo_copy.read_bytes()
+    shard = tiny_shard(tmp_path / "shards", "r20260101-000000-abcd") if "SHARD" in command else None
+    argv = [str(shard) if c == "SHARD" else c for c in command]
+    err = refused(capsys, *argv, "--store", str(demo_copy))
+    clean = "is damaged" in err and "checksum" in err and f"salvage --store {demo_copy}" in err
+    clean = clean and demo_copy.read_bytes() == before
+    clean = clean and not Path(f"{demo_copy}.wal").exists()
+    reliability.bad_input(f"store failing its checksums: {command[0]}", clean)
+    assert clean, err

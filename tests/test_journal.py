@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,48 @@ def test_final_status_is_complete_only_with_every_point_ok_or_skipped(
     status, reason = final_status(PLANNED, statuses, interrupted, error, failures)
     assert status == expected
     assert (reason == "") == (status == "complete")
+
+
+def test_damaged_journal_records_are_set_aside_and_the_rest_is_stored(tmp_path: Path) -> None:
+    """A point with a status the store does not know, another run's point, a line that is not
+    JSON and a record of no known kind: kept in <run>.rejected with their reasons and said;
+    the good point is stored, the run marked interrupted, and the next replay finds nothing."""
+    path = tmp_path / "s.duckdb"
+    store.create_run(path, {"run_id": RUN, "status": "running"})
+    journal = Journal(path, RUN)
+    good = f"{RUN}/8"
+    journal.append(point_record(_point(good), [{"point_id": good, "iteration": 0, "seconds": 1.0}]))
+    journal.append(point_record(_point(f"{RUN}/16", "weird"), []))
+    journal.append(point_record(_point(f"{RUN}/32") | {"run_id": "r20990101-000000-zzzz"}, []))
+    with open(journal.path, "a") as handle:
+        handle.write("not json at all\n")
+    journal.append({"kind": "surprise"})
+    said: list[str] = []
+    run_writer.recover_abandoned(path, said.append)
+    assert store.query(path, "SELECT point_id FROM points").point_id.tolist() == [good]
+    assert store.get_run(path, RUN)["status"] == "interrupted"
+    rejected = [json.loads(line) for line in journal.path.with_suffix(".rejected").open()]
+    assert [r["problem"] for r in rejected] == [
+        "point status 'weird' is not one of ok, failed, skipped, timeout",
+        f"point {RUN}/32 belongs to another run",
+        "not JSON",
+        "unknown record kind 'surprise'",
+    ]
+    assert any("set aside 4 damaged journal record(s)" in line for line in said), said
+    assert not journal.exists() and abandoned_runs(path) == []
+
+
+def test_a_record_the_store_refuses_is_set_aside_and_the_run_still_marked(tmp_path: Path) -> None:
+    """A point whose median is text passes the record checks but not the store's columns: the
+    journal is set aside with the store's reason; the run is still marked interrupted."""
+    path = tmp_path / "s.duckdb"
+    store.create_run(path, {"run_id": RUN, "status": "running"})
+    journal = Journal(path, RUN)
+    journal.append(point_record(_point(f"{RUN}/8") | {"median_s": "fast"}, []))
+    said: list[str] = []
+    run_writer.recover_abandoned(path, said.append)
+    assert store.get_run(path, RUN)["status"] == "interrupted"
+    assert store.query(path, "SELECT count(*) n FROM points").n.item() == 0
+    [rejected] = [json.loads(line) for line in journal.path.with_suffix(".rejected").open()]
+    assert rejected["problem"].startswith("the store refused it")
+    assert not journal.exists() and abandoned_runs(path) == []

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from runners import store
 from runners.store.journal import (
     Journal,
@@ -24,6 +26,7 @@ from runners.store.journal import (
     calibration_record,
     point_record,
     probe_record,
+    record_problem,
     run_record,
 )
 
@@ -143,25 +146,58 @@ class RunWriter:
 
 
 def replay(path: Path, run_id: str, previous: str, say: Say) -> None:
-    """Store what an ended sweep journalled for ``run_id`` and mark the run if still running."""
+    """Store what an ended sweep journalled for ``run_id`` and mark the run if still running;
+    records that cannot be stored are set aside beside the journal, never blocking the store."""
     journal = Journal(path, run_id)
-    points, samples, runs, probes, calibrations = batch(journal.records())
+    records = _storable(journal, journal.records(), say)
     run = store.get_run(path, run_id)
-    if run is None:  # the sweep died before its run was stored: nothing to attach points to
-        points, samples, probes, calibrations = [], [], [], []
-    fields = runs.get(run_id, {})
-    if run is not None and fields.get("status", run["status"]) == "running":
+    updates = _final_fields(run, batch(records).runs.get(run_id, {}), previous)
+    try:
+        _store_records(path, run, records, updates)
+    except (ValueError, duckdb.Error) as exc:  # a record the checks let through; not StoreBusy
+        _storable(journal, records, say, problem=f"the store refused it: {exc}")
+        _store_records(path, run, [], updates)
+        records = []
+    journal.remove()
+    if records or updates:
+        stored = len(batch(records).points) if run is not None else 0
+        say(f"recovered run {run_id} from its journal: {stored} points stored")
+
+
+def _storable(journal: Journal, records: list, say: Say, problem: str = "") -> list[dict]:
+    """The records that can be stored; the others (all of them, given a ``problem``) are set
+    aside and said."""
+    run_id = journal.run_id
+    problems = [problem or record_problem(r, run_id) for r in records]
+    bad = [(r, p) for r, p in zip(records, problems, strict=True) if p]
+    if bad:
+        kept = journal.set_aside([r for r, _ in bad], [p for _, p in bad])
+        say(
+            f"set aside {len(bad)} damaged journal record(s) of run {run_id} in {kept} "
+            f"(first: {bad[0][1]}); the rest is stored"
+        )
+    return [r for r, p in zip(records, problems, strict=True) if not p]
+
+
+def _final_fields(run: dict | None, fields: dict, previous: str) -> dict[str, dict]:
+    """The run's journalled columns, marked interrupted if its sweep left it running."""
+    if run is None:
+        return {}
+    if fields.get("status", run["status"]) == "running":
         who = f" ({previous})" if previous else ""
-        fields |= {
+        fields = fields | {
             "status": "interrupted",
             "status_reason": f"its sweep{who} ended without finishing; resume it with "
-            f"`collsweep sweep --resume {run_id}`",
+            f"`collsweep sweep --resume {run['run_id']}`",
         }
-    updates = {run_id: fields} if run is not None and fields else {}
+    return {run["run_id"]: fields} if fields else {}
+
+
+def _store_records(path: Path, run: dict | None, records: list, updates: dict) -> None:
+    """One store write of the records (none when the run never reached the store: nothing to
+    attach points to) and the run's updates."""
+    points, samples, _, probes, calibrations = batch(records if run is not None else [])
     store.write_batch(path, points, samples, updates, probes=probes, calibrations=calibrations)
-    journal.remove()
-    if points or updates:
-        say(f"recovered run {run_id} from its journal: {len(points)} points stored")
 
 
 def recover_abandoned(path: Path, say: Say) -> None:

@@ -23,6 +23,9 @@ from typing import Any, NamedTuple
 from runners.domain.errors import BadInput
 from runners.domain.machine import hostname
 from runners.domain.names import path_for, run_id_problem
+from runners.store.schema import POINT_STATUSES, RUN_STATUSES
+
+UNREADABLE = "unreadable"  # the kind given to a journal line that is not JSON
 
 
 class RunBusy(BadInput):
@@ -46,6 +49,7 @@ class Journal:
     """The append-only journal of one run's writes."""
 
     def __init__(self, store_path: Path, run_id: str) -> None:
+        self.run_id = run_id
         self.path = path_for(journal_dir(store_path), run_id, ".jsonl")
 
     def append(self, record: dict[str, Any]) -> None:
@@ -57,19 +61,34 @@ class Journal:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def records(self) -> list[dict[str, Any]]:
-        """Every complete record, oldest first (a line cut short by a crash is left out)."""
+    def records(self) -> list[Any]:
+        """Every complete record, oldest first: a last line cut short by a crash is left out,
+        an earlier line that is not JSON comes back as an UNREADABLE record."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
-        records = []
-        for line in text.split("\n"):
+        records: list[Any] = []
+        lines = text.split("\n")
+        for number, line in enumerate(lines, 1):
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError:
-                continue  # the empty tail, or a line a crash cut short
+                if number < len(lines) and line.strip():  # not the tail a crash cut short
+                    records.append({"kind": UNREADABLE, "line": line[:1000]})
         return records
+
+    def set_aside(self, records: list[dict[str, Any]], problems: list[str]) -> Path:
+        """Keep records that cannot be stored in ``<run>.rejected`` beside the journal, each
+        with the reason, for a person to read (no sweep replays them); that file's path."""
+        rejected = self.path.with_suffix(".rejected")
+        with open(rejected, "a", encoding="utf-8") as handle:
+            for record, problem in zip(records, problems, strict=True):
+                entry = {"problem": problem, "record": record}
+                handle.write(json.dumps(entry, default=_json_default) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        return rejected
 
     def exists(self) -> bool:
         """True while the journal holds writes not yet known to be stored."""
@@ -98,6 +117,46 @@ def probe_record(probe: dict[str, Any]) -> dict[str, Any]:
 def calibration_record(calibration: dict[str, Any]) -> dict[str, Any]:
     """A journal record of one launch's calibration (a calibrations row)."""
     return {"kind": "calibration", "calibration": calibration}
+
+
+def record_problem(record: Any, run_id: str) -> str | None:
+    """Why a journal record of run ``run_id`` cannot be stored (None when it can): a record a
+    sweep never writes, another run's, or a status the store does not know."""
+    if not isinstance(record, dict):
+        return "not a record"
+    if record.get("kind") == UNREADABLE:
+        return "not JSON"
+    kind, body = record.get("kind"), record.get(str(record.get("kind")))
+    if kind == "point":
+        return _point_problem(body, record.get("samples"), run_id)
+    if kind == "run":
+        fields = record.get("fields")
+        if record.get("run_id") != run_id or not isinstance(fields, dict):
+            return "a run record of another run, or without fields"
+        if "status" in fields and fields["status"] not in RUN_STATUSES:
+            return f"run status {fields['status']!r} is not one of {', '.join(RUN_STATUSES)}"
+        return None
+    if kind == "probe":
+        ok = isinstance(body, dict) and all(k in body for k in PROBE_KEY)
+        return None if ok and body["run_id"] == run_id else "a probe without its keys"
+    if kind == "calibration":
+        ok = isinstance(body, dict) and isinstance(body.get("calibration_id"), str)
+        return None if ok else "a calibration without its id"
+    return f"unknown record kind {kind!r}"
+
+
+def _point_problem(point: Any, samples: Any, run_id: str) -> str | None:
+    if not isinstance(point, dict) or not isinstance(point.get("point_id"), str):
+        return "a point without its id"
+    if point.get("run_id") != run_id:
+        return f"point {point['point_id']} belongs to another run"
+    if point.get("status") not in POINT_STATUSES:
+        return f"point status {point.get('status')!r} is not one of {', '.join(POINT_STATUSES)}"
+    if not isinstance(samples, list) or not all(
+        isinstance(s, dict) and s.get("point_id") == point["point_id"] for s in samples
+    ):
+        return f"samples of point {point['point_id']} that are not its own"
+    return None
 
 
 class Batch(NamedTuple):

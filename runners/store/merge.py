@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from runners.domain.names import run_id_problem
+from runners.store import storefile
 from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION, _writing
 from runners.store.storefile import StoreError
 
@@ -153,6 +154,7 @@ def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
     docstring); a shard whose run is still `running` is left alone, said in its result."""
     results = []
     with _writing(main) as con:
+        storefile.check_checksums(con, Path(main))  # never add runs to a damaged store
         for index, shard in enumerate(shards):
             alias = f"shard{index}"
             quoted = str(shard).replace("'", "''")

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from runners.domain.calibration import LAUNCHES_PREFIX
@@ -79,7 +80,15 @@ def query(
     by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
     """
     with open_readonly(path, timeout=timeout) as con:
-        return storefile.bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
+        try:
+            return storefile.bounded_query(
+                con, sql, params, timeout_s=time_limit, max_rows=max_rows
+            )
+        except storefile.QueryError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, duckdb.Error) and storefile.is_corruption(cause):
+                raise storefile.damaged(Path(path), str(cause)) from cause
+            raise
 
 
 def _lookup(path: Path | str, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:

@@ -172,6 +172,7 @@ def ensure_current(path: Path | str) -> int:
         return 0
     con = _connect(path, read_only=False)
     try:
+        storefile.check_checksums(con, path)  # a damaged store is refused before any write
         return _migrate_open(con, path)
     finally:
         con.close()

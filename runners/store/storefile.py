@@ -132,11 +132,31 @@ def _open_failure(path: Path, exc: duckdb.Error) -> StoreError:
             "(corrupt, truncated or some other kind of file). Move it aside, or point "
             "COLLSWEEP_STORE / --store at another file."
         )
-    if "Could not read enough bytes" in text or "Corrupt database" in text or "checksum" in text:
+    if is_corruption(exc):
         return damaged(path, text)
     if "Read-only file system" in text or "Permission denied" in text:
         return StoreError(f"cannot write the results store {path}: {_first_line(text)}")
     return StoreError(f"cannot open the results store {path}: {_first_line(text)}")
+
+
+def is_corruption(exc: duckdb.Error) -> bool:
+    """Whether DuckDB's error says the file's bytes are not what it wrote (a failed block
+    checksum, a block cut short)."""
+    text = str(exc)
+    return "Could not read enough bytes" in text or "Corrupt database" in text or "checksum" in text
+
+
+def check_checksums(con: Connection, path: Path) -> None:
+    """Read every column of every table, so that DuckDB verifies the checksum of every block
+    holding data: StoreError (damaged, with the salvage hint) if one fails. A writer asks this
+    once before its first write; a write connection that never reads a damaged block would
+    otherwise add rows to a store it cannot read back."""
+    try:
+        for (table,) in con.execute(TABLES_SQL).fetchall():
+            quoted = table.replace('"', '""')
+            con.execute(f'SELECT max(hash(COLUMNS(*))) FROM "{quoted}"').fetchall()
+    except duckdb.Error as exc:
+        raise damaged(path, str(exc)) from exc
 
 
 def damaged(path: Path, why: str) -> StoreError:
