@@ -97,6 +97,24 @@ def calibrated_store(calibration_template: Path, tmp_path: Path) -> Path:
     return path
 
 
+def damage_runs_block(path: Path) -> None:
+    """Overwrite 4 KiB inside the first block holding the runs table's data (past the block's
+    checksum): DuckDB still opens the file; only reading that block fails its checksum."""
+    import duckdb
+
+    from runners.store.storefile import HEADER_BYTES
+
+    with duckdb.connect(str(path), read_only=True) as con:
+        block, offset = con.execute(
+            "SELECT block_id, block_offset FROM pragma_storage_info('runs') WHERE block_id >= 0 "
+            "ORDER BY block_id, block_offset LIMIT 1"
+        ).fetchone()
+        block_size = con.execute("PRAGMA database_size").fetchone()[2]
+    with open(path, "r+b") as handle:
+        handle.seek(HEADER_BYTES + block * block_size + 8 + offset)
+        handle.write(b"\xab" * 4096)
+
+
 def code_version() -> str:
     """A digest of what a synthetic store's content depends on: runners/, tests/synthetic.py
     and the DuckDB that wrote it."""

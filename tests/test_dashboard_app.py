@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import synthetic
+from conftest import damage_runs_block
 from streamlit.testing.v1 import AppTest
 
 from dashboard import queries, serve
@@ -387,12 +388,16 @@ def test_empty_store_explains_the_first_sweep(tmp_path: Path, monkeypatch) -> No
 
 
 def _broken(path: Path, problem: str, whole: Path) -> None:
-    """Make ``path`` a missing, corrupt, truncated (half of ``whole``) or newer-schema store."""
+    """Make ``path`` a missing, corrupt, truncated (half of ``whole``), checksum-failing
+    (a block of ``whole`` overwritten) or newer-schema store."""
     if problem == "corrupt":
         path.write_bytes(b"not a database at all" * 200)
     elif problem == "truncated":
         data = whole.read_bytes()
         path.write_bytes(data[: len(data) // 2])
+    elif problem == "checksum":
+        shutil.copyfile(whole, path)
+        damage_runs_block(path)
     elif problem == "newer":
         store.ensure_current(path)
         con = duckdb.connect(str(path))
@@ -406,17 +411,21 @@ def _broken(path: Path, problem: str, whole: Path) -> None:
         ("missing", "no results store"),
         ("corrupt", "not a DuckDB database"),
         ("truncated", "is damaged"),
+        ("checksum", "is damaged"),
         ("newer", "newer"),
     ],
 )
 def test_unusable_store_shows_the_store_error(
     demo_store: Path, tmp_path: Path, monkeypatch, problem, words
 ) -> None:
-    """A clear st.error with the StoreError text on the data pages; the lab still works."""
+    """A clear st.error with the StoreError text on the data pages; the lab still works. A
+    block failing its checksum is met only by a page that reads it (the SQL page reads no
+    table until asked), and must then say the same as a store cut short."""
     path = tmp_path / "store.duckdb"
     _broken(path, problem, demo_store)
     monkeypatch.setenv(store.STORE_ENV, str(path))
-    for page in (None, "views/curves.py", "views/sql.py"):
+    pages = (None, "views/curves.py") + (() if problem == "checksum" else ("views/sql.py",))
+    for page in pages:
         at = open_app(page)
         assert not at.exception
         assert len(at.error) == 1 and words in at.error[0].value

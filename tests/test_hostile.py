@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import synthetic
+from conftest import damage_runs_block
 
 from runners import store
 from runners.cli import main
@@ -21,7 +22,6 @@ from runners.domain.errors import BadInput
 from runners.domain.names import path_for, run_id_problem
 from runners.domain.outputs import output_problem
 from runners.domain.spec import parse_spec
-from runners.store import storefile
 
 RUN_A = synthetic.demo_specs()[0].run_id
 
@@ -312,20 +312,6 @@ def test_the_lock_timeout_is_how_long_a_command_waits(
     monkeypatch.setenv(store.LOCK_TIMEOUT_ENV, "0.5")
     with duckdb.connect(str(demo_copy)), pytest.raises(store.StoreBusy, match="500 ms"):
         store.query(demo_copy, "SELECT 1")
-
-
-def damage_runs_block(path: Path) -> None:
-    """Overwrite 4 KiB inside the first block holding the runs table's data (past the block's
-    checksum): DuckDB still opens the file; only reading that block fails its checksum."""
-    with duckdb.connect(str(path), read_only=True) as con:
-        block, offset = con.execute(
-            "SELECT block_id, block_offset FROM pragma_storage_info('runs') WHERE block_id >= 0 "
-            "ORDER BY block_id, block_offset LIMIT 1"
-        ).fetchone()
-        block_size = con.execute("PRAGMA database_size").fetchone()[2]
-    with open(path, "r+b") as handle:
-        handle.seek(storefile.HEADER_BYTES + block * block_size + 8 + offset)
-        handle.write(b"\xab" * 4096)
 
 
 @pytest.mark.parametrize(

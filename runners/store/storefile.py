@@ -9,13 +9,14 @@ reader never holds the lock for long. No MPI here; runners.store builds on this.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,18 @@ def is_corruption(exc: duckdb.Error) -> bool:
     checksum, a block cut short)."""
     text = str(exc)
     return "Could not read enough bytes" in text or "Corrupt database" in text or "checksum" in text
+
+
+@contextlib.contextmanager
+def damage_said(path: Path | str) -> Iterator[None]:
+    """Inside the block, DuckDB's error for a block that fails its checksum (met only when a
+    query reads that block) becomes the damaged-store error with the salvage hint."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if is_corruption(exc):
+            raise damaged(Path(path), str(exc)) from exc
+        raise
 
 
 def check_checksums(con: Connection, path: Path) -> None:
