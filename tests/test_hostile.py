@@ -167,6 +167,7 @@ def test_merge_refuses_a_shard_no_sweep_wrote(
         (["sweep", "--sizes", "8", "--ranks", "100000"], "ranks must be at most 4096"),
         (["sweep", "--sizes", "8", "--ranks", "4000"], "ranks a core"),
         (["verify", "--ranks", "100000"], "ranks a core"),
+        (["verify", "--ranks", "2", "--counts", "99999999999999"], "--counts (as bytes) up to"),
         (["sweep", "--sizes", "8", "--ranks", "2", "--launches", "1000000000"], "launches must"),
         (["sweep", "--sizes", "8", "--ranks", "2", "--budget", "1e309"], "budget_s must"),
         (["sweep", "--sizes", "8", "--ranks", "2", "--max-iterations", "1e23"], "an integer"),

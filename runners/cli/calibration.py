@@ -19,12 +19,17 @@ from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check every algorithm x dtype x op x count exactly on real ranks."""
-    from runners.domain.capacity import ranks_problem
+    from runners.domain.capacity import payload_problem, ranks_problem
     from runners.domain.machine import physical_cores
     from runners.jobs.verify import VerifyPlan, failed, summary_table, verify
 
     ranks = tuple(int_list(args.ranks))
     problem = ranks_problem(ranks, physical_cores())
+    counts = tuple(int_list(args.counts)) if args.counts else ()
+    if counts:  # each count of the widest dtype, on every rank of the largest group
+        widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
+        sizes = [c * widest for c in counts]
+        problem = problem or payload_problem(sizes, max(ranks), what="--counts (as bytes)")
     if problem:
         raise UsageError(problem)
     plan = VerifyPlan(
@@ -32,7 +37,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         algorithms=tuple(name_list(args.algorithms, BASE_ALGORITHMS, "algorithm")),
         dtypes=tuple(name_list(args.dtypes, DTYPES, "dtype")),
         ops=tuple(name_list(args.ops, OPS, "op")),
-        counts=tuple(int_list(args.counts)) if args.counts else (),
+        counts=counts,
         timeout_s=args.timeout,
     )
     rows = verify(plan, progress=lambda line: print(line, file=sys.stderr, flush=True))
