@@ -229,10 +229,14 @@ def test_read_only_file_systems_give_one_line_errors(
                 "--output",
                 str(mount / "out"),
             ],
+            "salvage into a read-only folder": ["salvage", str(mount / "new.duckdb")],
+            "a new store in a read-only folder": ["migrate"],
         }
         for case, args in cases.items():
-            store_arg = str(mount / "s.duckdb") if args[0] == "sweep" else str(demo_store)
-            result = run_cli(*args, "--store", store_arg)
+            store_arg = {"sweep": mount / "s.duckdb", "migrate": mount / "new.duckdb"}.get(
+                args[0], demo_store
+            )
+            result = run_cli(*args, "--store", str(store_arg))
             clean = result.returncode == 2 and "Traceback" not in result.stderr
             clean = clean and len(result.stderr.strip().splitlines()) == 1
             reliability.bad_input(case, clean)

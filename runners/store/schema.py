@@ -123,7 +123,8 @@ def _create(path: Path) -> None:
         raise StoreError(f"cannot create the results store {path}: {exc}") from exc
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
-            leftover.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # on a read-only file system even a missing
+                leftover.unlink()  # file's unlink fails, and would hide the StoreError
 
 
 def _publish(tmp: Path, path: Path) -> None:
