@@ -307,3 +307,30 @@ def test_resume_runs_no_launcher_taken_from_the_store(tmp_path: Path, reliabilit
     assert given.returncode == 0, given.stderr
     assert not list(tmp_path.glob("planted*"))
     reliability.bad_input("launcher planted in the store", True)
+
+
+def test_a_stop_signal_during_the_analysis_leaves_a_true_status_and_says_how_to_finish(
+    tmp_path: Path, reliability
+) -> None:
+    """SIGTERM while the sweep analyses its stored run (parked there: hold:analysis): exit
+    130 with one line naming `collsweep analyze`; the run stays complete with every point, and
+    that command then analyses it."""
+    spec = write_spec(tmp_path, "sizes = [8, 4096]\n" + QUICK)
+    db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
+    held = HeldPoint(tmp_path, "analysis")
+    sweep = start(db, spec, env=held.env, log=log)
+    wait_for_text(log, "analysing run")
+    sweep.send_signal(signal.SIGTERM)
+    sweep.communicate(timeout=60)
+    text = log.read_text()
+    assert sweep.returncode == 130, text[-2000:]
+    said = [line for line in text.splitlines() if "during the analysis" in line]
+    assert len(said) == 1 and "collsweep analyze" in said[0] and "Traceback" not in text
+    run_id = only_run(db)
+    assert store.get_run(db, run_id)["status"] == "complete" and len(points(db)) == 6
+    predictions = "SELECT count(*) n FROM predictions"
+    assert store.query(db, predictions).n.item() == 0
+    assert run_cli("analyze", run_id, "--store", str(db)).returncode == 0
+    assert store.query(db, predictions).n.item() > 0
+    assert not rank_processes(sweep.pid)
+    reliability.fault("SIGTERM during the analysis", 0, status_is_true(db, run_id, 6))

@@ -66,7 +66,8 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
-from runners.domain.errors import BadInput
+from runners.domain.errors import BadInput, Stopped
+from runners.domain.faults import hold_at
 
 CROSSOVERS_SQL = """
 SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS
@@ -156,6 +157,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     if not points:
         raise AnalysisError(f"run {run_id} has no ok points to analyse")
     progress(f"analysing run {run_id}: {len(points)} ok points")
+    hold_at("analysis")
     libraries = {name: LibraryModels(mine, []) for name, mine in by_library(points).items()}
     calibrations = []
     for name, models in libraries.items():
@@ -237,6 +239,8 @@ def after_sweep(path: Path, run_id: str, progress: Progress = _stderr) -> None:
         return
     try:
         summary = analyze_run(path, run_id, progress)
+    except Stopped:
+        raise  # a stop signal: the command says what it means
     except Exception as exc:  # the sweep's data is safe; report and let the user retry
         progress(
             f"analysis of run {run_id} failed ({type(exc).__name__}: {exc}); the measurements "

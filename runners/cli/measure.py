@@ -8,6 +8,7 @@ import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runners.cli.common import (
     UsageError,
@@ -18,6 +19,9 @@ from runners.cli.common import (
 from runners.domain.catalog import DTYPES, OPS, known_names
 from runners.domain.names import run_id_problem
 from runners.domain.units import counted, parse_bytes
+
+if TYPE_CHECKING:
+    from runners.jobs.sweep import SweepOutcome
 
 SPEC_FLAGS = {
     # flag: (spec key, parser, help)
@@ -207,6 +211,26 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     return spec
 
 
+def _analysed(path: Path, outcome: SweepOutcome) -> bool:
+    """Analyse the stored run; False (said on stderr) when a stop signal ended the analysis:
+    the points are stored, the run's status stays true, and `analyze` finishes the job."""
+    from runners import analysis  # pandas: only once there is something to analyse
+    from runners.jobs.sweep import Interrupted, signals_as_exceptions
+
+    try:
+        with signals_as_exceptions():
+            analysis.after_sweep(path, outcome.run_id)
+    except Interrupted as exc:
+        print(
+            f"collsweep sweep: interrupted ({exc}) during the analysis: run {outcome.run_id} "
+            f"is stored ({outcome.status}) but not analysed; analyse it with "
+            f"`collsweep analyze {outcome.run_id} --store {path}`",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
     notes: list[str] = []
@@ -238,10 +262,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"`collsweep crossovers {outcome.run_id} --summary --store {path}`"
         )
         return 0
-    if outcome.stored and outcome.status != "interrupted":
-        from runners import analysis  # pandas: only once there is something to analyse
-
-        analysis.after_sweep(path, outcome.run_id)
+    if outcome.stored and outcome.status != "interrupted" and not _analysed(path, outcome):
+        return 130
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     partial = (
         f" ({outcome.partial} more measured in fewer than their {spec.launches} launches)"

@@ -18,3 +18,9 @@ class BadInput(CollsweepError):
     """Input that cannot run: refused before any rank starts, nothing written (exit 2)."""
 
     exit_status = 2
+
+
+class Stopped(Exception):
+    """A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) reached a command that turns signals
+    into exceptions (runners.jobs.sweep.signals_as_exceptions); code that catches every
+    Exception to carry on must let this one through."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from runners import __version__, store
 from runners.domain.assumptions import caution_notes
 from runners.domain.catalog import has_forced
+from runners.domain.errors import Stopped
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import all_point_ids, plan_launches, skipped_points
 from runners.domain.spec import SweepSpec, parse_spec
@@ -38,7 +39,7 @@ from runners.store.journal import RunLock, journal_dir
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
-class Interrupted(Exception):
+class Interrupted(Stopped):
     """The sweep received SIGINT, SIGTERM, SIGHUP or SIGQUIT."""
 
 

@@ -1,0 +1,22 @@
+"""Test hooks of the parent process: COLLSWEEP_FAULT=hold:<stage> parks a command at a named
+stage until the file named by COLLSWEEP_FAULT_RELEASE exists, so that a test acts (sends a
+signal, say) while the command is surely in that stage, whatever the machine's speed. The
+ranks' own hooks (crash, hang, garble, hold at an algorithm) are runners.ranks.sweep_worker's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+FAULT_ENV = "COLLSWEEP_FAULT"
+RELEASE_ENV = "COLLSWEEP_FAULT_RELEASE"
+
+
+def hold_at(stage: str) -> None:
+    """Wait here while COLLSWEEP_FAULT is hold:<stage> and the release file is absent."""
+    if os.environ.get(FAULT_ENV, "") != f"hold:{stage}":
+        return
+    release = os.environ.get(RELEASE_ENV, "")
+    while not (release and os.path.exists(release)):
+        time.sleep(0.05)
