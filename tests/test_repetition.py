@@ -187,3 +187,31 @@ def test_the_sweep_pools_the_launch_spread_over_the_points_of_a_job():
     for launch in range(3):
         row, _ = history.merge(steady, launch, samples(list(1 + 0.01 * rng.random(8))), timing)
     assert row["interval_high_s"] - row["interval_low_s"] > 0.15  # not the 1% of its own
+
+
+@pytest.mark.parametrize("width", [1, 5, 101])
+def test_sketches_are_each_passes_quantiles_padded_by_repeating_its_launchs_passes(
+    width: int,
+) -> None:
+    """Launches with different numbers of passes and samples (one sample, too), pass numbers
+    not starting at 0: every sketch is np.quantile of its own (launch, pass), bit for bit."""
+    rng = np.random.default_rng(7)
+    seconds, passes, launches = [], [], []
+    shape = {4: [3, 1, 40], 1: [1], 9: [60, 2]}  # launch -> samples in each of its passes
+    for launch, sizes in shape.items():
+        for number, size in enumerate(sizes, start=2):
+            seconds += list(rng.lognormal(-10, 0.5, size))
+            passes += [number] * size
+            launches += [launch] * size
+    rep = Repetition.of(seconds, passes, launches)
+    sketch, counts = rep.sketches(width)
+    probabilities = np.linspace(0, 1, width) if width > 1 else np.array([0.5])
+    assert counts.tolist() == [1, 3, 2] and sketch.shape == (3, 3, width)
+    for row, launch in enumerate(sorted(shape)):
+        mine = rep.launches == launch
+        expected = [
+            np.quantile(rep.seconds[mine & (rep.passes == p)], probabilities)
+            for p in sorted(set(rep.passes[mine]))
+        ]
+        for column in range(3):
+            assert np.array_equal(sketch[row, column], expected[column % len(expected)])

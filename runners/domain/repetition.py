@@ -68,20 +68,40 @@ class Repetition:
 
     def sketches(self, width: int = SKETCH) -> tuple[np.ndarray, np.ndarray]:
         """Per launch and pass, `width` quantiles of its samples: (launches, passes, width),
-        padded by repeating a launch's passes, and each launch's number of passes."""
+        padded by repeating a launch's passes, and each launch's number of passes.
+
+        All passes at once: the samples sorted within their (launch, pass), each quantile
+        read at its position as np.quantile's default (linear) method reads it."""
         probabilities = np.linspace(0, 1, width) if width > 1 else np.array([0.5])
-        per_launch = []
-        for launch in np.unique(self.launches):
-            mine = self.launches == launch
-            per_launch.append(
-                [
-                    np.quantile(self.seconds[mine & (self.passes == p)], probabilities)
-                    for p in np.unique(self.passes[mine])
-                ]
-            )
-        counts = np.array([len(p) for p in per_launch])
-        padded = [[p[i % len(p)] for i in range(counts.max())] for p in per_launch]
-        return np.asarray(padded), counts
+        _, launch_of = np.unique(self.launches, return_inverse=True)
+        span = int(self.passes.max()) - int(self.passes.min()) + 1
+        keys, unit_of = np.unique(
+            launch_of.ravel() * span + (self.passes - self.passes.min()), return_inverse=True
+        )
+        values = self.seconds[np.lexsort((self.seconds, unit_of.ravel()))]
+        sizes = np.bincount(unit_of.ravel(), minlength=len(keys))
+        quantiles = _sorted_quantiles(values, np.cumsum(sizes) - sizes, sizes, probabilities)
+        counts = np.bincount(keys // span)
+        first = np.cumsum(counts) - counts
+        padded = first[:, None] + np.arange(counts.max())[None, :] % counts[:, None]
+        return quantiles[padded], counts
+
+
+def _sorted_quantiles(
+    values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, probabilities: np.ndarray
+) -> np.ndarray:
+    """(groups, probabilities): np.quantile's linear interpolation within each group of the
+    sorted `values` (group g is values[starts[g]:starts[g] + sizes[g]]), computed as numpy
+    computes it so that the results are the same numbers."""
+    n = sizes[:, None].astype(float)
+    virtual = (n - 1) * probabilities
+    below = np.clip(np.floor(virtual), 0, n - 1)
+    above = np.clip(below + 1, 0, n - 1)
+    fraction = virtual - below
+    a = values[starts[:, None] + below.astype(int)]
+    b = values[starts[:, None] + above.astype(int)]
+    step = b - a
+    return np.where(fraction >= 0.5, b - step * (1 - fraction), a + step * fraction)
 
 
 def median_launch_interval(
