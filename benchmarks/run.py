@@ -20,6 +20,7 @@ if __package__ in (None, ""):  # run as a script: import from the repository, no
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from benchmarks import (
+    fig_analysis,
     fig_dashboard,
     fig_library,
     fig_limits,
@@ -41,6 +42,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     5: ("Physical limits", fig_limits.run),
     6: ("Reproducibility", fig_repro.run),
     7: ("Model accuracy", fig_model.run),
+    8: ("Analysis time", fig_analysis.run),
 }
 
 

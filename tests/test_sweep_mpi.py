@@ -315,7 +315,7 @@ def test_two_sweeps_into_one_store_lose_nothing_while_a_reader_reads(tmp_path: P
         tmp_path,
         "sizes = [8, 64, 512, 4096]\nranks = [2]\n"
         'algorithms = ["recursive_doubling", "ring", "mpi"]\n'
-        "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 50\n",
+        "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 50\nlaunches = 1\n",
     )
     db = tmp_path / "s.duckdb"
     first, second = start_sweep(db, spec), start_sweep(db, spec)
