@@ -819,3 +819,23 @@ def test_analysis_tables_are_replaced_per_run(path):
     assert store.query(path, "SELECT run_id FROM agreement").run_id.tolist() == ["r2"]
     with pytest.raises(ValueError, match="given for run 'r1'"):
         store.replace_agreement(path, "r1", [row | {"run_id": "r2"}])
+
+
+def test_a_runs_analysis_is_replaced_all_or_nothing(path):
+    """replace_analysis: every table given holds its new rows, or, when one table's rows are
+    refused (a crossover of no known kind) or the write fails midway, none has changed."""
+    prediction = {"point_id": "p1", "calibration_id": "c1", "model": "ring", "predicted_s": 1.0}
+    row = {"calibration_id": "c1", "scope": "run", "points": 1, "model_pick_share": 1.0}
+    store.replace_analysis(path, "r1", {"predictions": [prediction], "agreement": [row]})
+    newer = {"predictions": [prediction | {"predicted_s": 2.0}], "agreement": []}
+    with pytest.raises(ValueError, match="crossover kind"):
+        store.replace_analysis(path, "r1", newer | {"crossovers": [{"kind": "guessed"}]})
+    with pytest.raises(ValueError, match="lacks required"):  # refused by the store midway
+        store.replace_analysis(path, "r1", newer | {"best_choices": [{"calibration_id": "c1"}]})
+    assert scalar(path, "SELECT predicted_s FROM predictions") == 1.0
+    assert scalar(path, "SELECT count(*) FROM agreement") == 1
+    store.replace_analysis(path, "r1", newer)
+    assert scalar(path, "SELECT predicted_s FROM predictions") == 2.0
+    assert scalar(path, "SELECT count(*) FROM agreement") == 0
+    with pytest.raises(ValueError, match="not analysis tables: runs"):
+        store.replace_analysis(path, "r1", {"runs": []})

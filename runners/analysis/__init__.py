@@ -172,32 +172,32 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         return variant_for(run, probes, ranks)
 
     predictions = [row for m in libraries.values() for row in m.predictions(run_id, wanted)]
-    store.replace_predictions(path, run_id, predictions)
+    tables = {"predictions": predictions}  # stored together at the end: all or nothing
     groups = group_points(points)
     comparisons = Comparisons.load(path, run_id)
     winners = winner_rows(groups, comparisons)
     apart = []  # each library's own winners, in a run on several
     if len(libraries) > 1:
         apart = [row for name, m in libraries.items() for row in m.winners(name, comparisons)]
-    store.replace_winners(path, run_id, winners + apart)
-    store.replace_against_default(path, run_id, against_default_rows(groups, comparisons))
+    tables["winners"] = winners + apart
+    tables["against_default"] = against_default_rows(groups, comparisons)
     crossings = measured_crossover_rows(groups, comparisons)
     measured_crossings = list(crossings)
     crossings += [row for models in libraries.values() for row in models.crossovers()]
-    store.replace_crossovers(path, run_id, crossings)
+    tables["crossovers"] = crossings
     accuracy = [
         row for m in libraries.values() for row in m.accuracy(comparisons, measured_crossings)
     ]
-    store.replace_model_accuracy(path, run_id, accuracy)
+    tables["model_accuracy"] = accuracy
     choices, agreements = [], []
     for models in libraries.values():
         mine = [r for r in predictions if r["point_id"] in {p.point_id for p in models.points}]
         found = _choices(models.points, models.params, mine)
         choices, agreements = choices + found[0], agreements + found[1]
-    store.replace_best_choices(path, run_id, choices)
-    store.replace_agreement(path, run_id, agreements)
+    tables |= {"best_choices": choices, "agreement": agreements}
     checks = assumption_rows(run, points, calibrations, probes)
-    store.replace_assumptions(path, run_id, checks)
+    tables["assumptions"] = checks
+    store.replace_analysis(path, run_id, tables)
     ids = [p.calibration_id for p in params]
     decided = sum(row["decided"] for row in winners)
     return AnalysisSummary(

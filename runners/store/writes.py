@@ -301,56 +301,87 @@ def _replace_run_rows(
     path: Path | str, table: str, run_id: str, rows: list[dict[str, Any]]
 ) -> None:
     """Delete every ``table`` row of the run and insert ``rows`` instead, in one transaction."""
+    replace_analysis(path, run_id, {table: rows})
+
+
+ANALYSIS_TABLES = (
+    "predictions",
+    "winners",
+    "against_default",
+    "crossovers",
+    "model_accuracy",
+    "best_choices",
+    "agreement",
+    "assumptions",
+)
+
+
+def replace_analysis(
+    path: Path | str, run_id: str, tables: dict[str, list[dict[str, Any]]]
+) -> None:
+    """Replace a run's rows of each analysis table given (ANALYSIS_TABLES) in one transaction:
+    afterwards every one holds the rows given, or, if anything fails (a stop signal too),
+    none has changed. Each table's rows are checked first (run ids, kinds, states, keys)."""
+    unknown = set(tables) - set(ANALYSIS_TABLES)
+    if unknown:
+        raise ValueError(f"not analysis tables: {', '.join(sorted(unknown))}")
+    checked = {table: _analysis_rows(table, run_id, rows) for table, rows in tables.items()}
     with _writing(path) as con:
-        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-        _insert(con, table, rows)
+        for table, rows in checked.items():
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            _insert(con, table, rows)
+
+
+def _analysis_rows(table: str, run_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A table's rows for the run, checked: ValueError for a bad kind, state or repeated key."""
+    rows = _for_run(run_id, rows)
+    if table == "assumptions":  # run-level rows have point_id None
+        for row in rows:
+            _check_choice("assumption state", row.get("state"), ASSUMPTION_STATES)
+    elif table == "crossovers":  # kind 'measured' or 'predicted'
+        for row in rows:
+            _check_choice("crossover kind", row.get("kind"), CROSSOVER_KINDS)
+    elif table == "predictions":  # whatever calibrations they used
+        keys = ((r.get("point_id"), r.get("calibration_id")) for r in rows)
+        _unique("(point_id, calibration_id)", keys)
+    return rows
 
 
 def replace_assumptions(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's assumption checks (run-level rows have point_id None)."""
-    rows = _for_run(run_id, rows)
-    for row in rows:
-        _check_choice("assumption state", row.get("state"), ASSUMPTION_STATES)
     _replace_run_rows(path, "assumptions", run_id, rows)
 
 
 def replace_crossovers(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's crossovers (kind 'measured' or 'predicted')."""
-    rows = _for_run(run_id, rows)
-    for row in rows:
-        _check_choice("crossover kind", row.get("kind"), CROSSOVER_KINDS)
     _replace_run_rows(path, "crossovers", run_id, rows)
 
 
 def replace_predictions(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's predictions, whatever calibrations they used."""
-    rows = _for_run(run_id, rows)
-    _unique(
-        "(point_id, calibration_id)", ((r.get("point_id"), r.get("calibration_id")) for r in rows)
-    )
     _replace_run_rows(path, "predictions", run_id, rows)
 
 
 def replace_best_choices(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's best_choices rows (measured and predicted best per point)."""
-    _replace_run_rows(path, "best_choices", run_id, _for_run(run_id, rows))
+    _replace_run_rows(path, "best_choices", run_id, rows)
 
 
 def replace_winners(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's winners rows (the fastest two of each cell, decided or a tie)."""
-    _replace_run_rows(path, "winners", run_id, _for_run(run_id, rows))
+    _replace_run_rows(path, "winners", run_id, rows)
 
 
 def replace_agreement(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's agreement rows (how often the model picks the measured best)."""
-    _replace_run_rows(path, "agreement", run_id, _for_run(run_id, rows))
+    _replace_run_rows(path, "agreement", run_id, rows)
 
 
 def replace_against_default(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's against_default rows (library algorithms against its default)."""
-    _replace_run_rows(path, "against_default", run_id, _for_run(run_id, rows))
+    _replace_run_rows(path, "against_default", run_id, rows)
 
 
 def replace_model_accuracy(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's model_accuracy rows (each variant's errors, winners, crossovers)."""
-    _replace_run_rows(path, "model_accuracy", run_id, _for_run(run_id, rows))
+    _replace_run_rows(path, "model_accuracy", run_id, rows)
