@@ -17,7 +17,6 @@ import pandas as pd
 from runners import store
 from runners.domain.calibration import library_suffix
 from runners.domain.descriptor import OPENMPI
-from runners.store import storefile
 
 # The calibration a view names and Open MPI's own of the same name (`<id>@openmpi`,
 # runners.domain.calibration.library_suffix): each library's points are predicted with its own
@@ -44,7 +43,7 @@ def reading(path: StorePath) -> Iterator[None]:
     (and closes it at the end of the run, a fraction of a second later) instead of once per
     query. Outside such a block each function opens and closes its own connection.
     """
-    with store.open_readonly(path) as con, storefile.damage_said(path):
+    with store.open_readonly(path) as con:
         token = _SHARED.set((str(path), con))
         try:
             yield
@@ -59,7 +58,7 @@ def _open(path: StorePath) -> Iterator[Connection]:
     if shared is not None and shared[0] == str(path):
         yield shared[1]
         return
-    with store.open_readonly(path) as con, storefile.damage_said(path):
+    with store.open_readonly(path) as con:
         yield con
 
 

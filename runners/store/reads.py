@@ -12,7 +12,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pandas as pd
 
 from runners.domain.calibration import LAUNCHES_PREFIX
@@ -51,7 +50,8 @@ def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator
 
     SQL run on it cannot write, read other files or ATTACH. Keep it open briefly: while it is
     open, writers in other processes wait. A missing, foreign, older- or newer-schema file
-    raises StoreError; the file is never created or migrated.
+    raises StoreError, and so does a block that fails its checksum when a query reads it
+    (damaged, with the salvage hint); the file is never created or migrated.
     """
     path = Path(path)
     if not path.exists():
@@ -59,7 +59,8 @@ def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator
     con = _connect(path, read_only=True, timeout=timeout)
     try:
         _check_readable(con, path)
-        yield con
+        with storefile.damage_said(path):  # a block failing its checksum, met by a query
+            yield con
     finally:
         con.close()
 
@@ -80,15 +81,7 @@ def query(
     by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
     """
     with open_readonly(path, timeout=timeout) as con:
-        try:
-            return storefile.bounded_query(
-                con, sql, params, timeout_s=time_limit, max_rows=max_rows
-            )
-        except storefile.QueryError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, duckdb.Error) and storefile.is_corruption(cause):
-                raise storefile.damaged(Path(path), str(cause)) from cause
-            raise
+        return storefile.bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
 
 
 def _lookup(path: Path | str, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:

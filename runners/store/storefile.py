@@ -315,6 +315,8 @@ def bounded_query(
             f"({_first_line(str(exc))})"
         ) from None
     except duckdb.Error as exc:
+        if is_corruption(exc):
+            raise  # the damaged store's error, not the query's: see damage_said
         raise QueryError(_first_line(str(exc))) from exc
     finally:
         timer.cancel()
