@@ -190,12 +190,12 @@ def predict_with(
     parameters can price (variant_of). An algorithm without a schedule of its own (the
     autotuned 'mpi', mpi:tuned) is library_min in the closed form: the fastest of the library's
     algorithms that can run the call, the op's commutativity included."""
-    gamma, model = params.gamma(dtype, op), model_of(algorithm)
-    if gamma is None or model is None:
+    found = _pricing(params, algorithm, dtype, op, variant)
+    if found is None:
         return None
+    gamma, model, costs = found
     itemsize = DTYPES[dtype].itemsize
-    costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
-    if costs is not None and model in ALGORITHMS:
+    if costs is not None:
         spec = ALGORITHMS[model]
         args = (spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma)
         return schedule_prediction(*args, smooth=smooth)
@@ -216,19 +216,32 @@ def smooth_times(
     (ranks, dtype, op); its gamma must be known): a schedule is priced over the whole array at
     once (pricing.smooth_totals), and so is a closed form (models.smooth_totals)."""
     ranks, dtype, op = key
-    gamma, model = params.gamma(dtype, op), model_of(algorithm)
-    costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
-    if gamma is not None and costs is not None and model in ALGORITHMS:
-        spec, itemsize = ALGORITHMS[model], DTYPES[dtype].itemsize
+    found = _pricing(params, algorithm, dtype, op, variant)
+    if found is None:
+        raise ValueError(f"{algorithm} has no prediction for {dtype}/{op} here")
+    gamma, model, costs = found
+    itemsize = DTYPES[dtype].itemsize
+    if costs is not None:
+        spec = ALGORITHMS[model]
         return smooth_totals(
             spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma
         )
-    if gamma is None or model is None:
-        raise ValueError(f"{algorithm} has no prediction for {dtype}/{op} here")
-    args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, DTYPES[dtype].itemsize)
+    args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, itemsize)
     return models_smooth_totals(
         *args, commutative=OPS[op].commutative, library=library_of(algorithm)
     )
+
+
+def _pricing(
+    params: Params, algorithm: str, dtype: str, op: str, variant: str | None
+) -> tuple[float, str, Costs | None] | None:
+    """How `algorithm` is priced here: (gamma, model, costs) with costs for pricing its
+    schedule round by round, None for the closed form; None without a gamma or a model."""
+    gamma, model = params.gamma(dtype, op), model_of(algorithm)
+    if gamma is None or model is None:
+        return None
+    costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
+    return gamma, model, costs if model in ALGORITHMS else None
 
 
 def load_points(path: Path, run_id: str) -> list[Point]:
