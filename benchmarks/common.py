@@ -8,7 +8,8 @@ import shutil
 import statistics
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,3 +151,16 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
 def log(message: str) -> None:
     """Progress on stderr, so the report on stdout stays clean."""
     print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def median_time(work: Callable[[], object], repeat: int, warmup: bool = True) -> float:
+    """Median wall time of ``work`` over ``repeat`` calls (after one warm-up call unless
+    ``warmup`` is False: for work too long to do once more for nothing)."""
+    if warmup:
+        work()
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
 
 import synthetic  # noqa: E402
 
+from benchmarks.common import median_time  # noqa: E402
 from dashboard import badges, charts, queries  # noqa: E402
 from runners import store  # noqa: E402
 
@@ -66,17 +66,6 @@ def build(path: Path, total_samples: int) -> float:
     started = time.perf_counter()
     synthetic.build_store(path, specs(total_samples))
     return time.perf_counter() - started
-
-
-def median_time(work: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``work`` over ``repeat`` calls (after one warm-up call)."""
-    work()
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 RUN_A, RUN_B = RUNS[0][0], RUNS[1][0]

@@ -12,14 +12,12 @@ the standard-sized one in at most 10 s. A smoke run analyses two small grids onc
 
 from __future__ import annotations
 
-import statistics
 import sys
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.common import ROOT, Check, Figure, log, table
+from benchmarks.common import ROOT, Check, Figure, log, median_time, table
 from benchmarks.mode import Mode
 from runners import store
 from runners.analysis import analyze_run
@@ -65,16 +63,6 @@ def plain_read(path: Path, run_id: str) -> None:
     store.query(path, "SELECT * FROM samples WHERE run_id = ?", [run_id])
 
 
-def timed(action, repeats: int) -> float:
-    """The median wall time of `repeats` calls."""
-    walls = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        walls.append(time.perf_counter() - start)
-    return statistics.median(walls)
-
-
 def _quiet(line: str) -> None:
     """The analysis' progress lines are not part of the report."""
 
@@ -86,9 +74,9 @@ def measure(path: Path, label: str, spec: synthetic.RunSpec, mode: Mode) -> tupl
     synthetic.write_run(path, spec)
     count = store.query(path, "SELECT count(*) n FROM points WHERE run_id = ?", [spec.run_id])
     points = int(count["n"].item())
-    read_s = timed(lambda: plain_read(path, spec.run_id), repeats)
+    read_s = median_time(lambda: plain_read(path, spec.run_id), repeats, warmup=False)
     log(f"figure 8: analysing the {label} run ({points} points)")
-    analysis_s = timed(lambda: analyze_run(path, spec.run_id, _quiet), repeats)
+    analysis_s = median_time(lambda: analyze_run(path, spec.run_id, _quiet), repeats, warmup=False)
     ratio = f"{analysis_s / read_s:.0f}x"
     row = [label, points, f"{read_s:.2f}", f"{analysis_s:.2f}", ratio]
     target = TARGETS_S[label]
