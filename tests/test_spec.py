@@ -43,10 +43,10 @@ def test_overrides_replace_file_values() -> None:
         ("ranks = [2]", "missing sizes"),
         (BASE + 'cache_mode = "tepid"', "cache_mode"),
         (BASE + 'launcher = "mpiexec -n 4"', "{ranks}"),
-        (BASE + 'libraries = ["ompi"]', "unknown library ompi; known: mpich, openmpi"),
+        (BASE + 'libraries = ["ompi"]', "unknown library ompi; known: impi, mpich, openmpi"),
         (BASE + 'libraries = ["openmpi"]\nalgorithms = ["mpi:tree"]', "mpi:tree runs on mpich"),
         (BASE + 'libraries = ["mpich"]\nalgorithms = ["openmpi:ring"]', "not among libraries"),
-        (BASE + 'libraries = ["openmpi"]\nlauncher = "srun -n {ranks}"', "its own mpiexec"),
+        (BASE + 'libraries = ["openmpi"]\nlauncher = "srun -n {ranks}"', "their own mpiexec"),
     ],
 )
 def test_bad_specs_are_refused_with_a_reason(text: str, message: str) -> None:

@@ -12,7 +12,8 @@ import pytest
 from conftest import ROOT
 from fingerprints import calls_of
 
-from runners.domain import openmpi, tuning
+from runners.domain import tuning
+from runners.domain.libraries.openmpi import LIBRARY as openmpi
 from runners.domain.tuning import Band
 
 pytestmark = pytest.mark.mpi
@@ -26,7 +27,7 @@ def reduction_calls(ranks: int, count: int, rules: Path | None) -> dict[int, lis
     mca = {}
     if rules is not None:
         mca = dict(zip(tuning.OPENMPI_RULE_KNOBS, ("1", str(rules)), strict=True))
-    env = {**os.environ, **openmpi.ROOT_KNOBS}
+    env = {**os.environ, **openmpi.launch_env()}
     env["PYTHONPATH"] = f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"
     argv = [sys.executable, str(PROGRAM), str(count)]
     command = openmpi.command(ranks, argv, exports=["PYTHONPATH"], mca=mca)

@@ -15,14 +15,14 @@ import duckdb
 import pandas as pd
 
 from runners import store
-from runners.domain.calibration import library_suffix
-from runners.domain.descriptor import OPENMPI
+from runners.domain.libraries import LIBRARIES
 
-# The calibration a view names and Open MPI's own of the same name (`<id>@openmpi`,
-# runners.domain.calibration.library_suffix): each library's points are predicted with its own
-# ranks' calibration, so one choice of calibration draws both libraries' predictions.
-OPENMPI_SUFFIX = library_suffix(OPENMPI)
-OWN_CALIBRATIONS = f"IN ($cal, $cal || '{OPENMPI_SUFFIX}')"
+# The calibration a view names and every other library's own of the same name (`<id>@openmpi`,
+# `<id>@impi`: LibrarySpec.calibration_suffix): each library's points are predicted with its own
+# ranks' calibration, so one choice of calibration draws every library's predictions.
+SUFFIXES = [lib.calibration_suffix for lib in LIBRARIES.values() if lib.calibration_suffix]
+SUFFIX_PATTERN = "(" + "|".join(SUFFIXES) + ")$"  # names are letters: no regexp syntax
+OWN_CALIBRATIONS = "IN ($cal, " + ", ".join(f"$cal || '{s}'" for s in SUFFIXES) + ")"
 
 StorePath = Path | str
 Connection = duckdb.DuckDBPyConnection

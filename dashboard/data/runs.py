@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.base import OPENMPI_SUFFIX, StorePath, _df, _open
+from dashboard.data.base import SUFFIX_PATTERN, StorePath, _df, _open
 from runners.store.reports import LIBRARY_VERSIONS_SQL
 
 # --- the store as a whole ----------------------------------------------------------------------
@@ -190,12 +190,13 @@ def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
 
 def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
     """Calibrations with predictions for the run: its launches' own first, then the one made
-    before it, then newest first. Open MPI's own (`<id>@openmpi`) come with their MPICH
-    namesake: choosing `launches:<run>` draws each library's points with its own launches'."""
+    before it, then newest first. Other libraries' own (`<id>@openmpi`, `<id>@impi`) come
+    with their MPICH namesake: choosing `launches:<run>` draws each library's points with its
+    own launches'."""
     with _open(path) as con:
         frame = _df(
             con,
-            f"WITH c AS (SELECT regexp_replace(p.calibration_id, '{OPENMPI_SUFFIX}$', '') AS cal, "
+            f"WITH c AS (SELECT regexp_replace(p.calibration_id, '{SUFFIX_PATTERN}', '') AS cal, "
             "k.created_at, p.calibration_id = r.calibration_id AS own "
             "FROM predictions p LEFT JOIN calibrations k USING (calibration_id) "
             "LEFT JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = $run) "

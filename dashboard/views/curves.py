@@ -10,14 +10,14 @@ import streamlit as st
 
 from dashboard import charts, queries, ui
 from runners.domain.catalog import ALGORITHMS
-from runners.domain.descriptor import LIBRARY_NAMES, MPICH
+from runners.domain.libraries import DEFAULT, LIBRARIES
 
 
 def _library(algorithm: str) -> str:
     """The MPI library whose ranks ran an algorithm, as users name it (MPICH, Open MPI); MPICH
     for a name this collsweep does not list (stored by another version)."""
     spec = ALGORITHMS.get(algorithm)
-    return spec.library_name if spec else LIBRARY_NAMES[MPICH]
+    return LIBRARIES[spec.runs_on].title if spec else DEFAULT.title
 
 
 def _on_libraries(in_view: pd.DataFrame) -> pd.DataFrame:

@@ -28,8 +28,9 @@ from runners.domain.calibration import (
     library_suffix,
 )
 from runners.domain.catalog import library_of
-from runners.domain.descriptor import LIBRARY_NAMES, MPICH
+from runners.domain.descriptor import MPICH
 from runners.domain.fitting import PINGPONG_SOURCE
+from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.models import model_for
 from runners.domain.pricing import OVERHEADS, VARIANTS
 from runners.domain.topology import allocation_nodes, group_hosts, multi_node_ranks
@@ -79,11 +80,11 @@ def run_calibrations(
     ping-pong one made before the run (MPICH's), and the one fitted to the library's points
     (the last and the first stored now)."""
     launches = launches_calibration(path, run["run_id"], points, library)
-    measured = measured_calibration(path, run, progress) if library == MPICH else None
+    measured = measured_calibration(path, run, progress) if library == DEFAULT.name else None
     fitted = fitted_calibration(run, points, library_suffix(library))
     if fitted is None:
         progress(
-            f"the run's {LIBRARY_NAMES[library]} timings cannot separate alpha, beta and gamma: "
+            f"the run's {LIBRARIES[library].title} timings cannot separate alpha, beta and gamma: "
             "no fitted calibration"
         )
     else:

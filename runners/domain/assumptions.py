@@ -29,7 +29,8 @@ from typing import Any
 
 from runners.domain import topology
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, is_autotuned, modelled_spec
-from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.libraries import LIBRARIES
 from runners.domain.models import autotuned_model
 from runners.domain.units import (
     counted,
@@ -199,9 +200,7 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
         )
         return check("library_choice_known", HOLDS, detail, point.point_id)
     spec = ALGORITHMS[algorithm]
-    forced_by = f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={spec.forced}"
-    if spec.runs_on != MPICH:
-        forced_by = " ".join(f"{name}={value}" for name, value in spec.settings)
+    forced_by = LIBRARIES[spec.runs_on].forcing_text(spec)
     detail = (
         f"{forced_by} forced it (the sweep skips points where the library falls back to "
         f"another algorithm); modelled as {modelled_as(algorithm) or 'nothing'}"

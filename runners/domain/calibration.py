@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from runners.domain.descriptor import LIBRARY_NAMES, MPICH
 from runners.domain.fitting import (
     PINGPONG_SOURCE,
     LinearFit,
@@ -19,6 +18,7 @@ from runners.domain.fitting import (
     fit_linear,
     fit_piecewise,
 )
+from runners.domain.libraries import LIBRARIES, library_by_calibration
 from runners.domain.machine import hostname
 from runners.domain.overheads import family_overheads
 
@@ -29,13 +29,12 @@ LAUNCHES_PREFIX = "launches:"  # a run's launches' calibrations combined: launch
 def library_suffix(library: str) -> str:
     """What a calibration's id and source end with when another library than MPICH measured
     it (launch:<run_id>@openmpi): the model of each library is calibrated on its own ranks."""
-    return "" if library == MPICH else f"@{library}"
+    return LIBRARIES[library].calibration_suffix
 
 
 def calibration_library(calibration_id: str) -> str:
     """The library whose ranks measured a calibration, from its id (library_suffix)."""
-    _, _, tail = calibration_id.rpartition("@")
-    return tail if tail in LIBRARY_NAMES and tail != MPICH else MPICH
+    return library_by_calibration(calibration_id).name
 
 
 def new_calibration_id(now: datetime | None = None) -> str:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runners.domain.algorithms import HAND_WRITTEN, library, openmpi
-from runners.domain.descriptor import LIBRARY_NAMES, MPICH, AlgorithmSpec
+from runners.domain.algorithms import HAND_WRITTEN, impi, library, openmpi
+from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL
 
 DTYPES: dict[str, np.dtype] = {
     name: np.dtype(name) for name in ("int32", "int64", "float16", "float32", "float64")
@@ -56,9 +57,11 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *openmpi.HAND_WRITTEN_HERE,
         openmpi.AUTOTUNED,
         *openmpi.FORCED,
+        *impi.HAND_WRITTEN_HERE,
+        impi.AUTOTUNED,
+        *impi.FORCED,
     )
 }
-LIBRARIES: tuple[str, ...] = tuple(LIBRARY_NAMES)
 
 # The algorithms whose code collsweep runs as it is, without a forcing environment.
 BASE_ALGORITHMS: dict[str, AlgorithmSpec] = {
@@ -75,24 +78,28 @@ def modelled_spec(algorithm: str) -> AlgorithmSpec | None:
 
 
 def has_forced(algorithms: Iterable[str]) -> bool:
-    """Whether any of the named algorithms is an MPICH algorithm forced by name."""
-    return any(ALGORITHMS[a].forced and ALGORITHMS[a].runs_on == MPICH for a in algorithms)
+    """Whether any of the named algorithms is forced by name on a library that switches
+    algorithms per call at run time (MPICH: a probe decides whether it can)."""
+    return any(
+        ALGORITHMS[a].forced and LIBRARIES[ALGORITHMS[a].runs_on].runtime_forcing == PER_CALL
+        for a in algorithms
+    )
 
 
 def is_autotuned(algorithm: str) -> bool:
-    """Whether `algorithm` is a library's own MPI_Allreduce left to choose ('mpi', 'openmpi')."""
+    """Whether `algorithm` is a library's own MPI_Allreduce left to choose (mpi, openmpi, impi)."""
     spec = ALGORITHMS[algorithm]
     return spec.library and not spec.forced and not spec.own_launch
 
 
 def library_of(algorithm: str) -> str:
-    """The MPI library whose ranks run `algorithm` (mpich, openmpi)."""
+    """The MPI library whose ranks run `algorithm` (mpich, openmpi, impi)."""
     return ALGORITHMS[algorithm].runs_on
 
 
 def autotuned_of(library_name: str) -> str:
     """The algorithm name of a library's own autotuned MPI_Allreduce ('mpi' for MPICH)."""
-    return next(a for a in ALGORITHMS if library_of(a) == library_name and is_autotuned(a))
+    return LIBRARIES[library_name].autotuned
 
 
 def counterpart(algorithm: str, library_name: str) -> str | None:
@@ -116,7 +123,7 @@ def on_libraries(algorithms: Iterable[str], libraries: Iterable[str]) -> tuple[s
     out: list[str] = []
     for algorithm in algorithms:
         for name in libraries:
-            mine = library_of(algorithm) in (MPICH, name)  # MPICH's names stand for every library
+            mine = library_of(algorithm) in (DEFAULT.name, name)  # MPICH's stand for all
             found = counterpart(algorithm, name) if mine else None
             if found and found not in out:
                 out.append(found)
@@ -124,19 +131,10 @@ def on_libraries(algorithms: Iterable[str], libraries: Iterable[str]) -> tuple[s
 
 
 def library_knobs(algorithm: str) -> dict[str, str]:
-    """Environment that makes MPICH run `algorithm` (empty for hand-written and autotuned).
-
-    Device-level (shared-memory) collectives are turned off, or MPICH would bypass the
-    generic algorithm selection altogether.
-    """
-    forced = ALGORITHMS[algorithm].forced
-    if not forced:
-        return {}
-    return {
-        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": forced,
-        "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
-        "MPIR_CVAR_COLLECTIVE_FALLBACK": "print",
-    }
+    """Environment that makes a whole launch of the algorithm's library run `algorithm`
+    (empty for hand-written and autotuned ones on MPICH)."""
+    spec = ALGORITHMS[algorithm]
+    return LIBRARIES[spec.runs_on].forcing_env(spec)
 
 
 def known_names(table: dict) -> str:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from runners.domain.schedule import Schedule
 
-MPICH, OPENMPI = "mpich", "openmpi"
-LIBRARY_NAMES = {MPICH: "MPICH", OPENMPI: "Open MPI"}  # collsweep's name -> the library's own
+MPICH, OPENMPI, IMPI = "mpich", "openmpi", "impi"  # library names (runners.domain.libraries)
 
 
 def whole_buffer(ranks: int) -> int:
@@ -39,7 +38,7 @@ class AlgorithmSpec:
     commutative_only: bool = False
     power_of_two_only: bool = False
     library: bool = False
-    forced: str = ""  # the MPICH algorithm a library entry forces; "" = autotuned
+    forced: str = ""  # the library algorithm an entry forces; "" = autotuned
     color: str = "#7f7f7f"  # its colour in every chart (a hue apart from every other's)
     short: str = ""  # its short label in tight places (heat-map cells); "" = the name
     schedule: Schedule | None = None
@@ -52,7 +51,7 @@ class AlgorithmSpec:
     runs_on: str = MPICH
     mirrors: str = ""
     falls_back: Callable[[int, int, int, bool], str] | None = None
-    settings: tuple[tuple[str, int], ...] = ()  # MPI_T values that force it (Open MPI)
+    settings: tuple[tuple[str, int], ...] = ()  # the values that force it (Open MPI, Intel MPI)
 
     def unsupported_reason(self, ranks: int, op: str, commutative: bool) -> str | None:
         """Why this algorithm cannot run `op` (`commutative` or not) on `ranks` ranks, or None."""
@@ -71,8 +70,3 @@ class AlgorithmSpec:
         if self.falls_back is None:
             return None
         return self.falls_back(count, itemsize, ranks, commutative) or None
-
-    @property
-    def library_name(self) -> str:
-        """The name of the MPI library that runs it, as users know it (MPICH, Open MPI)."""
-        return LIBRARY_NAMES[self.runs_on]

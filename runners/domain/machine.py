@@ -46,13 +46,3 @@ def cpu_model() -> str:
 def hostname() -> str:
     """This machine's host name."""
     return socket.gethostname()
-
-
-def short_library_version(full: str) -> str:
-    """'MPICH Version:      5.0.2\n...' -> 'MPICH 5.0.2' (the first line, squeezed);
-    'Open MPI v5.0.11, package: ...' -> 'Open MPI 5.0.11'."""
-    text = full.replace("\x00", "").strip()
-    first = text.splitlines()[0] if text else "unknown"
-    if first.startswith("Open MPI v"):
-        return "Open MPI " + first.removeprefix("Open MPI v").split(",")[0].strip()
-    return " ".join(first.replace("Version:", " ").split())

@@ -8,13 +8,13 @@ import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, has_forced, library_knobs, library_of
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_of
 from runners.domain.descriptor import MPICH
 from runners.domain.launcher import default_knobs, is_oversubscribed
-from runners.domain.openmpi import forcing_knobs
+from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, switching_mode_of
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
-from runners.domain.switching import FALLBACK_KNOB, LAUNCH, RUNTIME, library_config, settings
+from runners.domain.switching import LAUNCH, RUNTIME, library_config, settings
 from runners.domain.tuning import tuning_knobs
 
 
@@ -125,12 +125,12 @@ def plan_groups(
 ) -> list[Group]:
     """The jobs that measure every supported point of `spec` not already in `done`.
 
-    switching RUNTIME: every MPICH algorithm of a group size shares one job, forced ones
+    Each library's algorithms run in jobs of that library. `switching` (the probe's answer
+    for MPICH) RUNTIME: every MPICH algorithm of a group size shares one job, forced ones
     switched through MPI_T before each turn; LAUNCH: a job per forced algorithm, forced by
-    environment. An algorithm configured at start-up only (`own_launch`: mpi:tuned) has a job
-    of its own either way. Open MPI's algorithms run in jobs of Open MPI's own, one per group
-    size (each forced one on its own communicator), or one per forced algorithm when the spec
-    asks for launches.
+    environment. Open MPI forces per communicator, which it always allows, so the spec's
+    choice holds; Intel MPI only per launch. An algorithm configured at start-up only
+    (`own_launch`: mpi:tuned) has a job of its own either way.
     """
     groups: list[Group] = []
     for ranks in spec.ranks:
@@ -141,8 +141,7 @@ def plan_groups(
                 if _config(a, switching, spec.library_switching) == config
             ]
             library = library_of(algs[0])
-            # Open MPI forces per communicator, which it always allows: the spec's choice holds
-            mode = switching if library == MPICH else spec.library_switching
+            mode = switching_mode_of(LIBRARIES[library], switching, spec.library_switching)
             knobs = {**default_knobs(ranks, spec.thread_level), **_knobs(algs, mode, library)}
             if ALGORITHMS[algs[0]].own_launch:
                 knobs.update(tuning_knobs(spec.tuning_file))
@@ -154,14 +153,17 @@ def plan_groups(
 
 
 def _config(algorithm: str, switching: str, other_switching: str) -> str:
-    """The job an algorithm runs in: '' (MPICH's shared job), the forced algorithm's name
-    (a launch of its own), or the library's name (Open MPI's shared job)."""
+    """The job an algorithm runs in: '' (MPICH's shared job), MPICH's forced algorithm's name
+    or another library's forced algorithm (a launch of its own), or the library's name (its
+    shared job)."""
     spec = ALGORITHMS[algorithm]
+    lib = LIBRARIES[spec.runs_on]
     if spec.own_launch:
         return algorithm
-    if spec.runs_on != MPICH:
-        return algorithm if spec.forced and other_switching == LAUNCH else spec.runs_on
-    return "" if switching == RUNTIME else spec.forced
+    mode = switching_mode_of(lib, switching, other_switching)
+    if lib.runtime_forcing == PER_CALL:
+        return "" if mode == RUNTIME else spec.forced
+    return algorithm if spec.forced and mode == LAUNCH else spec.runs_on
 
 
 def _configs(algorithms: tuple[str, ...], switching: str, other_switching: str) -> list[str]:
@@ -169,23 +171,23 @@ def _configs(algorithms: tuple[str, ...], switching: str, other_switching: str) 
 
 
 def _knobs(algorithms: list[str], switching: str, library: str) -> dict[str, str]:
-    """The environment that configures a job's library for its algorithms."""
-    if library != MPICH:
-        forced = [a for a in algorithms if ALGORITHMS[a].forced]
-        return forcing_knobs(forced[0] if switching == LAUNCH and forced else algorithms[0])
-    if switching == RUNTIME and has_forced(algorithms):
-        return dict(FALLBACK_KNOB)
-    return library_knobs(algorithms[0])
+    """The environment that configures a job's library for its algorithms: what switching
+    at run time needs, or what forces the job's one forced algorithm for the whole launch."""
+    lib = LIBRARIES[library]
+    forced = [a for a in algorithms if ALGORITHMS[a].forced]
+    if switching == RUNTIME and forced:
+        return lib.shared_env()
+    return lib.forcing_env(ALGORITHMS[forced[0] if forced else algorithms[0]])
 
 
 def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]]:
     """MPI_T settings per algorithm, for a job that has a forced library algorithm to switch
-    (MPICH: every algorithm's, written before its turn; Open MPI: the forced ones', written
-    before each one's communicator is made)."""
+    (per call, MPICH: every algorithm's, written before its turn; per communicator, Open MPI:
+    the forced ones', written before each one's communicator is made)."""
     if switching != RUNTIME:
         return {}
     forced = [a for a in algorithms if ALGORITHMS[a].forced]
-    if ALGORITHMS[algorithms[0]].runs_on != MPICH:
+    if LIBRARIES[library_of(algorithms[0])].runtime_forcing == PER_COMMUNICATOR:
         return {a: settings(a) for a in forced}
     return {a: settings(a) for a in algorithms} if forced else {}
 

@@ -13,7 +13,6 @@ from runners.domain.catalog import (
     ALGORITHMS,
     BASE_ALGORITHMS,
     DTYPES,
-    LIBRARIES,
     OPS,
     known_names,
     library_of,
@@ -22,6 +21,7 @@ from runners.domain.catalog import (
 from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
+from runners.domain.libraries import LIBRARIES
 from runners.domain.records import TimingPolicy
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.tuning import TUNED
@@ -184,10 +184,12 @@ def _problems(spec: SweepSpec) -> list[str]:
         problems.append(launcher)
     if TUNED in spec.algorithms and not spec.tuning_file:
         problems.append(f"{TUNED} needs tuning_file (a file collsweep tune wrote)")
-    if set(spec.libraries) - {MPICH} and spec.launcher != DEFAULT_LAUNCHER:
+    own = [LIBRARIES[n] for n in spec.libraries if n in LIBRARIES and LIBRARIES[n].prefix_name]
+    if own and spec.launcher != DEFAULT_LAUNCHER:
         problems.append(
-            "launcher: Open MPI's ranks start with its own mpiexec; a sweep with library "
-            "openmpi keeps the default launcher"
+            f"launcher: {' and '.join(lib.title for lib in own)} ranks start with their own "
+            f"mpiexec; a sweep with library {', '.join(lib.name for lib in own)} keeps the "
+            "default launcher"
         )
     return problems
 

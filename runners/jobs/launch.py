@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runners.domain import openmpi
-from runners.domain.descriptor import MPICH, OPENMPI
+from runners.domain.descriptor import MPICH
 from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
+from runners.domain.libraries import DEFAULT, LIBRARIES
 
 
 @dataclass(frozen=True)
@@ -66,29 +66,21 @@ class JobResult:
     timed_out: bool
 
 
-def _mpiexec() -> str:
-    beside_python = Path(sys.executable).with_name("mpiexec")
-    if beside_python.exists():
-        return str(beside_python)
-    return shutil.which("mpiexec") or "mpiexec"
-
-
 def launcher_problem(template: str, shell: bool = False) -> str | None:
     """Why the launcher cannot start jobs here (syntax, or its program not found), or None."""
     problem = launcher_syntax_problem(template, shell)
     if problem or shell:
         return problem
     program = shlex.split(template.format(ranks=2))[0]
-    resolved = _mpiexec() if program == "mpiexec" else program
+    resolved = str(DEFAULT.mpiexec()) if program == "mpiexec" else program
     if shutil.which(resolved) is None:
         return f"launcher program {program!r} not found (is it installed and on PATH?)"
     return None
 
 
 def installed_libraries() -> list[str]:
-    """The MPI libraries whose ranks can start here (MPICH's mpiexec, Open MPI's prefix)."""
-    found = [MPICH] if shutil.which(_mpiexec()) else []
-    return found + ([OPENMPI] if openmpi.installed() else [])
+    """The MPI libraries whose ranks can start here (MPICH's mpiexec, the others' prefixes)."""
+    return [name for name, lib in LIBRARIES.items() if lib.installed()]
 
 
 def libraries_problem(libraries: Sequence[str]) -> str | None:
@@ -97,9 +89,10 @@ def libraries_problem(libraries: Sequence[str]) -> str | None:
     missing = [name for name in libraries if name not in here]
     if not missing:
         return None
+    wheels = ", ".join(lib.package for lib in LIBRARIES.values())
     return (
         f"library {', '.join(missing)} is not installed here (installed: "
-        f"{', '.join(here) or 'none'}); `make install` installs mpich and openmpi"
+        f"{', '.join(here) or 'none'}); `make install` installs {wheels}"
     )
 
 
@@ -111,15 +104,16 @@ def command(job: Job) -> list[str]:
     rank program passed as its arguments.
     """
     program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
-    if job.library != MPICH:  # Open MPI's own mpiexec, told which variables to pass on (-x)
-        passed = [*job.knobs, PARENT_ENV, *(["PYTHONPATH"] if "PYTHONPATH" in os.environ else [])]
-        return openmpi.command(job.ranks, program, passed)
+    passed = [*job.knobs, PARENT_ENV, *(["PYTHONPATH"] if "PYTHONPATH" in os.environ else [])]
+    own = LIBRARIES[job.library].command(job.ranks, program, passed)
+    if own is not None:  # a library with a launcher of its own (Open MPI, Intel MPI)
+        return own
     text = job.launcher.format(ranks=job.ranks)
     if job.launcher_shell:
         return ["sh", "-c", f'{text} "$@"', "sh", *program]
     launcher = shlex.split(text)
     if launcher and launcher[0] == "mpiexec":
-        launcher[0] = _mpiexec()
+        launcher[0] = str(DEFAULT.mpiexec())
     return [*launcher, *program]
 
 
@@ -128,7 +122,7 @@ def job_env(job: Job) -> dict[str, str]:
     `mpiexec` is the wheel's), and our pid, so ranks can leave when this process is gone."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     parent = f"{socket.gethostname()}:{os.getpid()}"
-    extra = openmpi.ROOT_KNOBS if job.library != MPICH else {}
+    extra = LIBRARIES[job.library].launch_env()
     return {**os.environ, **job.knobs, **extra, "PATH": path, PARENT_ENV: parent}
 
 

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 
 from runners.domain.calibration import LAUNCH_PREFIX, calibration_row, library_suffix
 from runners.domain.catalog import has_forced
-from runners.domain.descriptor import OPENMPI
 from runners.domain.events import (
     Calibrated,
     CellStarted,
@@ -27,6 +26,7 @@ from runners.domain.events import (
     parse_event,
 )
 from runners.domain.launcher import default_knobs
+from runners.domain.libraries import LIBRARIES, switching_mode_of
 from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
@@ -267,14 +267,13 @@ def environment_record(
     }
     if spec.tuning_file:
         record["tuning_file"] = file_record(spec.tuning_file)
-    if OPENMPI in spec.libraries:
-        record["openmpi_switching"] = {
-            "mode": spec.library_switching,
-            "how": "MPI_T coll_tuned_allreduce_algorithm (and segment size) written before "
-            "MPI_Comm_dup: each forced algorithm on a communicator of its own"
-            if spec.library_switching == RUNTIME
-            else "OMPI_MCA_coll_tuned_allreduce_algorithm: a launch per forced algorithm",
+    record["library_forcing"] = {
+        name: {
+            "mode": switching_mode_of(LIBRARIES[name], mode, spec.library_switching),
+            "how": LIBRARIES[name].runtime_forcing or "a launch per forced algorithm",
         }
+        for name in spec.libraries
+    }
     return record
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from mpi4py import MPI
 
 from runners.domain import switching
-from runners.domain.machine import short_library_version
+from runners.domain.libraries import short_library_version
 
 
 class SwitchUnavailable(RuntimeError):

@@ -27,7 +27,7 @@ from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.descriptor import MPICH
 from runners.domain.events import CellStarted, Done, Event, Hello, PointMeasured, Probe, event_line
 from runners.domain.inputs import expected_result, fill_input, mismatches
-from runners.domain.machine import short_library_version
+from runners.domain.libraries import LIBRARIES, PER_COMMUNICATOR, short_library_version
 from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule
 from runners.ranks.algorithms import Allreduce, create
@@ -196,7 +196,8 @@ def time_pass(
 @dataclass
 class Library:
     """How a launch makes each algorithm run what it names: an MPI_T switch written before
-    its turn (MPICH), or a communicator of its own (Open MPI); neither: the world as it is."""
+    its turn (MPICH), or a communicator of its own (Open MPI); neither: the world as it is
+    (the launch's environment forced it, Intel MPI)."""
 
     world: MPI.Comm
     switch: Switch | None = None
@@ -207,7 +208,7 @@ class Library:
     def of(cls, comm: MPI.Comm, job: dict) -> Library:
         """The launch's library set up for the job's switches."""
         switches = job.get("switches") or {}
-        if job.get("library", MPICH) != MPICH:
+        if LIBRARIES[job.get("library", MPICH)].runtime_forcing == PER_COMMUNICATOR:
             return cls(comm, comms=forced_communicators(comm, switches, dict(AUTOTUNED_SETTINGS)))
         return cls(comm, allreduce_switch() if switches else None, switches=switches)
 

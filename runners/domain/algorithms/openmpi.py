@@ -149,8 +149,3 @@ HAND_WRITTEN_HERE: tuple[AlgorithmSpec, ...] = tuple(
     )
     for spec in HAND_WRITTEN
 )
-
-
-def environment(spec: AlgorithmSpec) -> dict[str, str]:
-    """The OMPI_MCA_ variables that force `spec` for a whole launch (its MPI_T values)."""
-    return {f"OMPI_MCA_{name}": str(value) for name, value in spec.settings}

@@ -1,6 +1,7 @@
 """Prints, as one JSON object, per algorithm the calls a counting user op received on every
 rank when each algorithm runs on the communicator the sweep's ranks give it
-(runners.ranks.sweep_worker.Library, with the switches the plan makes for Open MPI).
+(runners.ranks.sweep_worker.Library, with the switches the plan makes: Open MPI's
+communicators; none for a library forced by the launch's environment, Intel MPI).
 
 argv: COUNT JOB_FILE (the job file holds "library" and "switches", as a sweep job's does).
 """

@@ -1,0 +1,124 @@
+"""Intel MPI's MPI_Allreduce, autotuned and forced to each of its presets that runs on one node,
+and collsweep's own schedules run on Intel MPI's point-to-point layer.
+
+Forcing: `I_MPI_ADJUST_ALLREDUCE=<preset>` for a whole launch (runners.domain.libraries.impi
+says why not at run time). The preset numbers and names are Intel's (Developer Reference,
+I_MPI_ADJUST_ALLREDUCE). The topology-aware presets 4 and 6 are left out: on one node they run
+what 3 and 5 run (the same counting-op fingerprint), so they would double the launches for
+nothing. Presets above 12 are undocumented by name and left out too.
+
+What tests/test_impi.py proves with a counting user op (p=4, 4096 float64): recursive
+doubling reduces the full buffer twice on every rank; Rabenseifner a half then a quarter; ring
+a quarter three times; reduce + bcast a binomial tree's share in segments; binomial gather +
+scatter twice at rank 0 and once at rank 2; knomial twice on every rank. Shumilin's ring leaves
+a fingerprint of its own (one full reduction on three ranks) that no textbook schedule
+explains: kept, unmodelled, with that said. The SHM-based presets (10-12) cannot be proven
+this way: with a user-defined op they run recursive doubling, so their shared-memory path
+(built-in ops only) is taken on trust from Intel's documentation; their model_note says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from runners.domain.algorithms import HAND_WRITTEN
+from runners.domain.descriptor import IMPI, AlgorithmSpec
+
+PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
+UNPROVEN = "unproven: a counting user op sees recursive doubling (the SHM path: built-in ops)"
+
+AUTOTUNED = AlgorithmSpec(
+    "impi",
+    "Intel MPI's own MPI_Allreduce, autotuned (its tuning table for this machine)",
+    library=True,
+    color="#000087",
+    short="impi",
+    parts=None,
+    runs_on=IMPI,
+    mirrors="mpi",
+    other_p="Intel MPI's power-of-two presets fold the extra ranks first",
+)
+
+
+def _preset(
+    name: str, preset: int, text: str, color: str, model: str = "", **extra: object
+) -> AlgorithmSpec:
+    return AlgorithmSpec(
+        f"impi:{name}",
+        f"Intel MPI's MPI_Allreduce forced to {text} ({PRESET_VARIABLE}={preset})",
+        library=True,
+        forced=name,
+        color=color,
+        short=f"i:{name[:4]}",
+        runs_on=IMPI,
+        modelled_by=model,
+        settings=((PRESET_VARIABLE, preset),),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+FORCED: tuple[AlgorithmSpec, ...] = (
+    _preset(
+        "recursive_doubling",
+        1,
+        "recursive doubling",
+        "#00ff00",
+        "recursive_doubling",
+        mirrors="mpi:recursive_doubling",
+    ),
+    _preset(
+        "rabenseifner",
+        2,
+        "Rabenseifner's (reduce-scatter + allgather)",
+        "#780000",
+        "rabenseifner",
+        commutative_only=True,
+        mirrors="mpi:reduce_scatter_allgather",
+    ),
+    _preset("reduce_bcast", 3, "reduce + bcast", "#5a87ff"),
+    _preset(
+        "binomial_gather_scatter",
+        5,
+        "binomial gather + scatter",
+        "#ff00ff",
+        "binomial_tree",
+        model_note="approximately: a binomial reduction to rank 0, then its result spread",
+    ),
+    _preset(
+        "shumilin_ring",
+        7,
+        "Shumilin's ring",
+        "#005a00",
+        model_note="its fingerprint matches no textbook schedule: not modelled",
+    ),
+    _preset("ring", 8, "ring", "#004bff", "ring", commutative_only=True, mirrors="mpi:ring"),
+    _preset("knomial", 9, "knomial", "#00ffff"),
+    *(
+        _preset(name, preset, text, color, model_note=UNPROVEN)
+        for name, preset, text, color in (
+            ("shm_flat", 10, "topology aware SHM-based flat", "#2dff4b"),
+            ("shm_knomial", 11, "topology aware SHM-based knomial", "#006969"),
+            ("shm_knary", 12, "topology aware SHM-based knary", "#96004b"),
+        )
+    ),
+)
+
+SHADES = {
+    "recursive_doubling": "#ffff00",
+    "binomial_tree": "#00ffa5",
+    "rabenseifner": "#000000",
+    "ring": "#ffb44b",
+}
+HAND_WRITTEN_HERE: tuple[AlgorithmSpec, ...] = tuple(
+    replace(
+        spec,
+        name=f"{spec.name}@{IMPI}",
+        description=f"{spec.description}, on Intel MPI's point-to-point layer",
+        short=f"{spec.short or spec.name}@i",
+        color=SHADES[spec.name],
+        runs_on=IMPI,
+        mirrors=spec.name,
+        modelled_by=spec.name,
+    )
+    for spec in HAND_WRITTEN
+)

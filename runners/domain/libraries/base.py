@@ -1,0 +1,93 @@
+"""What collsweep knows about one MPI library, in one place (no MPI imported).
+
+A library is one `LibrarySpec`: its names, where its wheel is installed and how its ranks start
+(its mpiexec, the libmpi that mpi4py loads, the environment every rank needs), how one of its
+algorithms is forced (for a whole launch by environment; at run time through MPI_T, per call or
+per communicator, where the library allows it), how its version string reads, and the suffix
+of the calibrations measured on its ranks. Its algorithms are AlgorithmSpecs whose `runs_on`
+names it (runners.domain.algorithms). Each library is a module of runners.domain.libraries.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runners.domain.descriptor import AlgorithmSpec
+
+RUNTIME, LAUNCH = "runtime", "launch"  # how a sweep forces library algorithms (spec values)
+PER_CALL, PER_COMMUNICATOR = "per_call", "per_communicator"  # how MPI_T forcing takes hold
+
+
+@dataclass(frozen=True)
+class LibrarySpec:
+    """One MPI library. `prefix_name`: the folder inside the Python environment its wheel was
+    installed into ("" = the environment itself); `libmpi_name`: the library file mpi4py loads
+    from the prefix's lib/ ("" = mpi4py's own); `runtime_forcing`: PER_CALL (MPI_T before each
+    call), PER_COMMUNICATOR (MPI_T before a communicator is made) or "" (a launch per forced
+    algorithm, forced by environment)."""
+
+    name: str
+    title: str
+    autotuned: str
+    package: str
+    prefix_name: str = ""
+    libmpi_name: str = ""
+    runtime_forcing: str = ""
+    calibration_suffix: str = ""
+    version_prefix: str = ""
+
+    def prefix(self) -> Path:
+        """Where the library's wheel is installed."""
+        return Path(sys.prefix) / self.prefix_name if self.prefix_name else Path(sys.prefix)
+
+    def mpiexec(self) -> Path:
+        """The library's own launcher."""
+        return self.prefix() / "bin" / "mpiexec"
+
+    def libmpi(self) -> Path | None:
+        """The libmpi mpi4py must load for this library (None: mpi4py's own)."""
+        return self.prefix() / "lib" / self.libmpi_name if self.libmpi_name else None
+
+    def installed(self) -> bool:
+        """Whether the library's launcher and libmpi are where collsweep looks for them."""
+        libmpi = self.libmpi()
+        return self.mpiexec().exists() and (libmpi is None or libmpi.exists())
+
+    def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
+        """Environment that makes every call of a launch run `spec` (empty when not forced)."""
+        return {}
+
+    def shared_env(self) -> dict[str, str]:
+        """Environment of a launch whose forced algorithms are switched at run time."""
+        return {}
+
+    def settings(self, spec: AlgorithmSpec) -> dict[str, int]:
+        """The MPI_T values that make `spec` run (where runtime_forcing allows it)."""
+        return {}
+
+    def forcing_text(self, spec: AlgorithmSpec) -> str:
+        """The settings that force `spec`, as NAME=VALUE words."""
+        return " ".join(f"{name}={value}" for name, value in spec.settings)
+
+    def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
+        """How a point's algorithm was forced, as stored in points.library_config."""
+        return ""
+
+    def launch_env(self) -> dict[str, str]:
+        """Environment every launch of this library needs (its libmpi, its transport)."""
+        return {}
+
+    def command(self, ranks: int, argv: Sequence[str], exports: Sequence[str]) -> list[str] | None:
+        """The command that starts `argv` on `ranks` ranks of this library, passing on the
+        named environment variables; None: the sweep's launcher template starts them."""
+        return None
+
+    def short_version(self, first_line: str) -> str | None:
+        """MPI_Get_library_version's first line, shortened ('MPICH 5.0.2'); None when the
+        line is not this library's."""
+        if not first_line.startswith(self.version_prefix):
+            return None
+        return " ".join(first_line.replace("Version:", " ").split())

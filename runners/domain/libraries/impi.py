@@ -1,0 +1,77 @@
+"""Intel MPI: the `impi-rt` wheel in a prefix of its own, its ranks started by its own mpiexec.
+
+`make install` puts the wheel (and the libfabric it needs) in `.venv/impi`: its `bin/mpiexec`
+(Hydra) and `lib/libmpi.so.12` would clash with MPICH's in the environment itself. mpi4py loads
+it through `MPI4PY_LIBMPI`; the loader finds its other libraries through `LD_LIBRARY_PATH`.
+Hydra passes the whole environment to every rank. Its transport is shared memory
+(`I_MPI_FABRICS=shm`): one node only.
+
+Forcing: `I_MPI_ADJUST_ALLREDUCE=<preset>` selects an allreduce preset for a whole launch.
+Intel MPI exposes the same setting as the MPI_T control variable MPIR_CVAR_USE_ALLREDUCE, but
+writing it at run time changes nothing (seen on 2021.19: the value reads back, the calls keep
+their algorithm, on the world and on a new communicator alike), so each forced preset runs in
+launches of its own, paired with the others by round. The presets' numbers and names are
+those of Intel's documentation of I_MPI_ADJUST_ALLREDUCE (runners.domain.algorithms.impi);
+tests/test_impi.py proves each one with a counting user op.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from runners.domain.descriptor import IMPI, AlgorithmSpec
+from runners.domain.libraries.base import LibrarySpec
+
+PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
+TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
+VERSION = re.compile(r"Intel\(R\) MPI Library (\d[\d.]*)")
+
+
+class IntelMpi(LibrarySpec):
+    """Intel MPI started by its own Hydra mpiexec, on shared memory."""
+
+    def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
+        """I_MPI_ADJUST_ALLREDUCE=<preset> for a forced preset."""
+        return {name: str(value) for name, value in spec.settings} if spec.forced else {}
+
+    def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
+        """The launch's I_MPI_ADJUST_ALLREDUCE, or the tuning file for impi:tuned."""
+        if spec.own_launch:
+            return f"env {TUNING_VARIABLE} (the run's tuning_file)"
+        return f"env {self.forcing_text(spec)}" if spec.forced else ""
+
+    def launch_env(self) -> dict[str, str]:
+        """Its libmpi for mpi4py, its lib/ for the loader, shared memory as the transport."""
+        lib = self.prefix() / "lib"
+        paths = [str(lib), *filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep))]
+        env = {
+            "MPI4PY_LIBMPI": str(self.libmpi()),
+            "LD_LIBRARY_PATH": os.pathsep.join(dict.fromkeys(paths)),
+            "I_MPI_FABRICS": "shm",
+        }
+        if (lib / "prov").is_dir():
+            env["FI_PROVIDER_PATH"] = str(lib / "prov")
+        return env
+
+    def command(self, ranks: int, argv: Sequence[str], exports: Sequence[str] = ()) -> list[str]:
+        """Hydra's mpiexec; it passes the whole environment on, so `exports` need no flag."""
+        return [str(self.mpiexec()), "-n", str(ranks), *argv]
+
+    def short_version(self, first_line: str) -> str | None:
+        """'Intel(R) MPI Library 2021.19.0 for Linux* OS' -> 'Intel MPI 2021.19.0'."""
+        found = VERSION.match(first_line)
+        return f"Intel MPI {found.group(1)}" if found else None
+
+
+LIBRARY = IntelMpi(
+    IMPI,
+    "Intel MPI",
+    "impi",
+    package="impi-rt",
+    prefix_name="impi",
+    libmpi_name="libmpi.so.12",
+    calibration_suffix=f"@{IMPI}",
+    version_prefix="Intel(R) MPI Library",
+)

@@ -1,0 +1,106 @@
+"""MPICH: the `mpich` wheel in the Python environment itself, mpi4py's own library.
+
+Forcing at run time through the MPI tool interface: MPICH reads
+`MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM` and `MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE` on every
+MPI_Allreduce (its generated MPIR_Allreduce checks them per call), and both have scope
+MPI_T_SCOPE_ALL_EQ: written with MPI_T_cvar_write to the same value on every rank, they switch
+the algorithm of the next call. So hand-written algorithms, the autotuned `mpi` and every forced
+MPICH algorithm can share one launch and take turns in the same passes. Where that is not
+possible (another MPICH version, MPI_T missing) a sweep falls back to a launch per forced
+algorithm, configured by environment, and records which it used.
+
+The enum values are the order of the cvar's description in MPICH's src/mpi/coll/cvars.txt
+(identical in v5.0.1 and main); tests/test_library_forcing.py proves each one used here with a
+counting user op, and reduce_scatter_allgather by MPICH's own fallback message naming it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.libraries.base import PER_CALL, RUNTIME, LibrarySpec
+
+ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
+DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"
+CVARS = (ALGORITHM_CVAR, DEVICE_CVAR)
+ALGORITHM_VALUES = (
+    "auto",
+    "nb",
+    "smp",
+    "recursive_doubling",
+    "recursive_multiplying",
+    "reduce_scatter_allgather",
+    "tree",
+    "recexch",
+    "ring",
+    "k_reduce_scatter_allgather",
+    "ccl",
+)
+VERIFIED_LIBRARIES = ("MPICH 5.0.",)  # runs.mpi_version prefixes whose enum order is checked
+FALLBACK_KNOB = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}  # a fallback says so on stderr
+TUNING_FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+
+
+def runtime_supported(mpi_version: str) -> bool:
+    """Whether this MPICH's enum order is the verified one (runs.mpi_version form)."""
+    return mpi_version.startswith(VERIFIED_LIBRARIES)
+
+
+class Mpich(LibrarySpec):
+    """MPICH's launcher is the environment's mpiexec (or the spec's launcher template)."""
+
+    def mpiexec(self) -> Path:
+        """The wheel's mpiexec beside this Python, else the first one on PATH."""
+        beside_python = Path(sys.executable).with_name("mpiexec")
+        if beside_python.exists():
+            return beside_python
+        return Path(shutil.which("mpiexec") or "mpiexec")
+
+    def installed(self) -> bool:
+        """Whether an mpiexec can be found."""
+        return shutil.which(str(self.mpiexec())) is not None
+
+    def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
+        """MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM for a forced algorithm, device-level
+        (shared-memory) collectives off, or MPICH would bypass the generic algorithm selection."""
+        if not spec.forced:
+            return {}
+        return {
+            ALGORITHM_CVAR: spec.forced,
+            "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
+            **FALLBACK_KNOB,
+        }
+
+    def shared_env(self) -> dict[str, str]:
+        """A fallback says so on stderr (the ranks skip such points)."""
+        return dict(FALLBACK_KNOB)
+
+    def settings(self, spec: AlgorithmSpec) -> dict[str, int]:
+        """A forced algorithm by name, with the device allreduce off; MPICH's defaults back
+        for everything else."""
+        forced = spec.forced
+        return {
+            ALGORITHM_CVAR: ALGORITHM_VALUES.index(forced or "auto"),
+            DEVICE_CVAR: int(not forced),
+        }
+
+    def forcing_text(self, spec: AlgorithmSpec) -> str:
+        """MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=<name>."""
+        return f"{ALGORITHM_CVAR}={spec.forced}"
+
+    def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
+        """'MPI_T <cvar>=<name>' or 'env <cvar>=<name>'; the tuning file for mpi:tuned."""
+        if spec.own_launch:
+            return f"env {TUNING_FILE_CVAR} (the run's tuning_file)"
+        if not spec.forced:
+            return ""
+        how = "MPI_T" if switching == RUNTIME else "env"
+        return f"{how} {self.forcing_text(spec)}"
+
+
+LIBRARY = Mpich(
+    MPICH, "MPICH", "mpi", package="mpich", runtime_forcing=PER_CALL, version_prefix="MPICH"
+)

