@@ -26,7 +26,7 @@ import numpy as np
 
 from runners import store
 from runners.domain import tuning
-from runners.domain.catalog import DTYPES
+from runners.domain.catalog import DTYPES, library_of
 from runners.domain.fitting import fit_linear, fit_piecewise
 from runners.domain.models import model_for, predict
 from runners.domain.records import PointKey
@@ -222,6 +222,13 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
         "physical_cores": spec.physical_cores,
         "mpi_library": f"{spec.mpi_version} (synthetic)",
         "mpi_version": spec.mpi_version,
+        "libraries": {
+            library: {
+                "mpi_library": f"{spec.mpi_version} (synthetic)",
+                "mpi_version": spec.mpi_version,
+            }
+            for library in dict.fromkeys(library_of(a) for a in spec.algorithms)
+        },
         "mpi4py_version": "4.1.2",
         "numpy_version": np.__version__,
         "python_version": "3.11",

@@ -146,3 +146,155 @@ def test_one_sweep_stores_three_libraries(three: Path) -> None:
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )  # fmt: skip
     assert "Intel MPI 2021." in runs.stdout and "Open MPI 5." in runs.stdout
+
+
+def test_verify_gives_each_forced_algorithm_a_launch_of_its_own() -> None:
+    """Per library, one launch for the unforced algorithms and one per forced one, forced by
+    the same environment a sweep uses; an algorithm configured by a file is not offered."""
+    from runners.jobs.verify import VERIFIABLE, launches
+
+    planned = launches(["ring", "mpi", "mpi:ring", "ring@impi", "impi", "impi:knomial"])
+    found = {(p.library, p.algorithms): p.knobs for p in planned}
+    assert found[("mpich", ("ring", "mpi"))] == {}
+    assert found[("mpich", ("mpi:ring",))]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "ring"
+    assert found[("impi", ("ring@impi", "impi"))] == {}
+    assert found[("impi", ("impi:knomial",))] == {"I_MPI_ADJUST_ALLREDUCE": "9"}
+    assert "mpi:tuned" not in VERIFIABLE and "impi:ring" in VERIFIABLE
+
+
+@pytest.mark.mpi
+def test_verify_checks_intel_algorithms_on_intel_ranks() -> None:
+    """`collsweep verify` over Intel MPI's algorithms: every result exact (a noncommutative op
+    included, refused by the hand-written ring), exit 0, each named in the table."""
+    names = "ring@impi,impi,impi:ring,impi:binomial_gather_scatter"
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "verify", "--ranks", "3", "--algorithms", names,
+         "--dtypes", "float64", "--ops", "sum,first_nonzero"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("3 ")]
+    assert {row[1] for row in rows} == set(names.split(","))
+    assert all(row[-1] == "CORRECT" for row in rows)
+
+
+INTEL_RUN = "r20261203-120000-iiii"
+
+
+def intel_store(folder: Path) -> Path:
+    """A synthetic Intel MPI run at p=2 with exact times: the default wins at 1 KiB (the
+    ring, 10% slower, stands in for it there), ties recursive doubling at 32 KiB, and loses to
+    the forced ring by 2x at 1 MiB."""
+    import synthetic
+
+    times = {
+        ("impi", 1024): 2e-6,
+        ("impi:ring", 1024): 2.2e-6,
+        ("impi:recursive_doubling", 1024): 3e-6,
+        ("impi", 32768): 10e-6,
+        ("impi:ring", 32768): 12e-6,
+        ("impi:recursive_doubling", 32768): 10e-6,
+        ("impi", 1048576): 400e-6,
+        ("impi:ring", 1048576): 200e-6,
+        ("impi:recursive_doubling", 1048576): 500e-6,
+    }
+    spec = synthetic.RunSpec(
+        run_id=INTEL_RUN,
+        mpi_version=impi.installed_version() or "Intel MPI 2021.18.1",
+        ranks=(2,),
+        sizes=(1024, 32768, 1048576),
+        algorithms=("impi", "impi:ring", "impi:recursive_doubling"),
+        exact_times=times,
+        timeout_point=False,
+    )
+    path = folder / "intel.duckdb"
+    synthetic.build_store(path, [spec])
+    return path
+
+
+def test_tune_writes_intel_mpis_json_tree_from_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`collsweep tune --library impi`: Intel MPI's tree for p=2, the forced ring where it won
+    (1 MiB), and where the default stays the preset measured closest to it (the tree must name
+    one everywhere): the ring at 1 KiB, recursive doubling (a tie) at 32 KiB, said in the
+    provenance; a validation spec on Intel MPI with impi:tuned; the file passes the check a
+    sweep makes."""
+    from runners.cli import main
+    from runners.domain.spec import load_spec
+    from runners.domain.tuning import provenance_path
+
+    path, out, check = intel_store(tmp_path), tmp_path / "impi.json", tmp_path / "v.toml"
+    argv = ["tune", INTEL_RUN, "--store", str(path), "--out", str(out), "--library", "impi"]
+    assert main([*argv, "--validate-spec", str(check)]) == 0
+    printed = capsys.readouterr().out
+    tree = json.loads(out.read_text())["coll=Allreduce"]["ppn=2"]["comm_size=2"]["comm_id=-1"]
+    assert list(tree.values()) == [{"ALLREDUCE=8": {}}, {"ALLREDUCE=1": {}}, {"ALLREDUCE=8": {}}]
+    uptos = [int(key.split("=")[1]) for key in tree]
+    assert 1024 <= uptos[0] < 32768 <= uptos[1] < 1048576 and uptos[2] == -1
+    provenance = json.loads(provenance_path(out).read_text())
+    sizes = {s["bytes"]: s for s in provenance["groups"]["2"]["sizes"]}
+    assert sizes[1048576]["choice"] == "impi:ring" and sizes[1048576]["decided"]
+    assert sizes[1024]["choice"] is None and sizes[1024]["stand_in_for_default"] == "impi:ring"
+    assert provenance["library"].startswith("Intel MPI 2021.")
+    assert impi.tuning_problem(out) is None and "I_MPI_TUNING" in printed
+    spec = load_spec(check)
+    assert spec.libraries == ("impi",) and spec.tuning_file == str(out.resolve())
+    assert set(spec.algorithms) == {"impi", "impi:ring", "impi:recursive_doubling", "impi:tuned"}
+
+
+def test_tune_refuses_a_library_the_run_did_not_measure_or_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2, one line, nothing written: Intel MPI's file from an MPICH run, an MPICH file
+    from an Intel MPI run, an Open MPI file; an Intel file given to MPICH's tuned entry is
+    refused by the sweep before any rank starts."""
+    import synthetic
+
+    from runners.cli import main
+    from runners.domain.tuning import tuning_file_problem
+
+    path, out = intel_store(tmp_path), tmp_path / "t.json"
+    mpich_run = synthetic.demo_specs()[0]
+    synthetic.build_store(path, [mpich_run])
+    for run, library, said in (
+        (mpich_run.run_id, "impi", "measured no Intel MPI"),
+        (INTEL_RUN, "mpich", "measured no MPICH"),
+        (INTEL_RUN, "openmpi", "no tuning file for Open MPI yet"),
+    ):
+        argv = ["tune", run, "--store", str(path), "--out", str(out), "--library", library]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and said in err[0], err
+        assert not out.exists()
+    argv = ["tune", INTEL_RUN, "--store", str(path), "--out", str(out), "--library", "impi"]
+    assert main(argv) == 0
+    assert "lacks collective=allreduce" in str(tuning_file_problem(out))
+    db = tmp_path / "none.duckdb"
+    sweep = ["sweep", "--sizes", "8", "--ranks", "2", "--tuning-file", str(out), "--store", str(db)]
+    assert main(sweep) == 2  # mpi:tuned, MPICH's entry, cannot follow Intel MPI's tree
+    assert "lacks collective=allreduce" in capsys.readouterr().err and not db.exists()
+
+
+@pytest.mark.mpi
+def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) -> None:
+    """The tree collsweep writes, read through I_MPI_TUNING by 4 Intel MPI ranks: up to 8192
+    bytes the ring (a quarter three times), from 8200 bytes Rabenseifner (a half, a quarter)."""
+    from fingerprints import calls_of
+
+    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.tuning import Band
+
+    out = tmp_path / "impi.json"
+    bands = {4: [Band(8192, "impi:ring"), Band(None, "impi:rabenseifner")]}
+    [(path, table)] = impi.tuning_tables(out, bands, ALGORITHMS).items()
+    path.write_text(json.dumps(table))
+    knobs = {**impi.tuning_env(out), "PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
+    found = {}
+    for count in (1024, 1025):  # float64: 8192 and 8200 bytes
+        job = launch.Job(4, "library_fingerprint", [str(count)], knobs, library="impi")
+        result = launch.run(job, 120)
+        assert result.returncode == 0, result.stderr
+        found[count] = calls_of(result.stdout)
+    assert found[1024] == {r: [256] * 3 for r in range(4)}
+    assert all(len(calls) == 2 and calls[0] > calls[1] for calls in found[1025].values())

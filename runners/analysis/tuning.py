@@ -1,10 +1,12 @@
 """The measured choices a tuning file is made of: per group size, the decided winner among the
 library's own algorithms at each swept size (no MPI imported here; the files: tuning_files.py).
 
-Only the library's algorithms compete (the autotuned `mpi` and its forced algorithms; collsweep's
-hand-written ones cannot be named in a library's table, and `mpi:tuned` is what a file makes).
-A size whose fastest library algorithm the paired launches do not decide, or where the
-autotuned `mpi` wins, keeps the library's default (choice None).
+Only one library's algorithms compete (its autotuned default and its forced algorithms;
+collsweep's hand-written ones cannot be named in a library's table, and `<library>:tuned` is
+what a file makes). A size whose fastest library algorithm the paired launches do not decide,
+or where the autotuned default wins, keeps the library's default (choice None); its stand-in
+is the forced algorithm measured closest to the default there, for a library whose file must
+name an algorithm at every size (Intel MPI).
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.catalog import ALGORITHMS
-from runners.domain.descriptor import MPICH
-from runners.domain.models import LIBRARY
-from runners.domain.tuning import TUNED, Band, bands
+from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.tuning import Band, bands
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,13 @@ class SizeChoice:
     nbytes: int
     choice: str | None
     winner: dict[str, Any]
+    stand_in: str | None = None  # the choice, or the forced algorithm closest to the default
+
+    @property
+    def concrete(self) -> str | None:
+        """The algorithm to name here when the default cannot be named: the decided choice,
+        else the stand-in."""
+        return self.choice or self.stand_in
 
 
 @dataclass(frozen=True)
@@ -46,8 +54,13 @@ class GroupTuning:
 
     @property
     def bands(self) -> list[Band]:
-        """The group's bands (domain.tuning.bands)."""
+        """The group's bands (domain.tuning.bands), None where the default stays."""
         return bands([(s.nbytes, s.choice) for s in self.sizes], self.crossings)
+
+    @property
+    def concrete_bands(self) -> list[Band]:
+        """The group's bands naming an algorithm everywhere (stand-ins for the default)."""
+        return bands([(s.nbytes, s.concrete) for s in self.sizes], self.crossings)
 
     @property
     def decided(self) -> int:
@@ -55,41 +68,48 @@ class GroupTuning:
         return sum(s.choice is not None for s in self.sizes)
 
 
-def competes(algorithm: str) -> bool:
-    """Whether an algorithm can be named in MPICH's table (or is its default)."""
+def competes(algorithm: str, library: str = DEFAULT.name) -> bool:
+    """Whether an algorithm can be named in `library`'s table (or is its default)."""
     spec = ALGORITHMS[algorithm]
-    return spec.library and spec.runs_on == MPICH and algorithm != TUNED
+    return spec.library and spec.runs_on == library and not spec.own_launch
 
 
-def group_tunings(path: Path, run_id: str, dtype: str, op: str) -> dict[int, GroupTuning]:
-    """Per group size of the run (dtype, op given), its choices at every swept size."""
-    points = [p for p in load_points(path, run_id) if competes(p.algorithm)]
+def group_tunings(
+    path: Path, run_id: str, dtype: str, op: str, library: str = DEFAULT.name
+) -> dict[int, GroupTuning]:
+    """Per group size of the run (dtype, op given), its choices at every swept size among
+    `library`'s algorithms."""
+    points = [p for p in load_points(path, run_id) if competes(p.algorithm, library)]
     groups = {k: v for k, v in group_points(points).items() if k[1:] == (dtype, op)}
     comparisons = Comparisons.load(path, run_id)
     winners = winner_rows(groups, comparisons)
     crossings = measured_crossover_rows(groups, comparisons)
+    default = LIBRARIES[library].autotuned
     out = {}
     for ranks, _, _ in groups:
         mine = [w for w in winners if w["ranks"] == ranks]
-        sizes = [_size_choice(w) for w in sorted(mine, key=lambda w: w["bytes"])]
+        sizes = [_size_choice(w, default) for w in sorted(mine, key=lambda w: w["bytes"])]
         over = any(p.oversubscribed for p in points if p.ranks == ranks)
         if sizes:
-            out[ranks] = GroupTuning(ranks, sizes, _crossings(sizes, crossings, ranks), over)
+            found = _crossings(sizes, crossings, ranks, default)
+            out[ranks] = GroupTuning(ranks, sizes, found, over)
     return out
 
 
-def _size_choice(winner: Mapping[str, Any]) -> SizeChoice:
-    decided = winner["decided"] and winner["winner"] != LIBRARY
-    return SizeChoice(int(winner["bytes"]), winner["winner"] if decided else None, dict(winner))
+def _size_choice(winner: Mapping[str, Any], default: str) -> SizeChoice:
+    decided = winner["decided"] and winner["winner"] != default
+    closest = winner["runner_up"] if winner["winner"] == default else winner["winner"]
+    choice = winner["winner"] if decided else None
+    return SizeChoice(int(winner["bytes"]), choice, dict(winner), choice or closest)
 
 
 def _crossings(
-    sizes: list[SizeChoice], rows: list[dict[str, Any]], ranks: int
+    sizes: list[SizeChoice], rows: list[dict[str, Any]], ranks: int, default: str
 ) -> dict[tuple[int, int], float]:
     """The measured crossovers between neighbouring sizes whose choices they separate."""
     out = {}
     for below, above in itertools.pairwise(sizes):
-        pair = {below.choice or LIBRARY, above.choice or LIBRARY}
+        pair = {below.choice or default, above.choice or default}
         for row in rows:
             same_pair = {row["algorithm_a"], row["algorithm_b"]} == pair
             here = (row["low_bytes"], row["high_bytes"]) == (below.nbytes, above.nbytes)

@@ -1,9 +1,11 @@
-"""`collsweep tune`: a run's measured winners as a tuning file the library reads, with its
-provenance beside it and, on request, a spec that validates it between the swept sizes.
+"""`collsweep tune`: a run's measured winners as a tuning file the library reads (MPICH's JSON
+tables, Intel MPI's JSON tree: the library's descriptor writes it), with its provenance beside
+it and, on request, a spec that validates it between the swept sizes.
 
-Everything is checked before anything is written (a run with no decided winner, another library
-or version than the tables collsweep has, a place that cannot be written), and the files are
-written whole or not at all: each to a temporary name first, renamed into place at the end.
+Everything is checked before anything is written (a run with no decided winner, a library the
+run did not measure, another version than the one installed or than the tables collsweep has,
+a place that cannot be written), and the files are written whole or not at all: each to a
+temporary name first, renamed into place at the end.
 """
 
 from __future__ import annotations
@@ -20,21 +22,15 @@ from runners import store
 from runners.analysis.tuning import GroupTuning, assumption_states, group_tunings
 from runners.domain.catalog import ALGORITHMS, DTYPES
 from runners.domain.errors import BadInput
-from runners.domain.models import LIBRARY
+from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.spec import SweepSpec, parse_spec
-from runners.domain.tuning import (
-    MPIR_TABLE,
-    POSIX_TABLE,
-    TUNED,
-    library_table,
-    mpir_table,
-    posix_path,
-    posix_table,
-    provenance_path,
-)
+from runners.domain.tuning import provenance_path
 
 TABLES_FOR = "MPICH 5.0."  # the library versions whose tables collsweep ships (mpich_tables/)
+# The versions whose file format collsweep writes and has proven the library follows (the
+# counting-op fingerprints on both sides of a band's boundary, tests/test_impi.py).
+FORMATS_FOR = {DEFAULT.name: TABLES_FOR, "impi": "Intel MPI 2021."}
 
 
 class TuneError(BadInput):
@@ -52,6 +48,12 @@ class TuneRequest:
     dtype: str = ""
     op: str = ""
     validate_spec: Path | None = None
+    library: str = DEFAULT.name
+
+    @property
+    def spec(self) -> LibrarySpec:
+        """The library the file is for."""
+        return LIBRARIES[self.library]
 
 
 def installed_mpich() -> str:
@@ -62,19 +64,43 @@ def installed_mpich() -> str:
         return ""
 
 
+def installed_version(library: LibrarySpec) -> str:
+    """The installed version of a library as runs record it, or ''."""
+    return installed_mpich() if library is DEFAULT else library.installed_version()
+
+
+def measured_version(run: dict[str, Any], library: str) -> str:
+    """The version of `library` whose ranks ran the run ('' when it ran none of them)."""
+    versions = run.get("libraries") or {}
+    if isinstance(versions, str):  # a JSON column some readers leave as text
+        try:
+            versions = json.loads(versions)
+        except ValueError:
+            versions = {}
+    found = versions.get(library, {}).get("mpi_version") if isinstance(versions, dict) else None
+    if found is None and library == DEFAULT.name and not versions:
+        found = run.get("mpi_version")  # stored before runs.libraries
+    return str(found or "")
+
+
 def _run(request: TuneRequest) -> dict[str, Any]:
     run = store.get_run(request.store, request.run_id)
     if run is None:
         raise TuneError(f"no run {request.run_id!r} in {request.store}; see `collsweep runs`")
-    library = str(run.get("mpi_version") or "")
-    if not library.startswith(TABLES_FOR):
+    lib, wanted = request.spec, FORMATS_FOR.get(request.library)
+    if wanted is None:
+        raise TuneError(f"collsweep writes no tuning file for {lib.title} yet")
+    measured = measured_version(run, request.library)
+    if not measured.startswith(wanted):
         raise TuneError(
-            f"run {request.run_id} measured {library or 'an unrecorded library'}; collsweep "
-            f"has the selection tables of {TABLES_FOR}x only"
+            f"run {request.run_id} measured {measured or f'no {lib.title}'}; collsweep "
+            f"writes {lib.title} tuning files for {wanted}x only"
         )
-    installed = installed_mpich()
-    if not installed.startswith(TABLES_FOR):
-        raise TuneError(f"the installed library is {installed or 'not MPICH'}, not {TABLES_FOR}x")
+    installed = installed_version(lib)
+    if not installed.startswith(wanted):
+        raise TuneError(
+            f"the installed library is {installed or f'not {lib.title}'}, not {wanted}x"
+        )
     return run
 
 
@@ -91,7 +117,7 @@ def _group_of(run: dict[str, Any], request: TuneRequest) -> tuple[str, str]:
 
 
 def _tunings(request: TuneRequest, dtype: str, op: str) -> dict[int, GroupTuning]:
-    found = group_tunings(request.store, request.run_id, dtype, op)
+    found = group_tunings(request.store, request.run_id, dtype, op, request.library)
     if request.ranks:
         missing = sorted(set(request.ranks) - set(found))
         if missing:
@@ -113,7 +139,8 @@ def _tunings(request: TuneRequest, dtype: str, op: str) -> dict[int, GroupTuning
         raise TuneError(
             f"run {request.run_id} has no decided winner among the library's algorithms other "
             f"than its default ({dtype}/{op}): a tuning file would change nothing; sweep the "
-            "forced algorithms (mpi:<name>) beside mpi with more launches"
+            f"forced algorithms ({request.spec.autotuned}:<name>) beside "
+            f"{request.spec.autotuned} with more launches"
         )
     return found
 
@@ -128,28 +155,40 @@ def provenance(
         "run_id": request.run_id,
         "store": str(request.store),
         "host": run.get("host"),
-        "library": run.get("mpi_version"),
-        "installed_library": installed_mpich(),
+        "library": measured_version(run, request.library),
+        "installed_library": installed_version(request.spec),
         "dtype": group[0],
         "op": group[1],
         "assumptions": assumption_states(request.store, request.run_id),
-        "groups": {str(r): _group_provenance(t) for r, t in sorted(tunings.items())},
+        "groups": {str(r): _group_provenance(t, request.spec) for r, t in sorted(tunings.items())},
     }
 
 
-def _group_provenance(tuning: GroupTuning) -> dict[str, Any]:
+def file_bands(tuning: GroupTuning, library: LibrarySpec) -> list:
+    """The bands the library's file names: the default left in place where it can be, else
+    the forced algorithm measured closest to it (SizeChoice.stand_in)."""
+    return tuning.bands if library.keeps_default else tuning.concrete_bands
+
+
+def _group_provenance(tuning: GroupTuning, library: LibrarySpec) -> dict[str, Any]:
     keep = ("winner", "runner_up", "decided", "ratio", "ratio_low", "ratio_high", "launches")
+    default = f"{library.autotuned} (library default)"
     return {
         "oversubscribed": tuning.oversubscribed,
         "bands": [
-            {"upto_bytes": b.upto, "algorithm": b.algorithm or f"{LIBRARY} (library default)"}
-            for b in tuning.bands
+            {"upto_bytes": b.upto, "algorithm": b.algorithm or default}
+            for b in file_bands(tuning, library)
         ],
         "boundaries_at_measured_crossovers": [
             {"between": list(k), "bytes": v} for k, v in sorted(tuning.crossings.items())
         ],
         "sizes": [
-            {"bytes": s.nbytes, "choice": s.choice, **{k: s.winner.get(k) for k in keep}}
+            {
+                "bytes": s.nbytes,
+                "choice": s.choice,
+                "stand_in_for_default": None if s.choice else s.stand_in,
+                **{k: s.winner.get(k) for k in keep},
+            }
             for s in tuning.sizes
         ],
     }
@@ -157,18 +196,23 @@ def _group_provenance(tuning: GroupTuning) -> dict[str, Any]:
 
 def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: dict, group) -> str:
     """A spec that sweeps the tuned groups at the swept sizes and their geometric midpoints
-    with mpi:tuned, mpi and the forced algorithms the run measured (boundaries off the grid)."""
+    with the library's tuned entry, its default and the forced algorithms the run measured
+    (boundaries off the grid)."""
     swept = parse_spec(run.get("spec_toml") or "")
     itemsize = DTYPES[group[0]].itemsize
     sizes = sorted({s.nbytes for t in tunings.values() for s in t.sizes})
     between = [_aligned(math.sqrt(a * b), itemsize) for a, b in itertools.pairwise(sizes)]
-    forced = [a for a in swept.algorithms if ALGORITHMS[a].forced]
+    lib = request.spec
+    forced = [
+        a for a in swept.algorithms if ALGORITHMS[a].forced and ALGORITHMS[a].runs_on == lib.name
+    ]
     spec = SweepSpec(
         sizes=tuple(sorted(set(sizes) | set(between))),
         ranks=tuple(sorted(tunings)),
         dtypes=(group[0],),
         ops=(group[1],),
-        algorithms=(LIBRARY, *forced, TUNED),
+        algorithms=(lib.autotuned, *forced, lib.tuned),
+        libraries=(lib.name,),
         budget_s=swept.budget_s,
         launches=max(swept.launches, 3),
         launcher=swept.launcher,
@@ -183,20 +227,22 @@ def _aligned(nbytes: float, itemsize: int) -> int:
 
 
 def tune(request: TuneRequest) -> dict[int, GroupTuning]:
-    """Write the tuning file, its shared-memory table and provenance (and the validation spec
-    when asked); the groups' tunings, for the summary."""
+    """Write the tuning file (with MPICH, its shared-memory table) and provenance (and the
+    validation spec when asked); the groups' tunings, for the summary."""
     run = _run(request)
     group = _group_of(run, request)
-    outputs = [request.out, posix_path(request.out), provenance_path(request.out)]
+    lib = request.spec
+    mine = {n: s for n, s in ALGORITHMS.items() if s.runs_on == lib.name and s.forced}
+    tables = lib.tuning_tables(request.out, {}, mine)  # which files, before any is checked
+    outputs = [*tables, provenance_path(request.out)]
     check_outputs([*outputs, *([request.validate_spec] if request.validate_spec else [])])
     tunings = _tunings(request, *group)
-    per_ranks = {r: t.bands for r, t in tunings.items()}
-    texts = [
-        mpir_table(per_ranks, library_table(MPIR_TABLE)),
-        posix_table(per_ranks, library_table(POSIX_TABLE)),
-        provenance(request, run, group, tunings),
-    ]
-    files = {path: json.dumps(t, indent=2) + "\n" for path, t in zip(outputs, texts, strict=True)}
+    per_ranks = {r: file_bands(t, lib) for r, t in tunings.items()}
+    texts = {
+        **lib.tuning_tables(request.out, per_ranks, mine),
+        provenance_path(request.out): provenance(request, run, group, tunings),
+    }
+    files = {path: json.dumps(t, indent=2) + "\n" for path, t in texts.items()}
     if request.validate_spec:
         files[request.validate_spec] = validation_spec(request, run, tunings, group)
     write_texts(files)

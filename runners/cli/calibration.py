@@ -14,14 +14,15 @@ from runners.cli.common import (
     name_list,
     store_path,
 )
-from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS, known_names
+from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check every algorithm x dtype x op x count exactly on real ranks."""
     from runners.domain.capacity import payload_problem, ranks_problem
     from runners.domain.machine import physical_cores
-    from runners.jobs.verify import VerifyPlan, failed, summary_table, verify
+    from runners.jobs.launch import libraries_problem
+    from runners.jobs.verify import VERIFIABLE, VerifyPlan, failed, summary_table, verify
 
     ranks = tuple(int_list(args.ranks))
     problem = ranks_problem(ranks, physical_cores())
@@ -30,11 +31,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
         sizes = [c * widest for c in counts]
         problem = problem or payload_problem(sizes, max(ranks), what="--counts (as bytes)")
+    algorithms = tuple(name_list(args.algorithms, VERIFIABLE, "algorithm"))
+    problem = problem or libraries_problem(sorted({ALGORITHMS[a].runs_on for a in algorithms}))
     if problem:
         raise UsageError(problem)
     plan = VerifyPlan(
         ranks=ranks,
-        algorithms=tuple(name_list(args.algorithms, BASE_ALGORITHMS, "algorithm")),
+        algorithms=algorithms,
         dtypes=tuple(name_list(args.dtypes, DTYPES, "dtype")),
         ops=tuple(name_list(args.ops, OPS, "op")),
         counts=counts,
@@ -64,7 +67,12 @@ def add_verify(sub: argparse._SubParsersAction) -> None:
         "large count against a serial rank-ordered reference. Exits 1 on any mismatch.",
     )
     parser.add_argument("--ranks", default="1,2,3,4,5,8", help="group sizes (default 1,2,3,4,5,8)")
-    parser.add_argument("--algorithms", default=",".join(BASE_ALGORITHMS), help="default: all")
+    parser.add_argument(
+        "--algorithms",
+        default=",".join(BASE_ALGORITHMS),
+        help="default: the hand-written ones and mpi; any library's algorithm can be named "
+        "(impi:ring, ring@openmpi, ...): each forced one in a launch of its own",
+    )
     parser.add_argument("--dtypes", default=",".join(DTYPES), help="default: all")
     parser.add_argument("--ops", default=",".join(OPS), help="default: all")
     parser.add_argument("--counts", default="", help="element counts (default: edge counts per p)")

@@ -181,9 +181,10 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         if given is not None and run_id_problem(given):
             raise UsageError(str(run_id_problem(given)))
     from runners.domain import capacity, launcher
+    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.libraries import LIBRARIES
     from runners.domain.machine import physical_cores
     from runners.domain.spec import load_spec, spec_from_mapping
-    from runners.domain.tuning import tuning_file_problem
     from runners.jobs import launch
 
     if args.resume:
@@ -199,8 +200,9 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     problem = problem or launch.libraries_problem(spec.libraries)
-    if problem is None and spec.tuning_file:  # read at start-up by every rank: check it now
-        problem = tuning_file_problem(spec.tuning_file)
+    tuned = [ALGORITHMS[a] for a in spec.algorithms if ALGORITHMS[a].own_launch]
+    if problem is None and tuned:  # read at start-up by every rank: check it now
+        problem = LIBRARIES[tuned[0].runs_on].tuning_problem(spec.tuning_file)
     if problem is None and launcher.runs_here(spec.launcher):
         problem = capacity.ranks_problem(spec.ranks, physical_cores())
     if problem is None:

@@ -10,8 +10,8 @@ from runners.cli.common import add_store_option, int_list, store_path
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
-    from runners.analysis.tuning_files import TuneRequest, tune
-    from runners.domain.tuning import band_ranges, posix_path, provenance_path
+    from runners.analysis.tuning_files import TuneRequest, file_bands, tune
+    from runners.domain.tuning import band_ranges, provenance_path
 
     out = Path(args.out)
     request = TuneRequest(
@@ -22,10 +22,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
         dtype=args.dtype or "",
         op=args.op or "",
         validate_spec=Path(args.validate_spec) if args.validate_spec else None,
+        library=args.library,
     )
     tunings = tune(request)
+    lib = request.spec
     for ranks, tuning in sorted(tunings.items()):
-        bands = tuning.bands
+        bands = file_bands(tuning, lib)
         ranges = band_ranges([b.upto for b in bands])
         texts = [
             f"{where}: {b.algorithm or 'library default'}"
@@ -33,31 +35,41 @@ def cmd_tune(args: argparse.Namespace) -> int:
         ]
         over = " (oversubscribed: more ranks than cores, as asked)" if tuning.oversubscribed else ""
         print(f"p={ranks}{over}: " + "; ".join(texts))
-    print(f"wrote {out} (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE),")
-    print(f"      {posix_path(out)} (MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE),")
+    for name, value in lib.tuning_env(out).items():
+        print(f"wrote {value} ({name})")
     print(f"      {provenance_path(out)} (where every boundary comes from)")
     if request.validate_spec:
         print(f"validate it: collsweep sweep {request.validate_spec}")
     else:
-        print(f"time it: collsweep sweep SPEC --tuning-file {out} (adds mpi:tuned)")
+        print(
+            f"time it: collsweep sweep SPEC --libraries {lib.name} --tuning-file {out} "
+            f"(adds {lib.tuned})"
+        )
     return 0
 
 
 def add_tune(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "tune",
-        help="write a tuning file for MPICH from a run's measured winners",
+        help="write a tuning file for MPICH or Intel MPI from a run's measured winners",
         description="For each group size of RUN, the decided winner among the library's own "
-        "algorithms (mpi and the forced mpi:<name>) at every swept size, as a complete MPICH "
-        "selection table (MPICH's own table for the version with the allreduce subtree "
-        "replaced). Sizes that are undecided or won by the autotuned mpi keep the library's "
-        "default. Boundaries lie at the measured crossovers, else at geometric midpoints. "
-        "Writes OUT, OUT.posix.json (the one-node shared-memory table) and "
-        "OUT.provenance.json; nothing when the run cannot make one.",
+        "algorithms (its default and its forced <library>:<name>) at every swept size. MPICH: "
+        "a complete selection table (MPICH's own table for the version with the allreduce "
+        "subtree replaced; sizes undecided or won by the default keep the default), written "
+        "as OUT and OUT.posix.json (the one-node shared-memory table). Intel MPI: its JSON "
+        "tuning tree (I_MPI_TUNING), which must name a preset at every size, so sizes the "
+        "default keeps name the preset measured closest to it. Boundaries lie at the "
+        "measured crossovers, else at geometric midpoints. Also writes OUT.provenance.json; "
+        "nothing when the run cannot make one.",
     )
     parser.add_argument("run", help="run id (see collsweep runs)")
     parser.add_argument("--out", required=True, help="the tuning file to write (JSON)")
-    parser.add_argument("--library", choices=("mpich",), default="mpich", help="(MPICH only)")
+    parser.add_argument(
+        "--library",
+        choices=("mpich", "openmpi", "impi"),
+        default="mpich",
+        help="whose file (default mpich; openmpi: not yet)",
+    )
     parser.add_argument(
         "--ranks",
         help="group sizes to tune, e.g. 2,4 (default: every group with a core per rank)",
@@ -66,8 +78,8 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--op", help="the op whose winners decide (default: the run's first)")
     parser.add_argument(
         "--validate-spec",
-        help="also write a sweep spec that times mpi:tuned beside mpi and the forced "
-        "algorithms at the swept sizes and between them",
+        help="also write a sweep spec that times the tuned entry (mpi:tuned, impi:tuned) "
+        "beside the default and the forced algorithms at the swept sizes and between them",
     )
     add_store_option(parser)
     parser.set_defaults(handler=cmd_tune)

@@ -60,6 +60,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *impi.HAND_WRITTEN_HERE,
         impi.AUTOTUNED,
         *impi.FORCED,
+        impi.TUNED,
     )
 }
 

@@ -15,7 +15,6 @@ from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, swit
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME, library_config, settings
-from runners.domain.tuning import tuning_knobs
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ def plan_groups(
     switched through MPI_T before each turn; LAUNCH: a job per forced algorithm, forced by
     environment. Open MPI forces per communicator, which it always allows, so the spec's
     choice holds; Intel MPI only per launch. An algorithm configured at start-up only
-    (`own_launch`: mpi:tuned) has a job of its own either way.
+    (`own_launch`: mpi:tuned, impi:tuned) has a job of its own either way.
     """
     groups: list[Group] = []
     for ranks in spec.ranks:
@@ -144,7 +143,7 @@ def plan_groups(
             mode = switching_mode_of(LIBRARIES[library], switching, spec.library_switching)
             knobs = {**default_knobs(ranks, spec.thread_level), **_knobs(algs, mode, library)}
             if ALGORITHMS[algs[0]].own_launch:
-                knobs.update(tuning_knobs(spec.tuning_file))
+                knobs.update(LIBRARIES[library].tuning_env(spec.tuning_file))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
                 switches = _switches(algs, mode)

@@ -21,10 +21,9 @@ from runners.domain.catalog import (
 from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
-from runners.domain.libraries import LIBRARIES
+from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.records import TimingPolicy
 from runners.domain.switching import LAUNCH, RUNTIME
-from runners.domain.tuning import TUNED
 from runners.domain.units import format_bytes
 
 CACHE_MODES = ("hot", "cold")
@@ -60,7 +59,7 @@ class SweepSpec:
     launch_calibration: bool = True  # a short calibration in every launch (its machine state)
     thread_level: str = "single"
     point_timeout_s: float = 120.0
-    tuning_file: str = ""  # a collsweep tuning file: adds mpi:tuned, the library following it
+    tuning_file: str = ""  # a collsweep tuning file: adds <library>:tuned, the library following it
     libraries: tuple[str, ...] = (MPICH,)  # the MPI libraries whose ranks run the algorithms
 
     def timing(self) -> TimingPolicy:
@@ -182,8 +181,11 @@ def _problems(spec: SweepSpec) -> list[str]:
     launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
     if launcher:
         problems.append(launcher)
-    if TUNED in spec.algorithms and not spec.tuning_file:
-        problems.append(f"{TUNED} needs tuning_file (a file collsweep tune wrote)")
+    tuned = [a for a in spec.algorithms if a in ALGORITHMS and ALGORITHMS[a].own_launch]
+    if tuned and not spec.tuning_file:
+        problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
+    if len(tuned) > 1:
+        problems.append(f"one tuning_file serves one library; {' and '.join(tuned)} both ask")
     own = [LIBRARIES[n] for n in spec.libraries if n in LIBRARIES and LIBRARIES[n].prefix_name]
     if own and spec.launcher != DEFAULT_LAUNCHER:
         problems.append(
@@ -192,6 +194,20 @@ def _problems(spec: SweepSpec) -> list[str]:
             "default launcher"
         )
     return problems
+
+
+def _add_tuned(values: dict[str, Any]) -> None:
+    """With a tuning_file and no tuned entry among the algorithms: the tuned entry of each
+    library asked for, or that the algorithms run on (two libraries' are refused later)."""
+    names = values.get("algorithms", BASE_ALGORITHMS)
+    if not values.get("tuning_file") or any(
+        a in ALGORITHMS and ALGORITHMS[a].own_launch for a in names
+    ):
+        return
+    named = values.get("libraries") or [library_of(a) for a in names if a in ALGORITHMS]
+    libraries = dict.fromkeys(n for n in named or (DEFAULT.name,) if n in LIBRARIES)
+    tuned = [LIBRARIES[n].tuned for n in libraries if LIBRARIES[n].tuned]
+    values["algorithms"] = (*names, *tuned)
 
 
 def _libraries(values: dict[str, Any]) -> list[str]:
@@ -263,8 +279,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             if not isinstance(raw[key], bool):
                 raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
             values[key] = raw[key]
-    if values.get("tuning_file") and TUNED not in values.get("algorithms", BASE_ALGORITHMS):
-        values["algorithms"] = (*values.get("algorithms", BASE_ALGORITHMS), TUNED)
+    _add_tuned(values)
     _without_repeats(values, notes)
     expanded = _libraries(values)
     spec = SweepSpec(**values)

@@ -200,10 +200,13 @@ def provenance_path(tuning_file: str | Path) -> Path:
 
 
 def file_record(tuning_file: str | Path) -> dict[str, Any]:
-    """What a run that follows a tuning file records of it: both tables' paths and SHA-256,
-    and the provenance collsweep tune wrote beside it (the run, host, library, boundaries)."""
+    """What a run that follows a tuning file records of it: its path and SHA-256 (and its
+    shared-memory table's, MPICH's), and the provenance collsweep tune wrote beside it (the
+    run, host, library, boundaries)."""
     record: dict[str, Any] = {}
     for key, path in (("file", Path(tuning_file)), ("posix_file", posix_path(tuning_file))):
+        if key != "file" and not path.exists():
+            continue
         record[key] = str(path.resolve())
         record[f"{key}_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     try:

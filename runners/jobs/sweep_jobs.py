@@ -257,7 +257,9 @@ def environment_record(
     inherited = {
         k: v
         for k, v in os.environ.items()
-        if k.startswith(("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_", "SLURM_"))
+        if k.startswith(
+            ("MPIR_", "MPICH_", "MPI4PY_", "HYDRA_", "OMP_", "OPENBLAS_", "SLURM_", "I_MPI_", "FI_")
+        )
     }
     record = {
         "jobs": jobs,

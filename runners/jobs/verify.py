@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
 from runners.domain import launcher
-from runners.domain.catalog import BASE_ALGORITHMS, DTYPES, OPS
+from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, library_knobs
 from runners.domain.events import Checked, MalformedEvent, parse_event
 from runners.domain.inputs import default_counts
 from runners.jobs import launch
@@ -24,10 +24,37 @@ class VerifyPlan:
     timeout_s: float = 600.0
 
 
-def _job(plan: VerifyPlan) -> dict:
+# Every algorithm verify can check: all but those configured by a file (mpi:tuned).
+VERIFIABLE = {name: spec for name, spec in ALGORITHMS.items() if not spec.own_launch}
+
+
+@dataclass(frozen=True)
+class VerifyLaunch:
+    """One launch of a check: a library's ranks, the environment that forces its algorithm
+    (none for hand-written and autotuned ones, which share a launch), the algorithms."""
+
+    library: str
+    knobs: dict[str, str]
+    algorithms: tuple[str, ...]
+
+
+def launches(algorithms: Iterable[str]) -> list[VerifyLaunch]:
+    """Per library, one launch for its unforced algorithms and one per forced algorithm,
+    forced by environment as a sweep forces it without run-time switching."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for name in algorithms:
+        spec = ALGORITHMS[name]
+        grouped.setdefault((spec.runs_on, spec.forced and name), []).append(name)
+    return [
+        VerifyLaunch(library, library_knobs(forced) if forced else {}, tuple(names))
+        for (library, forced), names in grouped.items()
+    ]
+
+
+def _job(plan: VerifyPlan, algorithms: Iterable[str]) -> dict:
     """The ranks' job file: the matrix to check."""
     return {
-        "algorithms": list(plan.algorithms),
+        "algorithms": list(algorithms),
         "dtypes": list(plan.dtypes),
         "ops": list(plan.ops),
         "counts": list(plan.counts),
@@ -59,16 +86,22 @@ def _checked(line: str) -> Checked | None:
 
 
 def verify_ranks(plan: VerifyPlan, ranks: int) -> list[dict]:
-    """Launch `ranks` ranks once and return one row per checked combination."""
-    with launch.job_file(_job(plan)) as path:
-        knobs = launcher.default_knobs(ranks)
-        job = launch.Job(ranks, launch.RANKS_ENTRY, ["verify", path], knobs)
-        result = launch.run(job, plan.timeout_s)
-    rows = [asdict(e) for e in map(_checked, result.stdout.splitlines()) if e is not None]
-    counts = plan.counts or default_counts(ranks)
-    expected = len(plan.algorithms) * len(plan.dtypes) * len(plan.ops) * len(counts)
-    if result.returncode != 0 or len(rows) < expected:
-        rows.append(_job_failure(ranks, result))
+    """Launch `ranks` ranks once per library configuration and return one row per checked
+    combination."""
+    rows: list[dict] = []
+    for planned in launches(plan.algorithms):
+        with launch.job_file(_job(plan, planned.algorithms)) as path:
+            knobs = {**launcher.default_knobs(ranks), **planned.knobs}
+            job = launch.Job(
+                ranks, launch.RANKS_ENTRY, ["verify", path], knobs, library=planned.library
+            )
+            result = launch.run(job, plan.timeout_s)
+        found = [asdict(e) for e in map(_checked, result.stdout.splitlines()) if e is not None]
+        counts = plan.counts or default_counts(ranks)
+        expected = len(planned.algorithms) * len(plan.dtypes) * len(plan.ops) * len(counts)
+        if result.returncode != 0 or len(found) < expected:
+            found.append(_job_failure(ranks, result))
+        rows += found
     return rows
 
 

@@ -103,6 +103,18 @@ FORCED: tuple[AlgorithmSpec, ...] = (
     ),
 )
 
+TUNED = AlgorithmSpec(
+    "impi:tuned",
+    "Intel MPI's own MPI_Allreduce following a tuning file (the spec's tuning_file, written by "
+    "collsweep tune --library impi from measured winners, read from I_MPI_TUNING)",
+    library=True,
+    color="#afff50",
+    short="i:tuned",
+    parts=None,
+    own_launch=True,
+    runs_on=IMPI,
+)
+
 SHADES = {
     "recursive_doubling": "#ffff00",
     "binomial_tree": "#00ffa5",

@@ -10,15 +10,24 @@ names it (runners.domain.algorithms). Each library is a module of runners.domain
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from runners.domain.descriptor import AlgorithmSpec
 
 RUNTIME, LAUNCH = "runtime", "launch"  # how a sweep forces library algorithms (spec values)
 PER_CALL, PER_COMMUNICATOR = "per_call", "per_communicator"  # how MPI_T forcing takes hold
+
+
+class Band(Protocol):
+    """A message-size band of one communicator size (runners.domain.tuning.Band)."""
+
+    upto: int | None
+    algorithm: str | None
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,8 @@ class LibrarySpec:
     runtime_forcing: str = ""
     calibration_suffix: str = ""
     version_prefix: str = ""
+    tuned: str = ""  # the entry that follows a tuning file collsweep wrote ("" = none yet)
+    keeps_default: bool = True  # its tuning file can leave a size to the library's own choice
 
     def prefix(self) -> Path:
         """Where the library's wheel is installed."""
@@ -55,6 +66,35 @@ class LibrarySpec:
         """Whether the library's launcher and libmpi are where collsweep looks for them."""
         libmpi = self.libmpi()
         return self.mpiexec().exists() and (libmpi is None or libmpi.exists())
+
+    def installed_version(self) -> str:
+        """The installed wheel's version in the runs.mpi_version form ('Intel MPI 2021.18.1'),
+        from its metadata in the prefix; '' when it is not installed."""
+        pattern = re.compile(rf"{re.escape(self.package.replace('-', '_'))}-([\d.]+)\.dist-info")
+        for folder in sorted(self.prefix().glob("lib/python*/site-packages/*.dist-info")):
+            found = pattern.fullmatch(folder.name)
+            if found:
+                return f"{self.title} {found.group(1)}"
+        return ""
+
+    def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
+        """Environment that makes the library follow a tuning file collsweep wrote."""
+        raise NotImplementedError(f"{self.title} has no tuning file collsweep writes")
+
+    def tuning_tables(
+        self,
+        out: Path,
+        per_ranks: Mapping[int, Sequence[Band]],
+        specs: Mapping[str, AlgorithmSpec],
+    ) -> dict[Path, Any]:
+        """The file(s) of a tuning, by path (JSON-ready): per communicator size its bands,
+        each naming one of the library's algorithms (`specs` describes them) or None for its
+        default where `keeps_default`."""
+        raise NotImplementedError(f"{self.title} has no tuning file collsweep writes")
+
+    def tuning_problem(self, tuning_file: str | Path) -> str | None:
+        """Why a tuning file cannot be followed by this library, or None."""
+        return f"{self.title} has no tuning file collsweep writes"
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
         """Environment that makes every call of a launch run `spec` (empty when not forced)."""

@@ -17,20 +17,73 @@ tests/test_impi.py proves each one with a counting user op.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from runners.domain.descriptor import IMPI, AlgorithmSpec
-from runners.domain.libraries.base import LibrarySpec
+from runners.domain.libraries.base import Band, LibrarySpec
 
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
 VERSION = re.compile(r"Intel\(R\) MPI Library (\d[\d.]*)")
+COLLECTIVE = "coll=Allreduce"
+
+
+def tuning_table(per_ranks: Mapping[int, Sequence[Band]], presets: Mapping[str, int]) -> dict:
+    """Intel MPI's JSON tuning tree for allreduce (read from I_MPI_TUNING at start-up): per
+    communicator size on one node (ppn = comm_size), one `msg_size=<upto>` entry per band, the
+    preset that runs up to and including that many bytes of the whole buffer, the last band
+    `msg_size=-1`. Every band names a preset: `ALLREDUCE=0` is not the default's choice (it
+    ran recursive doubling at 16 KiB on 4 ranks where the default runs Rabenseifner), and the
+    file is the whole decision (a communicator size it lacks takes the nearest one's)."""
+    sizes: dict[str, Any] = {}
+    for ranks in sorted(per_ranks):
+        bands = {
+            f"msg_size={-1 if b.upto is None else b.upto}": {
+                f"ALLREDUCE={presets[b.algorithm or '']}": {}
+            }
+            for b in per_ranks[ranks]
+        }
+        sizes[f"ppn={ranks}"] = {f"comm_size={ranks}": {"comm_id=-1": bands}}
+    return {COLLECTIVE: sizes}
 
 
 class IntelMpi(LibrarySpec):
     """Intel MPI started by its own Hydra mpiexec, on shared memory."""
+
+    def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
+        """I_MPI_TUNING=<the JSON file>."""
+        return {TUNING_VARIABLE: str(Path(tuning_file).resolve())}
+
+    def tuning_tables(
+        self,
+        out: Path,
+        per_ranks: Mapping[int, Sequence[Band]],
+        specs: Mapping[str, AlgorithmSpec],
+    ) -> dict[Path, Any]:
+        """One JSON tree (tuning_table), every band naming a forced preset."""
+        presets = {
+            name: dict(spec.settings)[PRESET_VARIABLE]
+            for name, spec in specs.items()
+            if PRESET_VARIABLE in dict(spec.settings)
+        }
+        return {out: tuning_table(per_ranks, presets)}
+
+    def tuning_problem(self, tuning_file: str | Path) -> str | None:
+        """Readable JSON whose top level holds Intel MPI's allreduce tree."""
+        try:
+            table = json.loads(Path(tuning_file).read_text())
+        except FileNotFoundError:
+            return f"tuning file {tuning_file} does not exist (collsweep tune writes it)"
+        except (OSError, ValueError) as exc:
+            return f"tuning file {tuning_file} is not readable JSON: {exc}"
+        if not isinstance(table, dict) or COLLECTIVE not in table:
+            return f"tuning file {tuning_file} is not an Intel MPI tuning file (no {COLLECTIVE})"
+        return None
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
         """I_MPI_ADJUST_ALLREDUCE=<preset> for a forced preset."""
@@ -74,4 +127,6 @@ LIBRARY = IntelMpi(
     libmpi_name="libmpi.so.12",
     calibration_suffix=f"@{IMPI}",
     version_prefix="Intel(R) MPI Library",
+    tuned="impi:tuned",
+    keeps_default=False,
 )

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from runners.domain.descriptor import MPICH, AlgorithmSpec
-from runners.domain.libraries.base import PER_CALL, RUNTIME, LibrarySpec
+from runners.domain.libraries.base import PER_CALL, RUNTIME, Band, LibrarySpec
 
 ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"
@@ -63,6 +65,34 @@ class Mpich(LibrarySpec):
         """Whether an mpiexec can be found."""
         return shutil.which(str(self.mpiexec())) is not None
 
+    def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
+        """The tuning file and its shared-memory table (runners.domain.tuning)."""
+        from runners.domain import tuning  # it reads the catalog, which reads this module
+
+        return tuning.tuning_knobs(tuning_file)
+
+    def tuning_tables(
+        self,
+        out: Path,
+        per_ranks: Mapping[int, Sequence[Band]],
+        specs: Mapping[str, AlgorithmSpec],
+    ) -> dict[Path, Any]:
+        """MPICH's whole table with the allreduce subtree replaced, and its shared-memory
+        table beside it (runners.domain.tuning)."""
+        from runners.domain import tuning
+
+        generic, posix = (tuning.library_table(t) for t in (tuning.MPIR_TABLE, tuning.POSIX_TABLE))
+        return {
+            out: tuning.mpir_table(per_ranks, generic),
+            tuning.posix_path(out): tuning.posix_table(per_ranks, posix),
+        }
+
+    def tuning_problem(self, tuning_file: str | Path) -> str | None:
+        """A whole MPICH table and its shared-memory table, both readable JSON."""
+        from runners.domain import tuning
+
+        return tuning.tuning_file_problem(tuning_file)
+
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
         """MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM for a forced algorithm, device-level
         (shared-memory) collectives off, or MPICH would bypass the generic algorithm selection."""
@@ -102,5 +132,11 @@ class Mpich(LibrarySpec):
 
 
 LIBRARY = Mpich(
-    MPICH, "MPICH", "mpi", package="mpich", runtime_forcing=PER_CALL, version_prefix="MPICH"
+    MPICH,
+    "MPICH",
+    "mpi",
+    package="mpich",
+    runtime_forcing=PER_CALL,
+    version_prefix="MPICH",
+    tuned="mpi:tuned",
 )
