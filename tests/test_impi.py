@@ -148,6 +148,32 @@ def test_one_sweep_stores_three_libraries(three: Path) -> None:
     assert "Intel MPI 2021." in runs.stdout and "Open MPI 5." in runs.stdout
 
 
+@pytest.mark.mpi
+def test_the_dashboard_shows_three_libraries(three: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs names the three versions; Curves offers the three libraries and draws Intel MPI's
+    algorithms alone when it is chosen; Override impact offers Intel MPI's default and its
+    forced ring against their baselines."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(store.STORE_ENV, str(three))
+    app = str(ROOT / "dashboard" / "app.py")
+    at = AppTest.from_file(app, default_timeout=60).run()
+    assert not at.exception
+    runs = next(t.value for t in at.dataframe if "library" in t.value.columns)
+    assert runs["library"].str.contains("Intel MPI 2021").all()
+    at = AppTest.from_file(app, default_timeout=60)
+    at.query_params.update({"ranks": "2"})
+    at.run()
+    at.switch_page("views/curves.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="lib").options == ["Intel MPI", "MPICH", "Open MPI"]
+    at.multiselect(key="lib").set_value(["Intel MPI"]).run()
+    assert set(at.multiselect(key="alg").options) == {"ring@impi", "impi", "impi:ring"}
+    at.switch_page("views/override.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"impi", "impi:ring"} <= set(at.selectbox(key="forced").options)
+
+
 def test_verify_gives_each_forced_algorithm_a_launch_of_its_own() -> None:
     """Per library, one launch for the unforced algorithms and one per forced one, forced by
     the same environment a sweep uses; an algorithm configured by a file is not offered."""
@@ -298,3 +324,36 @@ def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) 
         found[count] = calls_of(result.stdout)
     assert found[1024] == {r: [256] * 3 for r in range(4)}
     assert all(len(calls) == 2 and calls[0] > calls[1] for calls in found[1025].values())
+
+
+@pytest.mark.mpi
+def test_impi_tuned_follows_the_file_in_launches_of_its_own(
+    tmp_path: Path, calibration_template: Path
+) -> None:
+    """A sweep with --libraries impi --tuning-file F times impi:tuned beside impi, in launches
+    of its own with I_MPI_TUNING=F, and records the file's SHA-256 and provenance."""
+    from runners.cli import main
+
+    out = tmp_path / "impi.json"
+    argv = ["tune", INTEL_RUN, "--store", str(intel_store(tmp_path)), "--out", str(out)]
+    assert main([*argv, "--library", "impi"]) == 0
+    db = tmp_path / "v.duckdb"
+    shutil.copyfile(calibration_template, db)
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "sweep", "--sizes", "8,65536", "--ranks", "2",
+         "--libraries", "impi", "--algorithms", "impi", "--tuning-file", str(out),
+         "--launches", "2", "--budget-s", "0.05", "--store", str(db)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    points = store.query(db, "SELECT algorithm, status, library_config, job FROM points")
+    tuned = points[points["algorithm"] == "impi:tuned"]
+    assert len(tuned) == 2 and set(tuned["status"]) == {"ok"}
+    assert set(tuned["library_config"]) == {"env I_MPI_TUNING (the run's tuning_file)"}
+    assert set(tuned["job"]) == {"ranks=2 config=impi:tuned"}
+    [env] = store.query(db, "SELECT environment FROM runs")["environment"]
+    record = json.loads(env)["tuning_file"]
+    assert record["file"] == str(out.resolve()) and len(record["file_sha256"]) == 64
+    assert record["provenance"]["run_id"] == INTEL_RUN and "posix_file" not in record
+    [job] = [k for label, k in json.loads(env)["jobs"].items() if "impi:tuned" in label]
+    assert job["I_MPI_TUNING"] == str(out.resolve())

@@ -153,7 +153,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
     """The report of every algorithm that can run this point, fastest first."""
     from runners.domain.catalog import ALGORITHMS, OPS
-    from runners.domain.descriptor import MPICH
+    from runners.domain.libraries import DEFAULT
 
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm
@@ -162,7 +162,7 @@ def _every_algorithm(args: argparse.Namespace) -> list[dict]:
         _report(args, name, parameters)
         for name, spec in ALGORITHMS.items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
-        and spec.runs_on == MPICH  # the same schedules on Open MPI price the same
+        and spec.runs_on == DEFAULT.name  # the same schedules on another library price the same
     ]
     return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
 
