@@ -2,9 +2,10 @@
 
 Figures: 1 harness overhead, 2 hand-written vs library, 3 time to precision, 4 dashboard
 data (benchmarks/dashboard_data.py, when present), 5 physical limits, 6 reproducibility (the
-quick preset swept twice), 7 model accuracy. --smoke runs every figure with tiny sizes, one
-round, the fewest ranks and no targets judged: does every figure still run? A figure that
-ends in an error makes the run exit 1, whatever the mode.
+quick preset swept twice), 7 model accuracy, 8 analysis time, 9 Intel MPI against IMB-MPI1.
+--smoke runs every figure with tiny sizes, one round, the fewest ranks and no targets judged:
+does every figure still run? A figure that ends in an error makes the run exit 1, whatever the
+mode.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if __package__ in (None, ""):  # run as a script: import from the repository, no
 from benchmarks import (
     fig_analysis,
     fig_dashboard,
+    fig_impi,
     fig_library,
     fig_limits,
     fig_model,
@@ -43,6 +45,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     6: ("Reproducibility", fig_repro.run),
     7: ("Model accuracy", fig_model.run),
     8: ("Analysis time", fig_analysis.run),
+    9: ("Intel MPI vs IMB-MPI1", fig_impi.run),
 }
 
 

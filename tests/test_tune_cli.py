@@ -84,11 +84,16 @@ def test_an_unwritable_place_or_another_library_writes_nothing(
     assert "folder" in capsys.readouterr().err and _files(tmp_path) == []
     other = tmp_path / "other.duckdb"
     shutil.copy(demo_store, other)
-    with duckdb.connect(str(other)) as con:
-        con.execute("UPDATE runs SET mpi_version = 'Open MPI 5.0.11'")
-    assert main(["tune", RUN_A, "--store", str(other), "--out", str(tmp_path / "t.json")]) == 2
-    assert "measured Open MPI 5.0.11" in capsys.readouterr().err
-    assert _files(tmp_path) == ["other.duckdb"]
+    for versions, said in (
+        ("{'openmpi': {'mpi_version': 'Open MPI 5.0.11'}}", "measured no MPICH"),
+        ("{'mpich': {'mpi_version': 'MPICH 4.2.0'}}", "measured MPICH 4.2.0"),
+    ):
+        with duckdb.connect(str(other)) as con:
+            con.execute(f"UPDATE runs SET libraries = {versions}::JSON")
+        argv = ["tune", RUN_A, "--store", str(other), "--out", str(tmp_path / "t.json")]
+        assert main(argv) == 2
+        assert said in capsys.readouterr().err
+        assert _files(tmp_path) == ["other.duckdb"]
     assert (
         main(["tune", "nope", "--store", str(demo_store), "--out", str(tmp_path / "t.json")]) == 2
     )

@@ -46,3 +46,73 @@ def test_open_mpi_follows_the_rules_file_on_both_sides_of_a_boundary(tmp_path: P
     assert reduction_calls(4, below, rules) == {r: [256, 256] for r in range(4)}
     assert reduction_calls(4, above, rules) == {r: [256, 256, 256] for r in range(4)}
     assert reduction_calls(4, above, None) != reduction_calls(4, above, rules)
+
+
+OPEN_RUN = "r20261203-130000-oooo"
+
+
+def open_mpi_store(folder: Path) -> Path:
+    """A synthetic Open MPI run at p=2, exact times: the default wins at 1 KiB, the forced
+    ring by 2x at 1 MiB."""
+    import synthetic
+
+    times = {
+        ("openmpi", 1024): 2e-6,
+        ("openmpi:ring", 1024): 3e-6,
+        ("openmpi", 1048576): 400e-6,
+        ("openmpi:ring", 1048576): 200e-6,
+    }
+    spec = synthetic.RunSpec(
+        run_id=OPEN_RUN,
+        mpi_version=openmpi.installed_version() or "Open MPI 5.0.10",
+        ranks=(2,),
+        sizes=(1024, 1048576),
+        algorithms=("openmpi", "openmpi:ring"),
+        exact_times=times,
+        timeout_point=False,
+    )
+    path = folder / "open.duckdb"
+    synthetic.build_store(path, [spec])
+    return path
+
+
+def test_tune_writes_open_mpis_rules_and_openmpi_tuned_follows_them(
+    tmp_path: Path, calibration_template: Path
+) -> None:
+    """`collsweep tune --library openmpi`: a rules file (the built-in decision up to the
+    boundary, the ring above it) that passes the sweep's check; a sweep with it times
+    openmpi:tuned in launches of its own, dynamic rules on and the file named."""
+    import json
+    import shutil
+
+    from runners import store
+    from runners.cli import main
+
+    out = tmp_path / "rules.txt"
+    argv = ["tune", OPEN_RUN, "--store", str(open_mpi_store(tmp_path)), "--out", str(out)]
+    assert main([*argv, "--library", "openmpi"]) == 0
+    rules = [line.split("#")[0].split() for line in out.read_text().splitlines()]
+    rules = [words for words in rules if words]
+    assert rules[:5] == [["1"], ["2"], ["1"], ["2"], ["2"]]  # allreduce; p=2 alone, two rules
+    [low, high] = rules[5:7]
+    assert low[:2] == ["0", "0"] and high[1] == "4" and 1024 < int(high[0]) <= 1048576
+    assert openmpi.tuning_problem(out) is None
+    provenance = tuning.provenance_path(out)  # JSON: text, but no rules
+    assert "not an Open MPI rules file" in str(openmpi.tuning_problem(provenance))
+    assert "not a readable text file" in str(openmpi.tuning_problem(tmp_path / "open.duckdb"))
+    db = tmp_path / "v.duckdb"
+    shutil.copyfile(calibration_template, db)
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "sweep", "--sizes", "8,65536", "--ranks", "2",
+         "--libraries", "openmpi", "--algorithms", "openmpi", "--tuning-file", str(out),
+         "--launches", "2", "--budget-s", "0.05", "--store", str(db)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    points = store.query(db, "SELECT algorithm, status, job FROM points")
+    tuned = points[points["algorithm"] == "openmpi:tuned"]
+    assert len(tuned) == 2 and set(tuned["status"]) == {"ok"}
+    [env] = store.query(db, "SELECT environment FROM runs")["environment"]
+    [job] = [k for label, k in json.loads(env)["jobs"].items() if "openmpi:tuned" in label]
+    assert job["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == str(out.resolve())
+    assert job["OMPI_MCA_coll_tuned_use_dynamic_rules"] == "1"

@@ -30,7 +30,7 @@ from runners.domain.tuning import provenance_path
 TABLES_FOR = "MPICH 5.0."  # the library versions whose tables collsweep ships (mpich_tables/)
 # The versions whose file format collsweep writes and has proven the library follows (the
 # counting-op fingerprints on both sides of a band's boundary, tests/test_impi.py).
-FORMATS_FOR = {DEFAULT.name: TABLES_FOR, "impi": "Intel MPI 2021."}
+FORMATS_FOR = {DEFAULT.name: TABLES_FOR, "openmpi": "Open MPI 5.0.", "impi": "Intel MPI 2021."}
 
 
 class TuneError(BadInput):
@@ -242,7 +242,9 @@ def tune(request: TuneRequest) -> dict[int, GroupTuning]:
         **lib.tuning_tables(request.out, per_ranks, mine),
         provenance_path(request.out): provenance(request, run, group, tunings),
     }
-    files = {path: json.dumps(t, indent=2) + "\n" for path, t in texts.items()}
+    files = {
+        p: t if isinstance(t, str) else json.dumps(t, indent=2) + "\n" for p, t in texts.items()
+    }
     if request.validate_spec:
         files[request.validate_spec] = validation_spec(request, run, tunings, group)
     write_texts(files)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from runners import __version__
 from runners.cli.calibration import add_calibrate, add_verify
+from runners.cli.catalog import add_algorithms
 from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
 from runners.cli.measure import add_sweep
@@ -27,6 +28,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_predict,
     add_model_reading,
     add_tune,
+    add_algorithms,
     add_dashboard,
     add_migrate,
     add_salvage,

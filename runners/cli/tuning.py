@@ -68,7 +68,7 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
         "--library",
         choices=("mpich", "openmpi", "impi"),
         default="mpich",
-        help="whose file (default mpich; openmpi: not yet)",
+        help="whose file: mpich (default), openmpi (a coll/tuned rules file), impi",
     )
     parser.add_argument(
         "--ranks",

@@ -57,6 +57,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *openmpi.HAND_WRITTEN_HERE,
         openmpi.AUTOTUNED,
         *openmpi.FORCED,
+        openmpi.TUNED,
         *impi.HAND_WRITTEN_HERE,
         impi.AUTOTUNED,
         *impi.FORCED,

@@ -127,6 +127,18 @@ FORCED: tuple[AlgorithmSpec, ...] = (
     ),
 )
 
+TUNED = AlgorithmSpec(
+    "openmpi:tuned",
+    "Open MPI's own MPI_Allreduce following a coll/tuned rules file (the spec's tuning_file, "
+    "written by collsweep tune --library openmpi from measured winners)",
+    library=True,
+    color="#b46400",
+    short="o:tuned",
+    parts=None,
+    own_launch=True,
+    runs_on=OPENMPI,
+)
+
 # collsweep's schedules on Open MPI's point-to-point layer: the same code, another transport.
 # Open MPI's colours were picked greedily (max-min distance in RGB) to sit at least 76 apart
 # from every other algorithm's (tests/test_dashboard_charts.py checks >= 70).

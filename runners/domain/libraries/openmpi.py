@@ -16,12 +16,15 @@ values and the fallbacks), or as OMPI_MCA_ variables for a whole launch.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from runners.domain.algorithms.openmpi import DYNAMIC_RULES
 from runners.domain.descriptor import OPENMPI, AlgorithmSpec
-from runners.domain.libraries.base import PER_COMMUNICATOR, RUNTIME, LibrarySpec
+from runners.domain.libraries.base import PER_COMMUNICATOR, RUNTIME, Band, LibrarySpec
 
 ROOT_KNOBS = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+RULES_FILE_VARIABLE = "OMPI_MCA_coll_tuned_dynamic_rules_filename"
 
 
 def mca_environment(spec: AlgorithmSpec) -> dict[str, str]:
@@ -54,6 +57,37 @@ class OpenMpi(LibrarySpec):
                 f"MPI_T {self.forcing_text(spec)} before MPI_Comm_dup (a communicator of its own)"
             )
         return "env " + " ".join(f"{k}={v}" for k, v in mca_environment(spec).items())
+
+    def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
+        """Dynamic rules on, read from the rules file (without the first, it is ignored)."""
+        return {**DYNAMIC_RULES, RULES_FILE_VARIABLE: str(Path(tuning_file).resolve())}
+
+    def tuning_tables(
+        self,
+        out: Path,
+        per_ranks: Mapping[int, Sequence[Band]],
+        specs: Mapping[str, AlgorithmSpec],
+    ) -> dict[Path, Any]:
+        """One coll/tuned rules file (text; runners.domain.tuning.openmpi_rules)."""
+        from runners.domain import tuning  # it reads the catalog, which reads this module
+
+        return {out: tuning.openmpi_rules(per_ranks)}
+
+    def tuning_problem(self, tuning_file: str | Path) -> str | None:
+        """A readable rules file whose first two numbers say one collective, allreduce."""
+        from runners.domain import tuning
+
+        try:
+            lines = Path(tuning_file).read_text().splitlines()
+        except FileNotFoundError:
+            return f"tuning file {tuning_file} does not exist (collsweep tune writes it)"
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"tuning file {tuning_file} is not a readable text file: {exc}"
+        numbers = [ln.split("#")[0].split() for ln in lines if ln.split("#")[0].strip()]
+        head = [words[0] for words in numbers[:2] if len(words) == 1]
+        if head != ["1", str(tuning.OPENMPI_ALLREDUCE_ID)]:
+            return f"tuning file {tuning_file} is not an Open MPI rules file for allreduce"
+        return None
 
     def launch_env(self) -> dict[str, str]:
         """Leave to run as root (containers, CI)."""
@@ -92,4 +126,5 @@ LIBRARY = OpenMpi(
     runtime_forcing=PER_COMMUNICATOR,
     calibration_suffix=f"@{OPENMPI}",
     version_prefix="Open MPI",
+    tuned="openmpi:tuned",
 )

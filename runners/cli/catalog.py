@@ -1,0 +1,86 @@
+"""`collsweep algorithms`: the catalog, read from the algorithm and library descriptors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from runners.cli.common import UsageError
+
+COLLECTIVE = "allreduce"  # every algorithm collsweep has today is an allreduce
+
+
+def kind_of(name: str) -> str:
+    """hand-written, autotuned, forced or tuned, from the algorithm's descriptor."""
+    from runners.domain.catalog import ALGORITHMS
+
+    spec = ALGORITHMS[name]
+    if not spec.library:
+        return "hand-written"
+    if spec.own_launch:
+        return "tuned"
+    return "forced" if spec.forced else "autotuned"
+
+
+def catalog_rows(library: str | None = None) -> list[dict[str, Any]]:
+    """One row per algorithm: name, library (None for collsweep's own schedules on MPICH's
+    point-to-point layer; the library for the same schedules on another one), collective,
+    kind, the schedule that models it and its description."""
+    from runners.domain.catalog import ALGORITHMS, modelled_spec
+    from runners.domain.libraries import DEFAULT
+
+    rows = []
+    for name, spec in ALGORITHMS.items():
+        own = not spec.library and spec.runs_on == DEFAULT.name
+        if library is not None and spec.runs_on != library:
+            continue
+        model = spec.modelled_by or getattr(modelled_spec(name), "name", None)
+        rows.append(
+            {
+                "name": name,
+                "library": None if own else spec.runs_on,
+                "collective": COLLECTIVE,
+                "kind": kind_of(name),
+                "schedule": model,
+                "description": spec.description,
+            }
+        )
+    return rows
+
+
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    """Print the catalog as a table, or as JSON with stable keys."""
+    from runners.domain.libraries import LIBRARIES
+
+    if args.library and args.library not in LIBRARIES:
+        raise UsageError(f"unknown library {args.library}; known: {', '.join(sorted(LIBRARIES))}")
+    if args.collective and args.collective != COLLECTIVE:
+        raise UsageError(f"unknown collective {args.collective}; known: {COLLECTIVE}")
+    rows = catalog_rows(args.library)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    for row in rows:
+        library = row["library"] or "-"
+        model = row["schedule"] or "-"
+        print(f"{row['name']:<{width}}  {library:<8} {row['kind']:<12} {model:<19} "
+              f"{row['description']}")  # fmt: skip
+    return 0
+
+
+def add_algorithms(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "algorithms",
+        help="list the algorithms a sweep can name",
+        description="Every algorithm collsweep knows, from its descriptor: name, library "
+        "(- for collsweep's own schedules on MPICH), kind (hand-written, autotuned, forced, "
+        "tuned), the schedule that models it, and what it is. --json prints a list of objects "
+        "with the stable keys name, library (null for hand-written), collective, kind, "
+        "schedule and description.",
+    )
+    parser.add_argument("--library", help="only this library's (mpich, openmpi, impi)")
+    parser.add_argument("--collective", help=f"only this collective ({COLLECTIVE})")
+    parser.add_argument("--json", action="store_true", help="JSON instead of a table")
+    parser.set_defaults(handler=cmd_algorithms)

@@ -1,0 +1,51 @@
+"""`collsweep algorithms`: the catalog as other tools read it, from the descriptors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runners.cli import main
+from runners.domain.catalog import ALGORITHMS
+
+
+def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--json: one object per catalog entry, the stable keys, each kind and library as its
+    descriptor says; --library keeps that library's."""
+    assert main(["algorithms", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert list(rows) == list(ALGORITHMS)
+    assert all(
+        {"name", "library", "collective", "kind", "schedule"} <= set(r) for r in rows.values()
+    )
+    assert rows["ring"] | {"description": ""} == {
+        "name": "ring",
+        "library": None,
+        "collective": "allreduce",
+        "kind": "hand-written",
+        "schedule": "ring",
+        "description": "",
+    }
+    assert (rows["ring@impi"]["library"], rows["ring@impi"]["schedule"]) == ("impi", "ring")
+    assert [rows[n]["kind"] for n in ("mpi", "impi:ring", "openmpi:tuned", "impi:tuned")] == [
+        "autotuned",
+        "forced",
+        "tuned",
+        "tuned",
+    ]
+    assert rows["impi:ring"]["schedule"] == "ring" and rows["impi:knomial"]["schedule"] is None
+    assert main(["algorithms", "--library", "impi", "--json"]) == 0
+    mine = json.loads(capsys.readouterr().out)
+    assert {r["library"] for r in mine} == {"impi"} and len(mine) == 16
+
+
+@pytest.mark.parametrize("argv", [["--library", "ompi"], ["--collective", "bcast"]])
+def test_an_unknown_library_or_collective_is_one_line_and_exit_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["algorithms", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown" in err[0]
