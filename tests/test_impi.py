@@ -262,6 +262,10 @@ def test_tune_writes_intel_mpis_json_tree_from_a_run(
     sizes = {s["bytes"]: s for s in provenance["groups"]["2"]["sizes"]}
     assert sizes[1048576]["choice"] == "impi:ring" and sizes[1048576]["decided"]
     assert sizes[1024]["choice"] is None and sizes[1024]["stand_in_for_default"] == "impi:ring"
+    assert sizes[1024]["stand_in_slower_than_default"]  # the default won at 1 KiB: said
+    assert not sizes[32768]["stand_in_slower_than_default"]  # a tie: nothing lost
+    assert "warning: p=2 1 KiB: Intel MPI's file must name a preset" in printed
+    assert "(the closest, impi:ring, 1.1x slower)" in printed
     assert provenance["library"].startswith("Intel MPI 2021.")
     assert impi.tuning_problem(out) is None and "I_MPI_TUNING" in printed
     spec = load_spec(check)
@@ -357,3 +361,33 @@ def test_impi_tuned_follows_the_file_in_launches_of_its_own(
     assert record["provenance"]["run_id"] == INTEL_RUN and "posix_file" not in record
     [job] = [k for label, k in json.loads(env)["jobs"].items() if "impi:tuned" in label]
     assert job["I_MPI_TUNING"] == str(out.resolve())
+
+
+def test_a_file_intels_autotuner_wrote_adds_impi_autotuned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vendor_tuning_file adds impi:autotuned, beside impi:tuned when both files are given,
+    each in launches of its own reading its file (I_MPI_TUNING_BIN, I_MPI_TUNING); named
+    without the file, or the file missing or empty: refused before any rank starts."""
+    from runners.cli import main
+    from runners.domain.spec import SpecError
+
+    text = "sizes=[8]\nranks=[2]\nlibraries=['impi']\nalgorithms=['impi']\n"
+    spec = parse_spec(text + "vendor_tuning_file='/x/auto.dat'\ntuning_file='/x/t.json'")
+    assert spec.algorithms == ("impi", "impi:tuned", "impi:autotuned")
+    groups = {g.config: g.knobs for g in plan_groups(spec, "x")}
+    assert groups["impi:autotuned"]["I_MPI_TUNING_BIN"] == "/x/auto.dat"
+    assert groups["impi:tuned"]["I_MPI_TUNING"] == "/x/t.json"
+    assert "I_MPI_TUNING_BIN" not in groups["impi:tuned"]
+    assert library_config("impi:autotuned", "launch") == (
+        "env I_MPI_TUNING_BIN (the run's vendor_tuning_file)"
+    )
+    with pytest.raises(SpecError, match="impi:autotuned needs vendor_tuning_file"):
+        parse_spec("sizes=[8]\nranks=[2]\nalgorithms=['impi', 'impi:autotuned']")
+    empty, db = tmp_path / "empty.dat", tmp_path / "none.duckdb"
+    empty.write_bytes(b"")
+    for path in (tmp_path / "missing.dat", empty):
+        argv = ["sweep", "--sizes", "8", "--ranks", "2", "--libraries", "impi"]
+        assert main([*argv, "--vendor-tuning-file", str(path), "--store", str(db)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is not a file with content" in err[0] and not db.exists()

@@ -37,6 +37,16 @@ class SizeChoice:
     stand_in: str | None = None  # the choice, or the forced algorithm closest to the default
 
     @property
+    def stand_in_loses(self) -> bool:
+        """The default was decidedly faster than the stand-in (every swept forced algorithm):
+        a file that must name an algorithm here makes this size slower."""
+        return (
+            self.choice is None
+            and self.winner.get("winner") != self.stand_in
+            and bool(self.winner.get("decided"))
+        )
+
+    @property
     def concrete(self) -> str | None:
         """The algorithm to name here when the default cannot be named: the decided choice,
         else the stand-in."""

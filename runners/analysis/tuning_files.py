@@ -26,6 +26,7 @@ from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.tuning import provenance_path
+from runners.domain.units import format_bytes, format_ratio
 
 TABLES_FOR = "MPICH 5.0."  # the library versions whose tables collsweep ships (mpich_tables/)
 # The versions whose file format collsweep writes and has proven the library follows (the
@@ -170,6 +171,25 @@ def file_bands(tuning: GroupTuning, library: LibrarySpec) -> list:
     return tuning.bands if library.keeps_default else tuning.concrete_bands
 
 
+def file_warnings(tunings: dict[int, GroupTuning], library: LibrarySpec) -> list[str]:
+    """Where a file that must name an algorithm everywhere will be slower than the default:
+    sizes at which the default was decidedly faster than every swept forced algorithm."""
+    if library.keeps_default:
+        return []
+    out = []
+    for ranks, tuning in sorted(tunings.items()):
+        for size in tuning.sizes:
+            if size.stand_in_loses:
+                slower = 1 / size.winner["ratio"] if size.winner.get("ratio") else float("nan")
+                out.append(
+                    f"p={ranks} {format_bytes(size.nbytes)}: {library.title}'s file must name "
+                    f"a preset, and the default was decidedly faster than every one swept (the "
+                    f"closest, {size.stand_in}, {format_ratio(slower)} slower): the file is "
+                    "slower there; sweep more presets at that size"
+                )
+    return out
+
+
 def _group_provenance(tuning: GroupTuning, library: LibrarySpec) -> dict[str, Any]:
     keep = ("winner", "runner_up", "decided", "ratio", "ratio_low", "ratio_high", "launches")
     default = f"{library.autotuned} (library default)"
@@ -187,6 +207,7 @@ def _group_provenance(tuning: GroupTuning, library: LibrarySpec) -> dict[str, An
                 "bytes": s.nbytes,
                 "choice": s.choice,
                 "stand_in_for_default": None if s.choice else s.stand_in,
+                "stand_in_slower_than_default": s.stand_in_loses,
                 **{k: s.winner.get(k) for k in keep},
             }
             for s in tuning.sizes

@@ -37,7 +37,8 @@ SPEC_FLAGS = {
     "--libraries": (
         "libraries",
         "names",
-        "MPI libraries to run the algorithms on: mpich (default), openmpi, or mpich,openmpi",
+        "MPI libraries to run the algorithms on: mpich (default), openmpi, impi, or several: "
+        "mpich,openmpi,impi",
     ),
     "--warmup": ("warmup", int, "untimed calls before timing each point and pass"),
     "--min-iterations": ("min_iterations", int, "timed iterations at least (per launch)"),
@@ -81,7 +82,14 @@ SPEC_FLAGS = {
     "--tuning-file": (
         "tuning_file",
         str,
-        "a tuning file `collsweep tune` wrote: adds mpi:tuned, the library following it",
+        "a tuning file `collsweep tune` wrote: adds the tuned entry of the library swept "
+        "(mpi:tuned, openmpi:tuned, impi:tuned), the library following it",
+    ),
+    "--vendor-tuning-file": (
+        "vendor_tuning_file",
+        str,
+        "a file Intel MPI's own autotuner wrote (mpitune_fast, or I_MPI_TUNING_BIN_DUMP): adds "
+        "impi:autotuned, Intel MPI following it (I_MPI_TUNING_BIN)",
     ),
 }
 
@@ -181,8 +189,6 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         if given is not None and run_id_problem(given):
             raise UsageError(str(run_id_problem(given)))
     from runners.domain import capacity, launcher
-    from runners.domain.catalog import ALGORITHMS
-    from runners.domain.libraries import LIBRARIES
     from runners.domain.machine import physical_cores
     from runners.domain.spec import load_spec, spec_from_mapping
     from runners.jobs import launch
@@ -200,9 +206,7 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     problem = problem or launch.libraries_problem(spec.libraries)
-    tuned = [ALGORITHMS[a] for a in spec.algorithms if ALGORITHMS[a].own_launch]
-    if problem is None and tuned:  # read at start-up by every rank: check it now
-        problem = LIBRARIES[tuned[0].runs_on].tuning_problem(spec.tuning_file)
+    problem = problem or _files_problem(spec)
     if problem is None and launcher.runs_here(spec.launcher):
         problem = capacity.ranks_problem(spec.ranks, physical_cores())
     if problem is None:
@@ -211,6 +215,27 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     if problem:
         raise UsageError(problem)
     return spec
+
+
+def _files_problem(spec) -> str | None:
+    """Why a file an entry reads at start-up cannot be used (every rank reads it: check it
+    now): collsweep's tuning file for the library's tuned entry, the autotuner's file for
+    Intel MPI's impi:autotuned."""
+    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.libraries import LIBRARIES
+
+    for name in spec.algorithms:
+        entry = ALGORITHMS[name]
+        lib = LIBRARIES[entry.runs_on]
+        if name == lib.vendor_tuned:
+            path = Path(spec.vendor_tuning_file)
+            if not path.is_file() or path.stat().st_size == 0:
+                return f"vendor_tuning_file {path} is not a file with content ({name} reads it)"
+        elif entry.own_launch:
+            problem = lib.tuning_problem(spec.tuning_file)
+            if problem:
+                return problem
+    return None
 
 
 def _analysed(path: Path, outcome: SweepOutcome) -> bool:

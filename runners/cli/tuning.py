@@ -10,7 +10,7 @@ from runners.cli.common import add_store_option, int_list, store_path
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
-    from runners.analysis.tuning_files import TuneRequest, file_bands, tune
+    from runners.analysis.tuning_files import TuneRequest, file_bands, file_warnings, tune
     from runners.domain.tuning import band_ranges, provenance_path
 
     out = Path(args.out)
@@ -35,6 +35,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         ]
         over = " (oversubscribed: more ranks than cores, as asked)" if tuning.oversubscribed else ""
         print(f"p={ranks}{over}: " + "; ".join(texts))
+    for warning in file_warnings(tunings, lib):
+        print(f"warning: {warning}")
     for name, value in lib.tuning_env(out).items():
         print(f"wrote {value} ({name})")
     print(f"      {provenance_path(out)} (where every boundary comes from)")

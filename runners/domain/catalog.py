@@ -62,6 +62,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         impi.AUTOTUNED,
         *impi.FORCED,
         impi.TUNED,
+        impi.AUTOTUNER,
     )
 }
 

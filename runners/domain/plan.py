@@ -129,7 +129,7 @@ def plan_groups(
     switched through MPI_T before each turn; LAUNCH: a job per forced algorithm, forced by
     environment. Open MPI forces per communicator, which it always allows, so the spec's
     choice holds; Intel MPI only per launch. An algorithm configured at start-up only
-    (`own_launch`: mpi:tuned, impi:tuned) has a job of its own either way.
+    (`own_launch`: mpi:tuned, impi:tuned, impi:autotuned) has a job of its own either way.
     """
     groups: list[Group] = []
     for ranks in spec.ranks:
@@ -143,12 +143,21 @@ def plan_groups(
             mode = switching_mode_of(LIBRARIES[library], switching, spec.library_switching)
             knobs = {**default_knobs(ranks, spec.thread_level), **_knobs(algs, mode, library)}
             if ALGORITHMS[algs[0]].own_launch:
-                knobs.update(LIBRARIES[library].tuning_env(spec.tuning_file))
+                knobs.update(_file_env(algs[0], spec))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
                 switches = _switches(algs, mode)
                 groups.append(Group(ranks, config, knobs, cells, switches, mode, library))
     return groups
+
+
+def _file_env(algorithm: str, spec: SweepSpec) -> dict[str, str]:
+    """The environment that makes an entry configured at start-up read its file: the file
+    the library's own autotuner wrote (its vendor entry), else collsweep's tuning file."""
+    lib = LIBRARIES[ALGORITHMS[algorithm].runs_on]
+    if algorithm == lib.vendor_tuned:
+        return lib.vendor_tuning_env(spec.vendor_tuning_file)
+    return lib.tuning_env(spec.tuning_file)
 
 
 def _config(algorithm: str, switching: str, other_switching: str) -> str:

@@ -60,6 +60,7 @@ class SweepSpec:
     thread_level: str = "single"
     point_timeout_s: float = 120.0
     tuning_file: str = ""  # a collsweep tuning file: adds <library>:tuned, the library following it
+    vendor_tuning_file: str = ""  # a file the library's own autotuner wrote: adds impi:autotuned
     libraries: tuple[str, ...] = (MPICH,)  # the MPI libraries whose ranks run the algorithms
 
     def timing(self) -> TimingPolicy:
@@ -181,7 +182,14 @@ def _problems(spec: SweepSpec) -> list[str]:
     launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
     if launcher:
         problems.append(launcher)
-    tuned = [a for a in spec.algorithms if a in ALGORITHMS and ALGORITHMS[a].own_launch]
+    vendor = [a for a in spec.algorithms if _is_vendor_tuned(a)]
+    if vendor and not spec.vendor_tuning_file:
+        problems.append(f"{vendor[0]} needs vendor_tuning_file (a file its autotuner wrote)")
+    tuned = [
+        a
+        for a in spec.algorithms
+        if a in ALGORITHMS and ALGORITHMS[a].own_launch and a not in vendor
+    ]
     if tuned and not spec.tuning_file:
         problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
     if len(tuned) > 1:
@@ -196,12 +204,27 @@ def _problems(spec: SweepSpec) -> list[str]:
     return problems
 
 
+def _is_vendor_tuned(algorithm: str) -> bool:
+    """Whether `algorithm` follows a file the library's own autotuner wrote."""
+    spec = ALGORITHMS.get(algorithm)
+    return spec is not None and LIBRARIES[spec.runs_on].vendor_tuned == algorithm
+
+
+def _add_vendor_tuned(values: dict[str, Any]) -> None:
+    """With a vendor_tuning_file: Intel MPI's entry that follows it, if not named already."""
+    names = values.get("algorithms", BASE_ALGORITHMS)
+    if not values.get("vendor_tuning_file") or any(_is_vendor_tuned(a) for a in names):
+        return
+    vendor = [lib.vendor_tuned for lib in LIBRARIES.values() if lib.vendor_tuned]
+    values["algorithms"] = (*names, *vendor)
+
+
 def _add_tuned(values: dict[str, Any]) -> None:
     """With a tuning_file and no tuned entry among the algorithms: the tuned entry of each
     library asked for, or that the algorithms run on (two libraries' are refused later)."""
     names = values.get("algorithms", BASE_ALGORITHMS)
     if not values.get("tuning_file") or any(
-        a in ALGORITHMS and ALGORITHMS[a].own_launch for a in names
+        a in ALGORITHMS and ALGORITHMS[a].own_launch and not _is_vendor_tuned(a) for a in names
     ):
         return
     named = values.get("libraries") or [library_of(a) for a in names if a in ALGORITHMS]
@@ -232,7 +255,14 @@ def _libraries(values: dict[str, Any]) -> list[str]:
 
 _INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes", "launches", "seed")
 _FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
-_STR_KEYS = ("cache_mode", "launcher", "thread_level", "library_switching", "tuning_file")
+_STR_KEYS = (
+    "cache_mode",
+    "launcher",
+    "thread_level",
+    "library_switching",
+    "tuning_file",
+    "vendor_tuning_file",
+)
 
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
@@ -280,6 +310,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
                 raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
             values[key] = raw[key]
     _add_tuned(values)
+    _add_vendor_tuned(values)
     _without_repeats(values, notes)
     expanded = _libraries(values)
     spec = SweepSpec(**values)

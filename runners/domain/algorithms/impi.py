@@ -115,6 +115,19 @@ TUNED = AlgorithmSpec(
     runs_on=IMPI,
 )
 
+AUTOTUNER = AlgorithmSpec(
+    "impi:autotuned",
+    "Intel MPI's own MPI_Allreduce following a file Intel's own autotuner wrote (mpitune_fast, "
+    "or I_MPI_TUNING_MODE=auto:cluster with I_MPI_TUNING_BIN_DUMP over IMB-MPI1): the spec's "
+    "vendor_tuning_file, read from I_MPI_TUNING_BIN",
+    library=True,
+    color="#ff50ff",
+    short="i:auto",
+    parts=None,
+    own_launch=True,
+    runs_on=IMPI,
+)
+
 SHADES = {
     "recursive_doubling": "#ffff00",
     "binomial_tree": "#00ffa5",

@@ -49,6 +49,7 @@ class LibrarySpec:
     version_prefix: str = ""
     tuned: str = ""  # the entry that follows a tuning file collsweep wrote ("" = none yet)
     keeps_default: bool = True  # its tuning file can leave a size to the library's own choice
+    vendor_tuned: str = ""  # the entry that follows a file the library's own autotuner wrote
 
     def prefix(self) -> Path:
         """Where the library's wheel is installed."""
@@ -91,6 +92,10 @@ class LibrarySpec:
         each naming one of the library's algorithms (`specs` describes them) or None for its
         default where `keeps_default`."""
         raise NotImplementedError(f"{self.title} has no tuning file collsweep writes")
+
+    def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
+        """Environment that makes the library follow a file its own autotuner wrote."""
+        raise NotImplementedError(f"{self.title} has no autotuner file collsweep can load")
 
     def tuning_problem(self, tuning_file: str | Path) -> str | None:
         """Why a tuning file cannot be followed by this library, or None."""

@@ -29,6 +29,7 @@ from runners.domain.libraries.base import Band, LibrarySpec
 
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
+BINARY_TUNING_VARIABLE = "I_MPI_TUNING_BIN"  # a binary one, as Intel's autotuner writes it
 VERSION = re.compile(r"Intel\(R\) MPI Library (\d[\d.]*)")
 COLLECTIVE = "coll=Allreduce"
 
@@ -73,6 +74,10 @@ class IntelMpi(LibrarySpec):
         }
         return {out: tuning_table(per_ranks, presets)}
 
+    def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
+        """I_MPI_TUNING_BIN=<the binary file Intel's autotuner wrote>."""
+        return {BINARY_TUNING_VARIABLE: str(Path(tuning_file).resolve())}
+
     def tuning_problem(self, tuning_file: str | Path) -> str | None:
         """Readable JSON whose top level holds Intel MPI's allreduce tree."""
         try:
@@ -91,6 +96,8 @@ class IntelMpi(LibrarySpec):
 
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """The launch's I_MPI_ADJUST_ALLREDUCE, or the tuning file for impi:tuned."""
+        if spec.name == self.vendor_tuned:
+            return f"env {BINARY_TUNING_VARIABLE} (the run's vendor_tuning_file)"
         if spec.own_launch:
             return f"env {TUNING_VARIABLE} (the run's tuning_file)"
         return f"env {self.forcing_text(spec)}" if spec.forced else ""
@@ -129,4 +136,5 @@ LIBRARY = IntelMpi(
     version_prefix="Intel(R) MPI Library",
     tuned="impi:tuned",
     keeps_default=False,
+    vendor_tuned="impi:autotuned",
 )
