@@ -19,9 +19,7 @@ this way: with a user-defined op they run recursive doubling, so their shared-me
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from runners.domain.algorithms import HAND_WRITTEN
+from runners.domain.algorithms import hand_written_on
 from runners.domain.descriptor import IMPI, AlgorithmSpec
 
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
@@ -134,16 +132,4 @@ SHADES = {
     "rabenseifner": "#000000",
     "ring": "#ffb44b",
 }
-HAND_WRITTEN_HERE: tuple[AlgorithmSpec, ...] = tuple(
-    replace(
-        spec,
-        name=f"{spec.name}@{IMPI}",
-        description=f"{spec.description}, on Intel MPI's point-to-point layer",
-        short=f"{spec.short or spec.name}@i",
-        color=SHADES[spec.name],
-        runs_on=IMPI,
-        mirrors=spec.name,
-        modelled_by=spec.name,
-    )
-    for spec in HAND_WRITTEN
-)
+HAND_WRITTEN_HERE = hand_written_on(IMPI, "Intel MPI", "i", SHADES)

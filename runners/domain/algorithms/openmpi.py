@@ -16,9 +16,7 @@ commutative. Such points are stored as skipped, never timed under the wrong name
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from runners.domain.algorithms import HAND_WRITTEN
+from runners.domain.algorithms import hand_written_on
 from runners.domain.descriptor import OPENMPI, AlgorithmSpec
 
 ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
@@ -148,16 +146,4 @@ SHADES = {
     "rabenseifner": "#d41e93",
     "ring": "#791e93",
 }
-HAND_WRITTEN_HERE: tuple[AlgorithmSpec, ...] = tuple(
-    replace(
-        spec,
-        name=f"{spec.name}@{OPENMPI}",
-        description=f"{spec.description}, on Open MPI's point-to-point layer",
-        short=f"{spec.short or spec.name}@o",
-        color=SHADES[spec.name],
-        runs_on=OPENMPI,
-        mirrors=spec.name,
-        modelled_by=spec.name,
-    )
-    for spec in HAND_WRITTEN
-)
+HAND_WRITTEN_HERE = hand_written_on(OPENMPI, "Open MPI", "o", SHADES)
