@@ -58,7 +58,7 @@ from dashboard.data.runs import (
     run_grid,
     runs_table,
 )
-from dashboard.data.tuning import tuned_runs, tuning_file_of, tuning_ratios
+from dashboard.data.tuning import tuned_entry_of, tuned_runs, tuning_file_of, tuning_ratios
 from dashboard.data.user_sql import (
     FALLBACK_EXAMPLES,
     USER_SQL_MAX_ROWS,
@@ -119,6 +119,7 @@ __all__ = [
     "run_user_sql",
     "runs_table",
     "schema_reference",
+    "tuned_entry_of",
     "tuned_runs",
     "tuning_file_of",
     "tuning_ratios",

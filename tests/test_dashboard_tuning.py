@@ -92,4 +92,5 @@ def test_without_a_tuned_run_the_page_says_how_to_make_one(
     db = tmp_path / "plain.duckdb"
     synthetic.build_store(db, [synthetic.RunSpec(ranks=(2,), timeout_point=False)])
     at = open_tuning(db, monkeypatch)
-    assert "collsweep tune RUN --out tuned.json" in at.info[0].value
+    assert "collsweep tune RUN --library mpich --out tuned.json" in at.info[0].value
+    assert "impi:tuned" in at.info[0].value

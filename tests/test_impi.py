@@ -332,10 +332,11 @@ def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) 
 
 @pytest.mark.mpi
 def test_impi_tuned_follows_the_file_in_launches_of_its_own(
-    tmp_path: Path, calibration_template: Path
+    tmp_path: Path, calibration_template: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sweep with --libraries impi --tuning-file F times impi:tuned beside impi, in launches
-    of its own with I_MPI_TUNING=F, and records the file's SHA-256 and provenance."""
+    of its own with I_MPI_TUNING=F, and records the file's SHA-256 and provenance; the Tuning
+    page sets impi:tuned against impi and shows Intel MPI's tree."""
     from runners.cli import main
 
     out = tmp_path / "impi.json"
@@ -361,6 +362,16 @@ def test_impi_tuned_follows_the_file_in_launches_of_its_own(
     assert record["provenance"]["run_id"] == INTEL_RUN and "posix_file" not in record
     [job] = [k for label, k in json.loads(env)["jobs"].items() if "impi:tuned" in label]
     assert job["I_MPI_TUNING"] == str(out.resolve())
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(store.STORE_ENV, str(db))
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60).run()
+    at.switch_page("views/tuning.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [m.value for m in (*at.success, *at.error)]
+    assert len(said) == 1 and "impi:tuned" in said[0] and "autotuned impi" in said[0]
+    assert "The allreduce rules as Intel MPI reads them" in [e.label for e in at.expander]
+    assert any("coll=Allreduce" in c.value for c in at.code)
 
 
 def test_a_file_intels_autotuner_wrote_adds_impi_autotuned(

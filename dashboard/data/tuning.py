@@ -1,5 +1,6 @@
-"""Data of the Tuning page: mpi:tuned (the library following a collsweep tuning file) against
-the autotuned mpi, and the file the run followed."""
+"""Data of the Tuning page: a library's tuned entry (mpi:tuned, openmpi:tuned, impi:tuned: the
+library following a collsweep tuning file) against its autotuned default, and the file the run
+followed."""
 
 from __future__ import annotations
 
@@ -12,25 +13,38 @@ import pandas as pd
 
 from dashboard.data.base import Scope, StorePath, _df, _open
 from dashboard.data.override import against_default
+from runners.domain.libraries import LIBRARIES
 from runners.domain.tuning import TUNED
+
+TUNED_ENTRIES = [lib.tuned for lib in LIBRARIES.values() if lib.tuned]
 
 
 def tuned_runs(path: StorePath) -> list[str]:
-    """The runs that timed mpi:tuned, newest first."""
+    """The runs that timed a library's tuned entry, newest first."""
     with _open(path) as con:
         frame = _df(
             con,
             "SELECT DISTINCT p.run_id, r.started_at FROM points p JOIN runs r USING (run_id) "
-            "WHERE p.algorithm = $tuned ORDER BY r.started_at DESC",
-            {"tuned": TUNED},
+            "WHERE list_contains($tuned, p.algorithm) ORDER BY r.started_at DESC",
+            {"tuned": TUNED_ENTRIES},
         )
     return frame["run_id"].tolist()
 
 
-def tuning_ratios(path: StorePath, scope: Scope) -> pd.DataFrame:
+def tuned_entry_of(path: StorePath, run_id: str) -> str:
+    """The tuned entry a run timed (one tuning file serves one library): mpi:tuned when none."""
+    with _open(path) as con:
+        found = con.execute(
+            "SELECT min(algorithm) FROM points WHERE run_id = ? AND list_contains(?, algorithm)",
+            [run_id, TUNED_ENTRIES],
+        ).fetchone()
+    return found[0] if found and found[0] else TUNED
+
+
+def tuning_ratios(path: StorePath, scope: Scope, tuned: str = TUNED) -> pd.DataFrame:
     """tuned / autotuned time at every size both were measured, with its interval from the
     paired launches and the verdict, as the analysis stored them (against_default)."""
-    return against_default(path, scope, TUNED).rename(columns={"algorithm_s": "tuned_s"})
+    return against_default(path, scope, tuned).rename(columns={"algorithm_s": "tuned_s"})
 
 
 def tuning_file_of(path: StorePath, run_id: str) -> dict[str, Any]:

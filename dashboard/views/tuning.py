@@ -1,5 +1,6 @@
-"""Tuning page: does the library, following a collsweep tuning file (mpi:tuned), beat its own
-autotuned choice (mpi) at every validated size? Where it is slower, it says so in red."""
+"""Tuning page: does the library, following a collsweep tuning file (its tuned entry: mpi:tuned,
+openmpi:tuned, impi:tuned), beat its own autotuned choice at every validated size? Where it is
+slower, it says so in red."""
 
 from __future__ import annotations
 
@@ -10,18 +11,20 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.tuning import band_ranges
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.libraries import LIBRARIES
+from runners.domain.tuning import ALLREDUCE, band_ranges
 from runners.domain.units import counted, format_bytes
 
 HOW_TO = (
-    "No run has timed **mpi:tuned** yet. Make a tuning file from a run and validate it "
-    "between the swept sizes:\n\n"
-    "```\ncollsweep tune RUN --out tuned.json --validate-spec validate.toml\n"
+    "No run has timed a tuned entry (**mpi:tuned**, **openmpi:tuned**, **impi:tuned**) yet. "
+    "Make a tuning file from a run and validate it between the swept sizes:\n\n"
+    "```\ncollsweep tune RUN --library mpich --out tuned.json --validate-spec validate.toml\n"
     "collsweep sweep validate.toml\n```"
 )
 
 
-def _headline(ratios: pd.DataFrame) -> None:
+def _headline(ratios: pd.DataFrame, tuned: str, default: str) -> None:
     """One line: where tuned is slower (red), else where it is faster."""
     slower = ratios[ratios["verdict"] == "slower"]
     faster = int((ratios["verdict"] == "faster").sum())
@@ -29,14 +32,14 @@ def _headline(ratios: pd.DataFrame) -> None:
     if len(slower):
         where = ", ".join(f"p={r.ranks} {format_bytes(r.bytes)}" for r in slower.itertuples())
         st.error(
-            f"mpi:tuned is slower than the autotuned mpi (decided by the paired launches) at "
-            f"{len(slower)} of {sizes}: {where}. An override can improve one point and "
+            f"{tuned} is slower than the autotuned {default} (decided by the paired launches) "
+            f"at {len(slower)} of {sizes}: {where}. An override can improve one point and "
             "worsen the rest.",
             icon=":material/trending_down:",
         )
     else:
         st.success(
-            f"mpi:tuned is nowhere slower than the autotuned mpi (decided by the paired "
+            f"{tuned} is nowhere slower than the autotuned {default} (decided by the paired "
             f"launches, {sizes}); faster at {faster}.",
             icon=":material/check_circle:",
         )
@@ -55,7 +58,22 @@ def _bands(provenance: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _file(path: Path, run_id: str) -> None:
+def _rules(text: str, title: str) -> None:
+    """The file's allreduce rules as the library reads them: MPICH's allreduce subtree, Intel
+    MPI's whole tree, Open MPI's rules text."""
+    try:
+        table = json.loads(text)
+    except ValueError:
+        table = None
+    with st.expander(f"The allreduce rules as {title} reads them"):
+        if isinstance(table, dict):
+            shown = table.get(ALLREDUCE, table)
+            st.code(json.dumps(shown, indent=1), language="json")
+        else:
+            st.code(text, language="text")
+
+
+def _file(path: Path, run_id: str, title: str) -> None:
     """The tuning file the run followed: what it chooses where, its rules, where it came from
     and a download."""
     record = queries.tuning_file_of(path, run_id)
@@ -67,11 +85,9 @@ def _file(path: Path, run_id: str) -> None:
     if record["text"] is None:
         st.info(f"Its text is not shown: {record['why'] or 'the run did not record it'}.")
     else:
-        table = json.loads(record["text"])
-        with st.expander("The allreduce rules as MPICH reads them"):
-            st.code(json.dumps(table.get("collective=allreduce"), indent=1), language="json")
+        _rules(record["text"], title)
         name = Path(record["file"]).name
-        st.download_button("Download the tuning file", record["text"], name, "application/json")
+        st.download_button("Download the tuning file", record["text"], name, "text/plain")
     with st.expander("Where it came from (provenance)"):
         st.json(provenance)
 
@@ -84,25 +100,29 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.info(HOW_TO)
         return
     run_id = ui.choose_run(runs[runs["run_id"].isin(tuned)])
+    entry = queries.tuned_entry_of(path, run_id)
+    library = LIBRARIES[ALGORITHMS[entry].runs_on]
+    default = library.autotuned
     grid = queries.run_grid(path, run_id)
     left, right = st.columns(2)
     dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=left)
     ops = sorted(grid[grid["dtype"] == dtype]["op"].unique())
     op = ui.choose("Op", ops, "op", container=right)
-    scope = queries.Scope(run_id, dtype=dtype, op=op, algorithms=("mpi:tuned", "mpi"))
-    ratios = queries.tuning_ratios(path, scope)
+    scope = queries.Scope(run_id, dtype=dtype, op=op, algorithms=(entry, default))
+    ratios = queries.tuning_ratios(path, scope, entry)
     if ratios.empty:
-        st.info("This run has no size where both mpi:tuned and mpi were measured.")
+        st.info(f"This run has no size where both {entry} and {default} were measured.")
         return
-    _headline(ratios)
+    _headline(ratios, entry, default)
     speedups = ratios.assign(speedup=1 / ratios["ratio"])
-    ui.chart(charts.override_figure(speedups, "mpi:tuned"), "tuning_chart")
+    ui.chart(charts.override_figure(speedups, entry, default), "tuning_chart")
     st.caption(
-        "Speed-up = mpi time / mpi:tuned time from paired rounds of launches (above 1: the "
-        "file helps). Triangles down, in the red band: slower, the interval excluding 1."
+        f"Speed-up = {default} time / {entry} time from paired rounds of launches "
+        f"({library.title}; above 1: the file helps). Triangles down, in the red band: slower, "
+        "the interval excluding 1."
     )
     ui.table(ratios, key="tuning_ratios")
-    _file(path, run_id)
+    _file(path, run_id, library.title)
 
 
 ui.run_page("Tuning", main)
