@@ -14,7 +14,6 @@ import itertools
 import json
 import math
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,6 @@ from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.tuning import provenance_path
 from runners.domain.units import format_bytes, format_ratio
-
-TABLES_FOR = "MPICH 5.0."  # the library versions whose tables collsweep ships (mpich_tables/)
-# The versions whose file format collsweep writes and has proven the library follows (the
-# counting-op fingerprints on both sides of a band's boundary, tests/test_impi.py).
-FORMATS_FOR = {DEFAULT.name: TABLES_FOR, "openmpi": "Open MPI 5.0.", "impi": "Intel MPI 2021."}
 
 
 class TuneError(BadInput):
@@ -57,19 +51,6 @@ class TuneRequest:
         return LIBRARIES[self.library]
 
 
-def installed_mpich() -> str:
-    """The installed MPICH wheel's version as runs record it ('MPICH 5.0.2'), or ''."""
-    try:
-        return f"MPICH {metadata.version('mpich')}"
-    except metadata.PackageNotFoundError:
-        return ""
-
-
-def installed_version(library: LibrarySpec) -> str:
-    """The installed version of a library as runs record it, or ''."""
-    return installed_mpich() if library is DEFAULT else library.installed_version()
-
-
 def measured_version(run: dict[str, Any], library: str) -> str:
     """The version of `library` whose ranks ran the run ('' when it ran none of them)."""
     versions = run.get("libraries") or {}
@@ -88,8 +69,8 @@ def _run(request: TuneRequest) -> dict[str, Any]:
     run = store.get_run(request.store, request.run_id)
     if run is None:
         raise TuneError(f"no run {request.run_id!r} in {request.store}; see `collsweep runs`")
-    lib, wanted = request.spec, FORMATS_FOR.get(request.library)
-    if wanted is None:
+    lib, wanted = request.spec, request.spec.tuning_versions
+    if not wanted:
         raise TuneError(f"collsweep writes no tuning file for {lib.title} yet")
     measured = measured_version(run, request.library)
     if not measured.startswith(wanted):
@@ -97,7 +78,7 @@ def _run(request: TuneRequest) -> dict[str, Any]:
             f"run {request.run_id} measured {measured or f'no {lib.title}'}; collsweep "
             f"writes {lib.title} tuning files for {wanted}x only"
         )
-    installed = installed_version(lib)
+    installed = lib.installed_version()
     if not installed.startswith(wanted):
         raise TuneError(
             f"the installed library is {installed or f'not {lib.title}'}, not {wanted}x"
@@ -157,7 +138,7 @@ def provenance(
         "store": str(request.store),
         "host": run.get("host"),
         "library": measured_version(run, request.library),
-        "installed_library": installed_version(request.spec),
+        "installed_library": request.spec.installed_version(),
         "dtype": group[0],
         "op": group[1],
         "assumptions": assumption_states(request.store, request.run_id),

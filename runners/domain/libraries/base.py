@@ -50,6 +50,9 @@ class LibrarySpec:
     tuned: str = ""  # the entry that follows a tuning file collsweep wrote ("" = none yet)
     keeps_default: bool = True  # its tuning file can leave a size to the library's own choice
     vendor_tuned: str = ""  # the entry that follows a file the library's own autotuner wrote
+    # The versions (runs.mpi_version prefix) whose tuning-file format collsweep writes and has
+    # proven the library follows, with the counting op on both sides of a boundary
+    tuning_versions: str = ""
 
     def prefix(self) -> Path:
         """Where the library's wheel is installed."""

@@ -137,4 +137,5 @@ LIBRARY = IntelMpi(
     tuned="impi:tuned",
     keeps_default=False,
     vendor_tuned="impi:autotuned",
+    tuning_versions="Intel MPI 2021.",
 )

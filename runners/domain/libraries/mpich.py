@@ -139,4 +139,5 @@ LIBRARY = Mpich(
     runtime_forcing=PER_CALL,
     version_prefix="MPICH",
     tuned="mpi:tuned",
+    tuning_versions="MPICH 5.0.",  # the tables collsweep ships (domain/mpich_tables/)
 )

@@ -127,4 +127,5 @@ LIBRARY = OpenMpi(
     calibration_suffix=f"@{OPENMPI}",
     version_prefix="Open MPI",
     tuned="openmpi:tuned",
+    tuning_versions="Open MPI 5.0.",
 )
