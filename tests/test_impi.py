@@ -402,3 +402,15 @@ def test_a_file_intels_autotuner_wrote_adds_impi_autotuned(
         assert main([*argv, "--vendor-tuning-file", str(path), "--store", str(db)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "is not a file with content" in err[0] and not db.exists()
+
+
+def test_the_shm_presets_fallback_for_a_user_op_is_declared() -> None:
+    """With collsweep's user-defined op the SHM-based presets run recursive doubling (the
+    fingerprint test shows it): such points are skipped with that reason, never timed under
+    the preset's name; built-in ops are not."""
+    from runners.domain.plan import skip_reason
+
+    for name in ("impi:shm_flat", "impi:shm_knomial", "impi:shm_knary"):
+        said = skip_reason(name, 2, "first_nonzero", 64, "float32")
+        assert said and "recursive doubling for a user-defined op" in said
+        assert skip_reason(name, 2, "sum", 64, "float32") is None

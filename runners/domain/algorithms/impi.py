@@ -25,6 +25,15 @@ from runners.domain.descriptor import IMPI, AlgorithmSpec
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
 UNPROVEN = "unproven: a counting user op sees recursive doubling (the SHM path: built-in ops)"
 
+
+def _shm_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+    # collsweep's one user-defined op is its noncommutative one; with a user op the SHM-based
+    # presets ran recursive doubling (tests/test_impi.py)
+    if not commutative:
+        return "Intel MPI's SHM-based presets run recursive doubling for a user-defined op"
+    return ""
+
+
 AUTOTUNED = AlgorithmSpec(
     "impi",
     "Intel MPI's own MPI_Allreduce, autotuned (its tuning table for this machine)",
@@ -92,7 +101,7 @@ FORCED: tuple[AlgorithmSpec, ...] = (
     _preset("ring", 8, "ring", "#004bff", "ring", commutative_only=True, mirrors="mpi:ring"),
     _preset("knomial", 9, "knomial", "#00ffff"),
     *(
-        _preset(name, preset, text, color, model_note=UNPROVEN)
+        _preset(name, preset, text, color, model_note=UNPROVEN, falls_back=_shm_falls_back)
         for name, preset, text, color in (
             ("shm_flat", 10, "topology aware SHM-based flat", "#2dff4b"),
             ("shm_knomial", 11, "topology aware SHM-based knomial", "#006969"),
