@@ -1,6 +1,6 @@
 """Intel MPI: the `impi-rt` wheel in a prefix of its own, its ranks started by its own mpiexec.
 
-`make install` puts the wheel (and the libfabric it needs) in `.venv/impi`: its `bin/mpiexec`
+`make install` puts the wheel (it ships its libfabric) in `.venv/impi`: its `bin/mpiexec`
 (Hydra) and `lib/libmpi.so.12` would clash with MPICH's in the environment itself. mpi4py loads
 it through `MPI4PY_LIBMPI`; the loader finds its other libraries through `LD_LIBRARY_PATH`.
 Hydra passes the whole environment to every rank. Its transport is shared memory
@@ -8,11 +8,11 @@ Hydra passes the whole environment to every rank. Its transport is shared memory
 
 Forcing: `I_MPI_ADJUST_ALLREDUCE=<preset>` selects an allreduce preset for a whole launch.
 Intel MPI exposes the same setting as the MPI_T control variable MPIR_CVAR_USE_ALLREDUCE, but
-writing it at run time changes nothing (seen on 2021.19: the value reads back, the calls keep
-their algorithm, on the world and on a new communicator alike), so each forced preset runs in
-launches of its own, paired with the others by round. The presets' numbers and names are
-those of Intel's documentation of I_MPI_ADJUST_ALLREDUCE (runners.domain.algorithms.impi);
-tests/test_impi.py proves each one with a counting user op.
+writing it at run time changes nothing (seen on 2021.18.1 and 2021.19.0: the value reads back,
+the calls keep their algorithm, on the world and on a new communicator alike), so each forced
+preset runs in launches of its own, paired with the others by round. The presets' numbers and
+names are those of Intel's documentation of I_MPI_ADJUST_ALLREDUCE
+(runners.domain.algorithms.impi); tests/test_impi.py proves each one with a counting user op.
 """
 
 from __future__ import annotations
