@@ -207,10 +207,11 @@ def test_verify_checks_intel_algorithms_on_intel_ranks() -> None:
 INTEL_RUN = "r20261203-120000-iiii"
 
 
-def intel_store(folder: Path) -> Path:
-    """A synthetic Intel MPI run at p=2 with exact times: the default wins at 1 KiB (the
-    ring, 10% slower, stands in for it there), ties recursive doubling at 32 KiB, and loses to
-    the forced ring by 2x at 1 MiB."""
+@pytest.fixture(scope="module")
+def intel_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic Intel MPI run at p=2 with exact times, built once for the module (read
+    it only): the default wins at 1 KiB (the ring, 10% slower, stands in for it there), ties
+    recursive doubling at 32 KiB, and loses to the forced ring by 2x at 1 MiB."""
     import synthetic
 
     times = {
@@ -233,13 +234,13 @@ def intel_store(folder: Path) -> Path:
         exact_times=times,
         timeout_point=False,
     )
-    path = folder / "intel.duckdb"
+    path = tmp_path_factory.mktemp("intel") / "intel.duckdb"
     synthetic.build_store(path, [spec])
     return path
 
 
 def test_tune_writes_intel_mpis_json_tree_from_a_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    intel_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`collsweep tune --library impi`: Intel MPI's tree for p=2, the forced ring where it won
     (1 MiB), and where the default stays the preset measured closest to it (the tree must name
@@ -250,7 +251,7 @@ def test_tune_writes_intel_mpis_json_tree_from_a_run(
     from runners.domain.spec import load_spec
     from runners.domain.tuning import provenance_path
 
-    path, out, check = intel_store(tmp_path), tmp_path / "impi.json", tmp_path / "v.toml"
+    path, out, check = intel_store, tmp_path / "impi.json", tmp_path / "v.toml"
     argv = ["tune", INTEL_RUN, "--store", str(path), "--out", str(out), "--library", "impi"]
     assert main([*argv, "--validate-spec", str(check)]) == 0
     printed = capsys.readouterr().out
@@ -274,7 +275,7 @@ def test_tune_writes_intel_mpis_json_tree_from_a_run(
 
 
 def test_tune_refuses_a_library_the_run_did_not_measure_or_cannot_write(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    intel_store: Path, demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Exit 2, one line, nothing written: Intel MPI's file from an MPICH run, an MPICH file
     from an Intel MPI run, an Open MPI file from it; an Intel file given to MPICH's tuned entry is
@@ -284,15 +285,14 @@ def test_tune_refuses_a_library_the_run_did_not_measure_or_cannot_write(
     from runners.cli import main
     from runners.domain.tuning import tuning_file_problem
 
-    path, out = intel_store(tmp_path), tmp_path / "t.json"
-    mpich_run = synthetic.demo_specs()[0]
-    synthetic.build_store(path, [mpich_run])
-    for run, library, said in (
-        (mpich_run.run_id, "impi", "measured no Intel MPI"),
-        (INTEL_RUN, "mpich", "measured no MPICH"),
-        (INTEL_RUN, "openmpi", "measured no Open MPI"),
+    path, out = intel_store, tmp_path / "t.json"
+    mpich_run = synthetic.demo_specs()[0].run_id
+    for store_path, run, library, said in (
+        (demo_store, mpich_run, "impi", "measured no Intel MPI"),
+        (path, INTEL_RUN, "mpich", "measured no MPICH"),
+        (path, INTEL_RUN, "openmpi", "measured no Open MPI"),
     ):
-        argv = ["tune", run, "--store", str(path), "--out", str(out), "--library", library]
+        argv = ["tune", run, "--store", str(store_path), "--out", str(out), "--library", library]
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and said in err[0], err
@@ -332,7 +332,10 @@ def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) 
 
 @pytest.mark.mpi
 def test_impi_tuned_follows_the_file_in_launches_of_its_own(
-    tmp_path: Path, calibration_template: Path, monkeypatch: pytest.MonkeyPatch
+    intel_store: Path,
+    tmp_path: Path,
+    calibration_template: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A sweep with --libraries impi --tuning-file F times impi:tuned beside impi, in launches
     of its own with I_MPI_TUNING=F, and records the file's SHA-256 and provenance; the Tuning
@@ -340,7 +343,7 @@ def test_impi_tuned_follows_the_file_in_launches_of_its_own(
     from runners.cli import main
 
     out = tmp_path / "impi.json"
-    argv = ["tune", INTEL_RUN, "--store", str(intel_store(tmp_path)), "--out", str(out)]
+    argv = ["tune", INTEL_RUN, "--store", str(intel_store), "--out", str(out)]
     assert main([*argv, "--library", "impi"]) == 0
     db = tmp_path / "v.duckdb"
     shutil.copyfile(calibration_template, db)
