@@ -32,12 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.catalog import ALGORITHMS
+from runners.domain.libraries.mpich import TUNING_FILE_CVAR
 from runners.domain.units import format_bytes
 
 TABLES = Path(__file__).with_name("mpich_tables")
 MPIR_TABLE, POSIX_TABLE = "mpir_generic.json", "posix_generic.json"
 TUNED = "mpi:tuned"
-FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+FILE_CVAR = TUNING_FILE_CVAR
 POSIX_FILE_CVAR = "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"
 POSIX_SUFFIX = ".posix.json"
 PROVENANCE_SUFFIX = ".provenance.json"

@@ -6,7 +6,6 @@ are stored as failed or timed out with the reason, and the job is relaunched for
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -14,7 +13,6 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from runners.domain.calibration import LAUNCH_PREFIX, calibration_row, library_suffix
 from runners.domain.catalog import has_forced
@@ -272,9 +270,7 @@ def environment_record(
     if spec.tuning_file:
         record["tuning_file"] = file_record(spec.tuning_file)
     if spec.vendor_tuning_file:
-        path = Path(spec.vendor_tuning_file).resolve()
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        record["vendor_tuning_file"] = {"file": str(path), "file_sha256": digest}
+        record["vendor_tuning_file"] = file_record(spec.vendor_tuning_file)
     record["library_forcing"] = {
         name: {
             "mode": switching_mode_of(LIBRARIES[name], mode, spec.library_switching),

@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from runners.domain.algorithms.impi import PRESET_VARIABLE
 from runners.domain.descriptor import IMPI, AlgorithmSpec
 from runners.domain.libraries.base import Band, LibrarySpec
 
-PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
 BINARY_TUNING_VARIABLE = "I_MPI_TUNING_BIN"  # a binary one, as Intel's autotuner writes it
 VERSION = re.compile(r"Intel\(R\) MPI Library (\d[\d.]*)")

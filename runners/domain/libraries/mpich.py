@@ -43,7 +43,7 @@ ALGORITHM_VALUES = (
 )
 VERIFIED_LIBRARIES = ("MPICH 5.0.",)  # runs.mpi_version prefixes whose enum order is checked
 FALLBACK_KNOB = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}  # a fallback says so on stderr
-TUNING_FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+TUNING_FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"  # the file mpi:tuned follows
 
 
 def runtime_supported(mpi_version: str) -> bool:
