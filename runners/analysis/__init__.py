@@ -38,7 +38,7 @@ starts is runners.jobs.calibrate's (it launches ranks, which this module never d
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ from runners.analysis.points import (
 )
 from runners.analysis.verdict import run_verdict
 from runners.analysis.winners import (
+    ALL_LIBRARIES,
     Comparisons,
     against_default_rows,
     measured_crossover_rows,
@@ -164,54 +165,75 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         mine = run_calibrations(path, run, models.points, progress, name)
         calibrations += mine
         models.params = [Params.from_row(cal) for cal in mine]
-    params = [p for models in libraries.values() for p in models.params]
     probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])
     probes = probes.to_dict("records")
+    # computed in memory, then stored in one transaction: all or nothing
+    comparisons = Comparisons.load(path, run_id)
+    tables = _measured_tables(points, libraries, comparisons)
+    tables |= _model_tables(run, probes, libraries, comparisons, tables["crossovers"])
+    tables["crossovers"] = tables["crossovers"] + tables.pop("predicted_crossovers")
+    tables["assumptions"] = assumption_rows(run, points, calibrations, probes)
+    store.replace_analysis(path, run_id, tables)
+    winners = [row for row in tables["winners"] if row["library"] == ALL_LIBRARIES]
+    return AnalysisSummary(
+        run_id,
+        [p.calibration_id for models in libraries.values() for p in models.params],
+        len(tables["predictions"]),
+        len(tables["crossovers"]),
+        len(tables["best_choices"]),
+        len(tables["assumptions"]),
+        tables["agreement"],
+        len(winners),
+        sum(row["decided"] for row in winners),
+        tables["model_accuracy"],
+    )
+
+
+def _measured_tables(
+    points: Sequence[Point], libraries: Mapping[str, LibraryModels], comparisons: Comparisons
+) -> dict[str, list[dict[str, Any]]]:
+    """What the measurements alone say: winners (every library's algorithms competing, and
+    each library's apart in a run on several), against_default and measured crossovers."""
+    groups = group_points(points)
+    winners = winner_rows(groups, comparisons)
+    if len(libraries) > 1:
+        winners += [row for name, m in libraries.items() for row in m.winners(name, comparisons)]
+    return {
+        "winners": winners,
+        "against_default": against_default_rows(groups, comparisons),
+        "crossovers": measured_crossover_rows(groups, comparisons),
+    }
+
+
+def _model_tables(
+    run: Mapping[str, Any],
+    probes: Sequence[Mapping[str, Any]],
+    libraries: Mapping[str, LibraryModels],
+    comparisons: Comparisons,
+    measured_crossovers: Sequence[Mapping[str, Any]],
+) -> dict[str, list[dict[str, Any]]]:
+    """What each library's calibrations predict, and how well: predictions, predicted
+    crossovers, model accuracy, best choices and agreement."""
 
     def wanted(ranks: int) -> str:
         return variant_for(run, probes, ranks)
 
-    predictions = [row for m in libraries.values() for row in m.predictions(run_id, wanted)]
-    tables = {"predictions": predictions}  # stored together at the end: all or nothing
-    groups = group_points(points)
-    comparisons = Comparisons.load(path, run_id)
-    winners = winner_rows(groups, comparisons)
-    apart = []  # each library's own winners, in a run on several
-    if len(libraries) > 1:
-        apart = [row for name, m in libraries.items() for row in m.winners(name, comparisons)]
-    tables["winners"] = winners + apart
-    tables["against_default"] = against_default_rows(groups, comparisons)
-    crossings = measured_crossover_rows(groups, comparisons)
-    measured_crossings = list(crossings)
-    crossings += [row for models in libraries.values() for row in models.crossovers()]
-    tables["crossovers"] = crossings
-    accuracy = [
-        row for m in libraries.values() for row in m.accuracy(comparisons, measured_crossings)
-    ]
-    tables["model_accuracy"] = accuracy
-    choices, agreements = [], []
+    tables: dict[str, list[dict[str, Any]]] = {
+        "predictions": [],
+        "predicted_crossovers": [],
+        "model_accuracy": [],
+        "best_choices": [],
+        "agreement": [],
+    }
     for models in libraries.values():
-        mine = [r for r in predictions if r["point_id"] in {p.point_id for p in models.points}]
-        found = _choices(models.points, models.params, mine)
-        choices, agreements = choices + found[0], agreements + found[1]
-    tables |= {"best_choices": choices, "agreement": agreements}
-    checks = assumption_rows(run, points, calibrations, probes)
-    tables["assumptions"] = checks
-    store.replace_analysis(path, run_id, tables)
-    ids = [p.calibration_id for p in params]
-    decided = sum(row["decided"] for row in winners)
-    return AnalysisSummary(
-        run_id,
-        ids,
-        len(predictions),
-        len(crossings),
-        len(choices),
-        len(checks),
-        agreements,
-        len(winners),
-        decided,
-        accuracy,
-    )
+        predictions = models.predictions(run["run_id"], wanted)
+        choices, agreements = _choices(models.points, models.params, predictions)
+        tables["predictions"] += predictions
+        tables["predicted_crossovers"] += models.crossovers()
+        tables["model_accuracy"] += models.accuracy(comparisons, measured_crossovers)
+        tables["best_choices"] += choices
+        tables["agreement"] += agreements
+    return tables
 
 
 def _choices(

@@ -4,7 +4,7 @@ crossovers between decided sizes (runners.domain.comparison)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from runners import store
 from runners.analysis.crossings import crossing_row
 from runners.analysis.points import Key, Point
 from runners.domain.catalog import ALGORITHMS, autotuned_of, is_autotuned, library_of
-from runners.domain.comparison import Comparison, Unit, compare
+from runners.domain.comparison import Comparison, Unit, compare_many
 from runners.domain.crossovers import decided_crossovers
 from runners.domain.models import LIBRARY
 
@@ -63,10 +63,15 @@ class Comparisons:
         """a's time over b's (None when they share fewer than two passes)."""
         key = (a.point_id, b.point_id)
         if key not in self._done:
-            self._done[key] = compare(
-                self.units.get(a.point_id, {}), self.units.get(b.point_id, {})
-            )
+            self.prime([(a, b)])
         return self._done[key]
+
+    def prime(self, pairs: Iterable[tuple[Point, Point]]) -> None:
+        """Compare every pair not compared yet, in one batch (comparison.compare_many)."""
+        keys = list(dict.fromkeys((a.point_id, b.point_id) for a, b in pairs))
+        keys = [k for k in keys if k not in self._done]
+        units = [(self.units.get(a, {}), self.units.get(b, {})) for a, b in keys]
+        self._done |= dict(zip(keys, compare_many(units), strict=True))
 
 
 ALL_LIBRARIES = "all"  # winners.library of the rows where every library's algorithms compete
@@ -78,37 +83,44 @@ def winner_rows(
     """Per (ranks, dtype, op, bytes) with two or more ok points: the fastest two by median,
     whether the launches decide between them, and their time ratio with its interval
     (`library`: whose algorithms the groups hold, all libraries' by default)."""
+    cells = [
+        (key, nbytes, here)
+        for key, by_alg in groups.items()
+        for nbytes in sorted({n for points in by_alg.values() for n in points})
+        if len(here := _fastest_first(by_alg, nbytes)) >= 2
+    ]
+    comparisons.prime((here[0], here[1]) for _, _, here in cells)
     rows = []
-    for (ranks, dtype, op), by_alg in groups.items():
-        sizes = sorted({n for points in by_alg.values() for n in points})
-        for nbytes in sizes:
-            here = sorted(
-                (p for points in by_alg.values() if (p := points.get(nbytes))),
-                key=lambda p: (p.median_s, p.algorithm),
-            )
-            if len(here) < 2:
-                continue
-            best, second = here[0], here[1]
-            found = comparisons.of(best, second)
-            rows.append(
-                {
-                    "ranks": ranks,
-                    "dtype": dtype,
-                    "op": op,
-                    "bytes": nbytes,
-                    "winner": best.algorithm,
-                    "runner_up": second.algorithm,
-                    "decided": bool(found and found.decided and found.a_faster),
-                    "ratio": found.ratio if found else None,
-                    "ratio_low": found.low if found else None,
-                    "ratio_high": found.high if found else None,
-                    "launches": found.launches if found else 0,
-                    "pairing": comparisons.pairing(best, second),
-                    "candidates": len(here),
-                    "library": library,
-                }
-            )
+    for (ranks, dtype, op), nbytes, here in cells:
+        best, second = here[0], here[1]
+        found = comparisons.of(best, second)
+        rows.append(
+            {
+                "ranks": ranks,
+                "dtype": dtype,
+                "op": op,
+                "bytes": nbytes,
+                "winner": best.algorithm,
+                "runner_up": second.algorithm,
+                "decided": bool(found and found.decided and found.a_faster),
+                "ratio": found.ratio if found else None,
+                "ratio_low": found.low if found else None,
+                "ratio_high": found.high if found else None,
+                "launches": found.launches if found else 0,
+                "pairing": comparisons.pairing(best, second),
+                "candidates": len(here),
+                "library": library,
+            }
+        )
     return rows
+
+
+def _fastest_first(by_alg: Mapping[str, Mapping[int, Point]], nbytes: int) -> list[Point]:
+    """The points measured at `nbytes`, fastest median first (ties: by name)."""
+    return sorted(
+        (p for points in by_alg.values() if (p := points.get(nbytes))),
+        key=lambda p: (p.median_s, p.algorithm),
+    )
 
 
 def baseline_of(algorithm: str) -> str | None:
@@ -125,31 +137,34 @@ def against_default_rows(groups: Groups, comparisons: Comparisons) -> list[dict[
     library's autotuned default, and each other library's default against MPICH's, at each
     size both measured: time ratio (< 1: faster than the baseline) with its interval from the
     paired launches, and the verdict it gives."""
+    pairs = [
+        (key, algorithm, nbytes, point, default[nbytes])
+        for key, by_alg in groups.items()
+        for algorithm in sorted(by_alg)
+        if (default := by_alg.get(baseline_of(algorithm) or "", {}))
+        for nbytes, point in sorted(by_alg[algorithm].items())
+        if nbytes in default
+    ]
+    comparisons.prime((point, base) for *_, point, base in pairs)
     rows = []
-    for (ranks, dtype, op), by_alg in groups.items():
-        for algorithm in sorted(by_alg):
-            baseline = baseline_of(algorithm)
-            default = by_alg.get(baseline or "", {})
-            for nbytes, point in sorted(by_alg[algorithm].items()):
-                if nbytes not in default:
-                    continue
-                found = comparisons.of(point, default[nbytes])
-                rows.append(
-                    {
-                        "ranks": ranks,
-                        "dtype": dtype,
-                        "op": op,
-                        "bytes": nbytes,
-                        "algorithm": algorithm,
-                        "baseline": baseline,
-                        "ratio": found.ratio if found else None,
-                        "ratio_low": found.low if found else None,
-                        "ratio_high": found.high if found else None,
-                        "verdict": _verdict(found),
-                        "launches": found.launches if found else 0,
-                        "pairing": comparisons.pairing(point, default[nbytes]),
-                    }
-                )
+    for (ranks, dtype, op), algorithm, nbytes, point, base in pairs:
+        found = comparisons.of(point, base)
+        rows.append(
+            {
+                "ranks": ranks,
+                "dtype": dtype,
+                "op": op,
+                "bytes": nbytes,
+                "algorithm": algorithm,
+                "baseline": baseline_of(algorithm),
+                "ratio": found.ratio if found else None,
+                "ratio_low": found.low if found else None,
+                "ratio_high": found.high if found else None,
+                "verdict": _verdict(found),
+                "launches": found.launches if found else 0,
+                "pairing": comparisons.pairing(point, base),
+            }
+        )
     return rows
 
 
@@ -164,6 +179,12 @@ def _verdict(found: Comparison | None) -> str:
 def measured_crossover_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:
     """Measured crossovers of every pair of algorithms in every (ranks, dtype, op): where
     their decided order flips, bracketed by the two measured sizes around the flip."""
+    comparisons.prime(
+        (by_alg[a][n], by_alg[b][n])
+        for by_alg in groups.values()
+        for a, b in itertools.combinations(sorted(by_alg), 2)
+        for n in by_alg[a].keys() & by_alg[b].keys()
+    )
     rows = []
     for key, by_alg in groups.items():
         for a, b in itertools.combinations(sorted(by_alg), 2):

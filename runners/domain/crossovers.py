@@ -13,7 +13,7 @@ import numpy as np
 from runners.domain.comparison import Comparison
 
 GRID_PER_DECADE = 64
-_REFINE_STEPS = 16
+_REFINE_STEPS = 64
 _MAX_ROUNDS = 30
 _REL_TOL = 1e-12
 
@@ -87,20 +87,30 @@ def _sign_changes(signs: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _refine(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float) -> float:
-    """A zero (or sign jump) of f between lo and hi, whose signs differ: the bracket is cut
-    into _REFINE_STEPS log-spaced parts, the first part whose ends differ in sign is kept, until
-    it is narrower than _REL_TOL relative."""
-    sign_lo = np.sign(f(np.array([lo])))[0]
+    """A zero (or sign jump) of f between lo and hi, whose signs differ.
+
+    Each round cuts the bracket into _REFINE_STEPS log-spaced parts and keeps the first part
+    whose ends differ in sign, until it is narrower than _REL_TOL relative. After each round
+    the line through the kept part's ends proposes a zero; predicted curves are piecewise
+    linear in the size, so once a part holds no kink that zero is exact, and it is returned
+    as soon as f changes sign within _REL_TOL of it (usually after the first round)."""
     for _ in range(_MAX_ROUNDS):
         sizes = np.geomspace(lo, hi, _REFINE_STEPS + 1)
-        signs = np.sign(f(sizes[1:-1]))  # signs[i] is at sizes[i + 1]
-        flip = np.flatnonzero(signs != sign_lo)
+        values = f(sizes)
+        signs = np.sign(values)
+        flip = np.flatnonzero(signs[1:] != signs[0])
         k = int(flip[0]) + 1 if flip.size else _REFINE_STEPS  # sizes[k]: first off lo's sign
-        if k < _REFINE_STEPS and signs[k - 1] == 0:
+        if k < _REFINE_STEPS and signs[k] == 0:
             return float(sizes[k])
         lo, hi = float(sizes[k - 1]), float(sizes[k])
         if hi - lo <= _REL_TOL * hi:
             break
+        guess = _zero(lo, hi, float(values[k - 1]), float(values[k]))
+        half = guess * _REL_TOL / 2
+        if lo < guess - half and guess + half < hi:
+            around = np.sign(f(np.array([guess - half, guess + half])))
+            if around[0] != around[1] or around[0] == 0:
+                return guess
     return math.sqrt(lo * hi)
 
 

@@ -202,34 +202,37 @@ def smooth_totals(
     gamma: float,
 ) -> np.ndarray:
     """schedule_prediction(..., smooth=True).total_s at every size in `nbytes`, priced over
-    the whole array at once: where every part holds an element the round loads are the same
-    for every size (only the bytes per element scale), so each round is one numpy evaluation
-    per distinct step. The few smaller sizes are walked one by one."""
+    the whole array at once. Where every part holds an element the round loads are the same
+    for every size and only the bytes per element scale (block = nbytes / parts); below that
+    the schedule of ceil(count) elements is priced at whole elements (block = itemsize), one
+    numpy evaluation per distinct count."""
     nbytes = np.asarray(nbytes, dtype=float)
     totals = np.zeros(nbytes.shape)
     if ranks == 1:
         return totals
-    scaled = (nbytes / itemsize >= parts) | (parts == 1)
-    for i in np.flatnonzero(~scaled):
-        one = schedule_prediction(
-            schedule, parts, ranks, float(nbytes[i]), itemsize, costs, gamma, smooth=True
-        )
-        totals[i] = one.total_s
+    count = nbytes / itemsize
+    scaled = (count >= parts) | (parts == 1)
     if scaled.any():
         loads = round_loads(schedule, ranks, parts)
-        totals[scaled] = _scaled_totals(loads, nbytes[scaled], parts, costs, gamma)
+        totals[scaled] = _loads_totals(loads, nbytes[scaled], nbytes[scaled] / parts, costs, gamma)
+    whole = np.maximum(1, np.ceil(count)).astype(int)
+    for elements in np.unique(whole[~scaled]):
+        here = ~scaled & (whole == elements)
+        loads = round_loads(schedule, ranks, int(elements))
+        block = np.full(int(here.sum()), float(itemsize))
+        totals[here] = _loads_totals(loads, nbytes[here], block, costs, gamma)
     return totals
 
 
-def _scaled_totals(
+def _loads_totals(
     loads: tuple[tuple[RankRound, ...], ...],
     nbytes: np.ndarray,
-    parts: int,
+    block: np.ndarray,
     costs: Costs,
     gamma: float,
 ) -> np.ndarray:
-    """Every round's slowest rank, summed, for block sizes nbytes / parts (see smooth_totals)."""
-    block = nbytes / parts
+    """Every round's slowest rank, summed, with `block` bytes per element moved or reduced,
+    plus the call's costs for payloads of `nbytes` (see smooth_totals)."""
     total = costs.call_s + costs.input_copies(nbytes)
     startup = costs.round_s is None
     for ranks in loads:

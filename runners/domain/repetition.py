@@ -128,31 +128,97 @@ def median_launch_interval(
     """
     values = rep if logs else Repetition(np.log(rep.seconds), rep.passes, rep.launches)
     low, high = median_ci(np.sort(values.seconds))
-    count = values.launch_count
-    if count >= 2:
+    if values.launch_count >= 2:
         sketch, passes = values.sketches(width)
-        boot = _bootstrap(sketch, passes, replicates, np.random.default_rng(seed))
-        centre = float(np.median(np.median(sketch.reshape(count, -1), axis=1)))
-        widen = math.sqrt(2) if repeat else 1.0
-        error = max(float(boot.std(ddof=1)), MEDIAN_SE * spread_floor / math.sqrt(count))
-        spread = t_975(count - 1) * math.sqrt(count / (count - 1)) * error * widen
-        tails = centre + widen * (np.quantile(boot, [(1 - LEVEL) / 2, (1 + LEVEL) / 2]) - centre)
-        low = min(low, float(tails[0]), centre - spread)
-        high = max(high, float(tails[1]), centre + spread)
+        bounds = np.array([[low, high]])
+        spread = Spread(replicates, seed, repeat, spread_floor)
+        low, high = (float(v) for v in _widened(sketch[None], passes, bounds, spread)[0])
     return (low, high) if logs else (math.exp(low), math.exp(high))
+
+
+def unit_log_intervals(
+    logs: np.ndarray, passes: np.ndarray, launches: np.ndarray, replicates: int = REPLICATES
+) -> np.ndarray:
+    """median_launch_interval(Repetition(row, passes, launches), width=1, logs=True) of every
+    row of `logs` (N rows of one value per (launch, pass), all on the same units), as (N, 2),
+    computed as one batch: the resampling depends only on the units, so every row draws the
+    same resamples that it would draw alone, and gets the same interval."""
+    rows = np.sort(logs, axis=1)
+    bounds = np.array([median_ci(row) for row in rows])
+    index = Repetition(np.arange(logs.shape[1], dtype=float), passes, launches)
+    if index.launch_count < 2:
+        return bounds
+    layout, counts = index.sketches(1)
+    sketch = logs[:, layout.astype(int)]  # (N, launches, passes, 1)
+    return _widened(sketch, counts, bounds, Spread(replicates))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How an interval is drawn: bootstrap replicates and seed, whether it is for a repeat
+    run, and the pooled launch-to-launch spread that floors its standard error."""
+
+    replicates: int = REPLICATES
+    seed: int = 0
+    repeat: bool = False
+    spread_floor: float = 0.0
+
+
+def _widened(sketch: np.ndarray, passes: np.ndarray, bounds: np.ndarray, how: Spread) -> np.ndarray:
+    """(N, 2): each row's order-statistic `bounds` widened by its bootstrap tails and its
+    t-scaled standard error; sketch is (N, launches, passes, width) of log values."""
+    count = sketch.shape[1]
+    boot = _bootstrap(sketch, passes, how.replicates, np.random.default_rng(how.seed))
+    launch_medians = np.median(sketch.reshape(sketch.shape[0], count, -1), axis=2)
+    centre = np.median(launch_medians, axis=1)
+    widen = math.sqrt(2) if how.repeat else 1.0
+    floor = MEDIAN_SE * how.spread_floor / math.sqrt(count)
+    error = np.maximum(boot.std(axis=1, ddof=1), floor)
+    spread = t_975(count - 1) * math.sqrt(count / (count - 1)) * error * widen
+    tails = np.quantile(boot, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=1)
+    tails = centre + widen * (tails - centre)
+    low = np.minimum(np.minimum(bounds[:, 0], tails[0]), centre - spread)
+    high = np.maximum(np.maximum(bounds[:, 1], tails[1]), centre + spread)
+    return np.stack([low, high], axis=1)
+
+
+BATCH_VALUES = 4_000_000  # values held at once: a batch is cut to stay below it
 
 
 def _bootstrap(
     sketch: np.ndarray, passes: np.ndarray, replicates: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Replicates of the median launch: launches, then their passes, resampled."""
-    count, width = sketch.shape[0], sketch.shape[1]
+    """(N, replicates) of the median launch: launches, then their passes, resampled, the same
+    resamples for every row of the batch.
+
+    A resampled launch is a launch and the passes drawn from it; replicates repeat the same
+    few of those (at most launches x passes^passes), so each one's median is taken once and
+    the replicates gather them."""
+    rows, count, width = sketch.shape[0], sketch.shape[1], sketch.shape[2]
     chosen = rng.integers(0, count, size=(replicates, count))
     draws = rng.random((replicates, count, width))
     pass_index = (draws * passes[chosen][:, :, None]).astype(int)
-    resampled = sketch[chosen[:, :, None], pass_index]  # (replicates, launches, passes, SKETCH)
-    launch_medians = np.median(resampled.reshape(replicates, count, -1), axis=2)
-    return np.median(launch_medians, axis=1)
+    drawn = np.concatenate([chosen[:, :, None], pass_index], axis=2).reshape(-1, 1 + width)
+    distinct, which = np.unique(drawn, axis=0, return_inverse=True)
+    which = which.reshape(replicates, count)
+    step = max(1, BATCH_VALUES // (replicates * count + distinct.size * sketch.shape[3]))
+    out = np.empty((rows, replicates))
+    for start in range(0, rows, step):
+        part = sketch[start : start + step]
+        launches = part[:, distinct[:, :1], distinct[:, 1:]]  # (n, distinct, passes, w)
+        launch_medians = median_last(launches.reshape(part.shape[0], len(distinct), -1))
+        out[start : start + step] = median_last(launch_medians[:, which])
+    return out
+
+
+def median_last(values: np.ndarray) -> np.ndarray:
+    """np.median over the last axis, the same numbers, by sorting: faster for the short
+    axes of a bootstrap (np.median partitions the whole array)."""
+    ordered = np.sort(values, axis=-1)
+    half = ordered.shape[-1] // 2
+    if ordered.shape[-1] % 2:
+        return ordered[..., half]
+    return (ordered[..., half - 1] + ordered[..., half]) / 2
 
 
 def launch_spread(rep: Repetition) -> float | None:
