@@ -48,7 +48,8 @@ class PredictedTimes:
 
     def __init__(self, params: Params, variant: str | None = None) -> None:
         self.params, self.variant = params, variant
-        self._grids: dict[tuple[str, Key, float, float], np.ndarray] = {}
+        self._grids: dict[tuple[str, Key, float, float], np.ndarray]
+        self._grids = params.priced.setdefault(("grids", variant), {})
 
     def on_grid(self, name: str, key: Key, lo: float, hi: float) -> np.ndarray:
         """Seconds of `name` in group `key` at every size of log_grid(lo, hi)."""

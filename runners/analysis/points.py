@@ -88,6 +88,10 @@ class Params:
     exchange_cost: MessageCost | None = None
     copy_cost: MessageCost | None = None
     overheads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # what these parameters have priced, so that predictions, crossovers, accuracy and best
+    # choices read one price of each (algorithm, group, size, variant) and one curve of each
+    # (not an argument: a replace()d copy prices afresh)
+    priced: dict[tuple, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def from_row(cls, cal: Mapping[str, Any]) -> Params:
@@ -190,6 +194,17 @@ def predict_with(
     parameters can price (variant_of). An algorithm without a schedule of its own (the
     autotuned 'mpi', mpi:tuned) is library_min in the closed form: the fastest of the library's
     algorithms that can run the call, the op's commutativity included."""
+    key = ("point", algorithm, ranks, nbytes, dtype, op, variant or VARIANTS[-1], smooth)
+    if key not in params.priced:
+        params.priced[key] = _priced(params, key[1:6], key[6], smooth)
+    return params.priced[key]
+
+
+def _priced(
+    params: Params, where: tuple[str, int, float, str, str], variant: str, smooth: bool
+) -> Prediction | None:
+    """predict_with, computed."""
+    algorithm, ranks, nbytes, dtype, op = where
     found = _pricing(params, algorithm, dtype, op, variant)
     if found is None:
         return None
