@@ -140,11 +140,11 @@ def model_fit_page(path: Path) -> None:
 def compare_page(path: Path) -> None:
     """Compare runs: ratios, both runs' badges, provenance and the figure."""
     queries.runs_table(path)
-    ratios = queries.compare_runs(path, RUN_A, RUN_B, 0.1)
+    ratios = queries.compare_runs(path, RUN_A, RUN_B).points
     queries.assumption_summary(path, queries.Scope(RUN_A))
     queries.assumption_summary(path, queries.Scope(RUN_B))
     queries.provenance_diff(path, RUN_A, RUN_B)
-    charts.compare_figure(ratios, 0.1, RUN_A, RUN_B)
+    charts.compare_figure(ratios, RUN_A, RUN_B)
 
 
 def sql_examples(path: Path) -> None:

@@ -79,7 +79,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/assumptions.py": (0, {"run", "state", "name"}, "dataframe"),
     "views/override.py": (1, {"run", "forced", "dtype", "op"}, "dataframe"),
     "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
-    "views/compare.py": (1, {"a", "b", "thr", "flagged"}, "metric"),
+    "views/compare.py": (1, {"a", "b", "flagged"}, "metric"),
     "views/sql.py": (0, {"ex", "sql", "ref_table"}, "info"),
     "lab/page.py": (1, set(), "info"),
 }
@@ -309,15 +309,17 @@ def test_model_fit_page_shows_parameters_fit_and_residuals(demo: Path) -> None:
     )
 
 
-def test_compare_page_flags_changes_beyond_the_threshold(demo: Path) -> None:
-    """Counts of slower and faster points match the query; the toggle keeps only flagged."""
-    at = open_app("views/compare.py", a=RUN_A, b=RUN_B, thr="20")
+def test_compare_page_shows_the_rows_collsweep_compare_prints(demo: Path) -> None:
+    """Counts of decided slow-downs and speed-ups match the shared rows; the toggle keeps
+    only the decided changes."""
+    at = open_app("views/compare.py", a=RUN_A, b=RUN_B)
     assert_clean(at)
-    ratios = queries.compare_runs(demo, RUN_A, RUN_B, 0.2)
+    found = queries.compare_runs(demo, RUN_A, RUN_B)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Matching points"] == str(len(ratios))
-    assert metrics["B slower by > 20%"] == str((ratios["change"] == "slower").sum())
-    assert (ratios["change"] == "slower").sum() > 0
+    assert metrics["Matching points"] == str(len(found.points))
+    assert metrics["B decidedly slower"] == str(found.summary["slower"]) != "0"
+    assert metrics["Winner changes"] == str(found.summary["winner_changes"])
+    assert any("decidedly slower at" in m.value for m in at.markdown)
     at.toggle(key="flagged").set_value(True).run()
     table = next(t.value for t in at.dataframe if "b_over_a" in t.value.columns)
     assert set(table["change"]) <= {"slower", "faster"} and len(table) > 0

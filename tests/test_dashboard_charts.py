@@ -322,13 +322,16 @@ def test_residuals_heatmap_is_log2_of_measured_over_predicted(demo_store: Path) 
 
 
 def test_compare_figure_plots_ratios_per_algorithm(demo_store: Path) -> None:
-    """One marker trace per algorithm, y = b / a, with the threshold band shaded."""
-    ratios = queries.compare_runs(demo_store, RUN_A, RUN_B, 0.1)
-    fig = charts.compare_figure(ratios, 0.1, RUN_A, RUN_B)
+    """One marker trace per algorithm, y = b / a with its interval as error bars; decided
+    changes filled, within noise open."""
+    ratios = queries.compare_runs(demo_store, RUN_A, RUN_B).points
+    fig = charts.compare_figure(ratios, RUN_A, RUN_B)
     ring = _traces(fig, "ratio", algorithm="ring")[0]
-    assert sorted(ring.y) == sorted(ratios.loc[ratios["algorithm"] == "ring", "b_over_a"])
-    band = fig.layout.shapes[0]
-    assert band.y0 == pytest.approx(1 / 1.1) and band.y1 == pytest.approx(1.1)
+    mine = ratios[ratios["algorithm"] == "ring"]
+    assert list(ring.y) == list(mine["b_over_a"])
+    assert list(ring.error_y.array) == pytest.approx(list(mine["ratio_high"] - mine["b_over_a"]))
+    filled = [s == "circle" for s in ring.marker.symbol]
+    assert filled == list(mine["change"] != "within noise") and any(filled)
 
 
 # --- badges ------------------------------------------------------------------------------------

@@ -178,7 +178,7 @@ def test_runs_without_a_shared_point_say_which_dimension_differs(tmp_path: Path)
     ]
     path = tmp_path / "s.duckdb"
     synthetic.build_store(path, specs)
-    assert queries.compare_runs(path, "r1", "r2", 0.1).empty
+    assert queries.compare_runs(path, "r1", "r2").points.empty
     assert queries.no_overlap_reason(path, "r1", "r2") == "ranks: A has 2, B has 4"
     assert queries.no_overlap_reason(path, "r1", "r1") == ""
 
@@ -596,17 +596,18 @@ def test_residuals_are_measured_over_predicted(demo_store: Path) -> None:
 # --- comparing runs ----------------------------------------------------------------------------
 
 
-def test_compare_runs_ratios_and_flags(mini: Path) -> None:
-    """b / a per matching point; beyond the threshold: slower; intervals apart flagged."""
-    ratios = queries.compare_runs(mini, "m1", "m2", 0.10)
+def test_compare_runs_ratios_and_decided_changes(mini: Path) -> None:
+    """b / a per matching point with its interval; decided where the interval excludes 1."""
+    ratios = queries.compare_runs(mini, "m1", "m2").points
     assert len(ratios) == len(MINI_MEDIANS)
     ring = ratios[ratios["algorithm"] == "mpi:ring"]
     np.testing.assert_allclose(ring["b_over_a"], 1.5)
-    assert set(ring["change"]) == {"slower"} and ring["intervals_apart"].all()
+    assert set(ring["change"]) == {"slower"} and (ring["ratio_low"] > 1).all()
     same = ratios[ratios["algorithm"] == "mpi"]
-    assert set(same["change"]) == {""} and not same["intervals_apart"].any()
-    assert set(queries.compare_runs(mini, "m1", "m2", 0.6)["change"]) == {""}
-    assert set(queries.compare_runs(mini, "m2", "m1", 0.1)["change"]) == {"faster", ""}
+    assert set(same["change"]) == {"within noise"}
+    assert ((same["ratio_low"] < 1) & (same["ratio_high"] > 1)).all()
+    back = queries.compare_runs(mini, "m2", "m1").points
+    assert set(back["change"]) == {"faster", "within noise"}
 
 
 # --- user SQL ----------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.data.base import SUFFIX_PATTERN, StorePath, _df, _open
+from runners.store import run_compare
 from runners.store.reports import LIBRARY_VERSIONS_SQL
+from runners.store.run_compare import RunComparison
 
 # --- the store as a whole ----------------------------------------------------------------------
 
@@ -211,29 +213,8 @@ def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
 # --- comparing runs ----------------------------------------------------------------------------
 
 
-_COMPARE_SQL = """
-SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
-       a.median_s AS a_median_s, b.median_s AS b_median_s,
-       b.median_s / a.median_s AS b_over_a,
-       CASE WHEN b.median_s / a.median_s > 1 + $threshold THEN 'slower'
-            WHEN b.median_s / a.median_s < 1 / (1 + $threshold) THEN 'faster'
-            ELSE '' END AS change,
-       (a.ci_high_s < b.ci_low_s OR b.ci_high_s < a.ci_low_s) AS intervals_apart
-FROM points a
-JOIN points b ON b.algorithm = a.algorithm AND b.ranks = a.ranks AND b.bytes = a.bytes
- AND b.dtype = a.dtype AND b.op = a.op
-WHERE a.run_id = $a AND b.run_id = $b AND a.status = 'ok' AND b.status = 'ok'
-  AND a.median_s > 0 AND b.median_s > 0
-ORDER BY abs(ln(b.median_s / a.median_s)) DESC, a.algorithm, a.ranks, a.bytes
-"""
-
-
-def compare_runs(path: StorePath, run_a: str, run_b: str, threshold: float) -> pd.DataFrame:
-    """b / a median ratio for every matching (algorithm, ranks, bytes, dtype, op).
-
-    change is 'slower' when b / a > 1 + threshold, 'faster' when below 1 / (1 + threshold);
-    intervals_apart says whether the two medians' confidence intervals do not overlap.
-    Largest changes first.
-    """
-    with _open(path) as con:
-        return _df(con, _COMPARE_SQL, {"a": run_a, "b": run_b, "threshold": float(threshold)})
+def compare_runs(path: StorePath, run_a: str, run_b: str) -> RunComparison:
+    """Run B against run A, the rows `collsweep compare` prints: per matching point B's
+    median over A's (b_over_a) with its 95% interval and `change` (slower, faster or within
+    noise), and every cell's decided winners (runners.store.run_compare)."""
+    return run_compare.compare_runs(path, run_a, run_b)

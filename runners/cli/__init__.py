@@ -12,6 +12,7 @@ from runners.cli.calibration import add_calibrate, add_verify
 from runners.cli.catalog import add_algorithms
 from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
+from runners.cli.compare import add_compare
 from runners.cli.measure import add_sweep
 from runners.cli.model import add_model_reading, add_predict
 from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
@@ -27,6 +28,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_reading,
     add_predict,
     add_model_reading,
+    add_compare,
     add_tune,
     add_algorithms,
     add_dashboard,

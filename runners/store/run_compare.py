@@ -1,0 +1,97 @@
+"""Two stored runs compared point by point and cell by cell: what `collsweep compare` prints
+and the Compare runs page shows, from the same rows (the rule: runners.domain.run_comparison)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from runners import store
+from runners.domain.run_comparison import (
+    PointTimes,
+    RatioChange,
+    WinnerChange,
+    ratio_change,
+    summary_counts,
+    winner_changes,
+)
+
+MATCHING_SQL = """
+SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
+       a.median_s AS a_median_s, b.median_s AS b_median_s,
+       coalesce(a.interval_low_s, a.ci_low_s) AS a_low_s,
+       coalesce(a.interval_high_s, a.ci_high_s) AS a_high_s,
+       coalesce(b.interval_low_s, b.ci_low_s) AS b_low_s,
+       coalesce(b.interval_high_s, b.ci_high_s) AS b_high_s,
+       coalesce(a.launches, 1) AS a_launches, coalesce(b.launches, 1) AS b_launches
+FROM points a
+JOIN points b ON b.algorithm = a.algorithm AND b.ranks = a.ranks AND b.bytes = a.bytes
+ AND b.dtype = a.dtype AND b.op = a.op
+WHERE a.run_id = $a AND b.run_id = $b AND a.status = 'ok' AND b.status = 'ok'
+  AND a.median_s > 0 AND b.median_s > 0
+ORDER BY a.ranks, a.dtype, a.op, a.algorithm, a.bytes
+"""
+
+WINNERS_SQL = """
+SELECT ranks, dtype, op, bytes, winner, decided FROM winners
+WHERE run_id = ? AND coalesce(library, 'all') = 'all'
+"""
+
+POINT_COLUMNS = [
+    "algorithm",
+    "ranks",
+    "bytes",
+    "dtype",
+    "op",
+    "a_median_s",
+    "b_median_s",
+    "b_over_a",
+    "ratio_low",
+    "ratio_high",
+    "change",
+]
+
+
+@dataclass
+class RunComparison:
+    """Run B against run A: every matching point's ratio and verdict, every cell's winners."""
+
+    run_a: str
+    run_b: str
+    points: pd.DataFrame
+    winners: list[WinnerChange]
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """Counts of slower, faster and within-noise points, decided cells, winner changes."""
+        changes = [
+            RatioChange(r.b_over_a, r.ratio_low, r.ratio_high)
+            for r in self.points.itertuples(index=False)
+        ]
+        return summary_counts(changes, self.winners)
+
+
+def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
+    """Run B against run A (both must be in the store: StoreError otherwise)."""
+    for run_id in (run_a, run_b):
+        if store.get_run(path, run_id) is None:
+            raise store.StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    frame = store.query(path, MATCHING_SQL, {"a": run_a, "b": run_b})
+    changes = [
+        ratio_change(
+            PointTimes(r.a_median_s, r.a_low_s, r.a_high_s, int(r.a_launches)),
+            PointTimes(r.b_median_s, r.b_low_s, r.b_high_s, int(r.b_launches)),
+        )
+        for r in frame.itertuples(index=False)
+    ]
+    frame["b_over_a"] = [c.ratio for c in changes]
+    frame["ratio_low"] = [c.low for c in changes]
+    frame["ratio_high"] = [c.high for c in changes]
+    frame["change"] = [c.verdict for c in changes]
+    winners = winner_changes(
+        store.query(path, WINNERS_SQL, [run_a]).to_dict("records"),
+        store.query(path, WINNERS_SQL, [run_b]).to_dict("records"),
+    )
+    return RunComparison(run_a, run_b, frame[POINT_COLUMNS], winners)
