@@ -25,7 +25,7 @@ from streamlit.testing.v1 import AppTest
 from runners import store
 from runners.cli import main
 from runners.domain.units import BYTE_UNITS, SECOND_UNITS
-from runners.jobs.sweep_jobs import Progress
+from runners.jobs.progress import PlannedLaunch, Progress
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 RUN = synthetic.decade_spec().run_id
@@ -118,7 +118,7 @@ def test_the_decade_store_holds_the_values_the_bug_misprinted(decades: Path) -> 
 
 def test_sweep_progress_lines_show_the_stored_medians(decades: Path, values: list) -> None:
     lines: list[str] = []
-    progress = Progress(total=12, out=lines.append)
+    progress = Progress([PlannedLaunch("p=2", 12)], verbose=True, out=lines.append)
     sql = "SELECT * FROM points WHERE run_id = ? ORDER BY algorithm, bytes"
     points = store.query(decades, sql, [RUN])
     for row in points.to_dict("records"):

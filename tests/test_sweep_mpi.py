@@ -71,7 +71,7 @@ def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
         *SMALL,
     )
     assert result.returncode == 0, result.stderr
-    assert "ETA" in result.stderr
+    _check_the_story(result.stderr)
     frame = points(db)
     assert len(frame) == 2 * 2 * 3 * 2  # sizes x ranks x algorithms x ops
     ok = frame[frame.status == "ok"]
@@ -95,6 +95,22 @@ def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     assert len(run["environment"]["load_average_before"]) == 3
     assert run["physical_cores"] >= 1 and run["memory_setting"]
     _check_launch_calibrations(db, run["run_id"])
+
+
+def _check_the_story(told: str) -> None:
+    """A line per launch with its ETA (no line per point), each group's winners as a table,
+    then the verdict; the model's diagnostics only named."""
+    lines = told.splitlines()
+    launches = [line for line in lines if line.startswith("launch ")]
+    assert [line.split()[1] for line in launches] == [f"{k}/6" for k in range(1, 7)]
+    assert {line.split()[2] for line in launches} == {"p=2", "p=3"}  # 2 groups x 3 launches
+    assert all("ETA" in line and "took" in line for line in launches)
+    assert not any(line.startswith("[") for line in lines)
+    table = lines.index("p=2 float32 sum")
+    assert lines[table + 1].split()[:3] == ["size", "best", "time"]
+    assert lines.index("p=3 float32 sum (oversubscribed: reported apart, not a test of the model)")
+    assert lines.index(next(x for x in lines if x.startswith("verdict"))) > table
+    assert "model picks" not in told and "collsweep analyze" in told
 
 
 def _check_launch_calibrations(db: Path, run_id: str) -> None:

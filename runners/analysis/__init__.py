@@ -59,7 +59,7 @@ from runners.analysis.points import (
     load_points,
     model_of,
 )
-from runners.analysis.verdict import run_verdict
+from runners.analysis.verdict import run_tables, run_verdict
 from runners.analysis.winners import (
     ALL_LIBRARIES,
     Comparisons,
@@ -254,9 +254,13 @@ def _choices(
     return choices, agreements
 
 
-def after_sweep(path: Path, run_id: str, progress: Progress = _stderr) -> None:
-    """Sweep hook at the end: analyse a run that has ok points; a failure only warns, since
-    the measurements are stored and `collsweep analyze RUN` can try again."""
+def after_sweep(
+    path: Path, run_id: str, progress: Progress = _stderr, verbose: bool = False
+) -> None:
+    """Sweep hook at the end: analyse a run that has ok points, then tell its story: each
+    group's winners as a table, then the verdict (the model's diagnostics too when `verbose`;
+    `collsweep analyze` prints them). A failure only warns, since the measurements are stored
+    and `collsweep analyze RUN` can try again."""
     if not store.point_ids(path, run_id, ["ok"]):
         return
     try:
@@ -269,11 +273,22 @@ def after_sweep(path: Path, run_id: str, progress: Progress = _stderr) -> None:
             f"are stored: retry with `collsweep analyze {run_id}`"
         )
         return
-    progress(summary.describe())
+    if verbose:
+        progress(summary.describe())
     run = store.get_run(path, run_id) or {"run_id": run_id}
+    tables = run_tables(path, run)
+    if tables:
+        progress(
+            "winners per size (margin: how much slower the runner-up is, paired by launch; "
+            "speed-up: the library default's median over the best's)"
+        )
+        for line in tables:
+            progress(line)
     progress("verdict (decided winners by size; ties where the launches disagree):")
     for line in run_verdict(path, run):
         progress(line)
+    if not verbose:
+        progress(f"model diagnostics: `collsweep analyze {run_id}` (or sweep --verbose)")
 
 
 # --- reading back, for the command line ----------------------------------------------------

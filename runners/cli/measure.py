@@ -238,7 +238,7 @@ def _files_problem(spec) -> str | None:
     return None
 
 
-def _analysed(path: Path, outcome: SweepOutcome) -> bool:
+def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
     """Analyse the stored run; False (said on stderr) when a stop signal ended the analysis:
     the points are stored, the run's status stays true, and `analyze` finishes the job."""
     from runners import analysis  # pandas: only once there is something to analyse
@@ -246,7 +246,7 @@ def _analysed(path: Path, outcome: SweepOutcome) -> bool:
 
     try:
         with signals_as_exceptions():
-            analysis.after_sweep(path, outcome.run_id)
+            analysis.after_sweep(path, outcome.run_id, verbose=verbose)
     except Interrupted as exc:
         print(
             f"collsweep sweep: interrupted ({exc}) during the analysis: run {outcome.run_id} "
@@ -279,6 +279,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             command_line=shlex.join(sys.argv),
             run_id=args.resume or args.run_id,
             retry_failed=not args.keep_failed,
+            verbose=args.verbose,
         )
     except Interrupted as exc:  # before the run was created: nothing to mark
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
@@ -289,7 +290,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"`collsweep crossovers {outcome.run_id} --summary --store {path}`"
         )
         return 0
-    if outcome.stored and outcome.status != "interrupted" and not _analysed(path, outcome):
+    analysed = outcome.stored and outcome.status != "interrupted"
+    if analysed and not _analysed(path, outcome, args.verbose):
         return 130
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     partial = (
@@ -331,6 +333,12 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         "--keep-failed",
         action="store_true",
         help="with --resume: keep failed and timed-out points instead of measuring them again",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a line per measured point instead of one per launch, and the model's diagnostics "
+        "(calibrations, agreement, accuracy) after the verdict",
     )
     parser.add_argument(
         "--run-id",

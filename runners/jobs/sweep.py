@@ -14,7 +14,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,13 +26,14 @@ from runners.domain.assumptions import caution_notes
 from runners.domain.catalog import has_forced
 from runners.domain.errors import Stopped
 from runners.domain.machine import cpu_model, hostname, physical_cores
-from runners.domain.plan import all_point_ids, plan_launches, skipped_points
+from runners.domain.plan import Group, all_point_ids, plan_launches, skipped_points
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.jobs import calibrate, run_writer
 from runners.jobs.point_history import PointHistory
+from runners.jobs.progress import PlannedLaunch, Progress
 from runners.jobs.run_writer import PARTIAL, RunWriter, sweep_status
-from runners.jobs.sweep_jobs import GroupRunner, Progress, switching_mode
+from runners.jobs.sweep_jobs import GroupRunner, switching_mode
 from runners.store.journal import RunLock, journal_dir
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -135,11 +135,14 @@ def run_sweep(
     *,
     retry_failed: bool = True,
     progress_out: Callable[[str], None] = _stderr,
+    verbose: bool = False,
 ) -> SweepOutcome:
     """Run (or, given an existing run_id, resume) a sweep, storing points as they finish.
 
     Resuming measures again every point not stored ok or skipped (failed and timed-out ones
     too, unless ``retry_failed`` is False). RunBusy when another live sweep holds the run.
+    Progress is a line per launch (rewritten in place on a terminal); ``verbose``: a line per
+    point instead.
     """
     with signals_as_exceptions():
         _check_writable(path)
@@ -148,7 +151,9 @@ def run_sweep(
         with RunLock(path, run_id) as lock:
             if lock.previous:
                 progress_out(f"taking run {run_id} over from {lock.previous}, which is gone")
-            return _sweep_locked(spec, path, command_line, run_id, retry_failed, progress_out)
+            live = progress_out is _stderr and sys.stderr.isatty()
+            progress = Progress(verbose=verbose, live=live, out=progress_out)
+            return _sweep_locked(spec, path, command_line, run_id, retry_failed, progress)
 
 
 def _sweep_locked(
@@ -157,9 +162,10 @@ def _sweep_locked(
     command_line: str,
     run_id: str,
     retry_failed: bool,
-    say: Callable[[str], None],
+    progress: Progress,
 ) -> SweepOutcome:
     """run_sweep's body, with the run's lock held."""
+    say = progress.out
     statuses = _start_run(spec, path, command_line, run_id)
     kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
     writer = RunWriter(path, run_id, say)
@@ -172,7 +178,10 @@ def _sweep_locked(
         store.update_run(path, run_id, {"status": "complete"})  # as it was, finished_at kept
         return SweepOutcome(run_id, "complete", "", 0, 0, True, 0)
     to_measure = {pid for planned in launches for pid in planned.group.points(run_id)}
-    progress = Progress(sum(len(p.group.points(run_id)) for p in launches), out=say)
+    progress.launches = [
+        PlannedLaunch(group_name(p.group), len(p.group.points(run_id)), p.group.ranks)
+        for p in launches
+    ]
     load = os.getloadavg()
     cautions = tuple(caution_notes(spec.ranks, load, physical_cores()))
     for caution in cautions:
@@ -185,9 +194,10 @@ def _sweep_locked(
         for row in skipped_points(spec, run_id, kept, switching[0]):
             writer.add_point(row, [])
         _prepare(path, run_id, spec, say)
-        progress.started = time.monotonic()  # the ETA counts from the first point
-        for planned in launches:
+        for index, planned in enumerate(launches):
+            progress.start_launch(index)
             runner.run(planned)
+            progress.end_launch()
     except Interrupted as exc:
         interrupted = f"received {exc}"
     except Exception as exc:  # the run must be marked whatever went wrong
@@ -205,6 +215,13 @@ def _sweep_locked(
 
 
 KEPT = ("ok", "skipped")
+
+
+def group_name(group: Group) -> str:
+    """A launch's group as the progress line names it: p, its forced configuration, and
+    whether it is oversubscribed."""
+    config = f" {group.config}" if group.config else ""
+    return f"p={group.ranks}{config}" + (" (oversubscribed)" if group.oversubscribed else "")
 
 
 def _already_complete(spec: SweepSpec, run_id: str, statuses: dict[str, str]) -> bool:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -32,9 +29,9 @@ from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.tuning import file_record
-from runners.domain.units import format_bytes, format_seconds
 from runners.jobs import calibrate, launch
 from runners.jobs.point_history import PointHistory
+from runners.jobs.progress import Progress
 from runners.jobs.run_writer import RunWriter
 
 STARTUP_GRACE_S = 60.0
@@ -59,30 +56,6 @@ def event_rows(run_id: str, event: PointMeasured) -> tuple[dict, list[dict]]:
     row["finished_at"] = _timestamp(event.finished_at)
     samples = [{"seconds": s, "pass": p} for s, p in zip(event.samples, event.passes, strict=True)]
     return row, samples
-
-
-@dataclass
-class Progress:
-    """Progress with an ETA on stderr."""
-
-    total: int
-    done: int = 0
-    started: float = field(default_factory=time.monotonic)
-    out: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
-
-    def point(self, row: dict) -> None:
-        """Report one finished point."""
-        self.done += 1
-        elapsed = time.monotonic() - self.started
-        eta = elapsed / self.done * (self.total - self.done)
-        median = row.get("median_s")
-        shown = f"{format_seconds(median):>10}" if median else f"{row['status']:>10}"
-        self.out(
-            f"[{self.done:>4}/{self.total}] L{row.get('launches') or 0} "
-            f"p={row['ranks']:<3} {row['algorithm']:<27}"
-            f"{format_bytes(row['bytes']):>9} {row['dtype']:<8}{row['op']:<14}{shown}"
-            f"   ETA {int(eta // 60)}:{int(eta % 60):02d}"
-        )
 
 
 @dataclass
