@@ -133,3 +133,12 @@ def test_a_crossover_at_a_jump_is_the_jump_itself() -> None:
 
     (x,) = sign_changes_of(diff, 8, 1 << 20)
     assert math.isclose(x, 4096.0, rel_tol=1e-11)
+
+
+@pytest.mark.parametrize("high, columns", [(5, 4), (1000, 8)])  # one number per row; too wide
+def test_distinct_rows_are_numpys_unique_rows(high: int, columns: int) -> None:
+    rows = np.random.default_rng(high).integers(0, high, size=(3000, columns))
+    rows[:1000] = rows[1000:2000]  # repeats
+    distinct, which = repetition._distinct_rows(rows)
+    expected, inverse = np.unique(rows, axis=0, return_inverse=True)
+    assert np.array_equal(distinct, expected) and np.array_equal(which, inverse.ravel())

@@ -198,8 +198,9 @@ def _bootstrap(
     chosen = rng.integers(0, count, size=(replicates, count))
     draws = rng.random((replicates, count, width))
     pass_index = (draws * passes[chosen][:, :, None]).astype(int)
-    drawn = np.concatenate([chosen[:, :, None], pass_index], axis=2).reshape(-1, 1 + width)
-    distinct, which = np.unique(drawn, axis=0, return_inverse=True)
+    distinct, which = _distinct_rows(
+        np.concatenate([chosen[:, :, None], pass_index], axis=2).reshape(-1, 1 + width)
+    )
     which = which.reshape(replicates, count)
     step = max(1, BATCH_VALUES // (replicates * count + distinct.size * sketch.shape[3]))
     out = np.empty((rows, replicates))
@@ -209,6 +210,23 @@ def _bootstrap(
         launch_medians = median_last(launches.reshape(part.shape[0], len(distinct), -1))
         out[start : start + step] = median_last(launch_medians[:, which])
     return out
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(rows, axis=0, return_inverse=True) for rows of small non-negative integers,
+    each row read as one number (sorting one integer column is far cheaper than rows)."""
+    base = int(rows.max()) + 1
+    if base ** rows.shape[1] >= 2**62:
+        distinct, which = np.unique(rows, axis=0, return_inverse=True)
+        return distinct, which.ravel()
+    codes = np.zeros(rows.shape[0], dtype=np.int64)
+    for column in rows.T:
+        codes = codes * base + column
+    unique_codes, which = np.unique(codes, return_inverse=True)
+    distinct = np.empty((len(unique_codes), rows.shape[1]), dtype=rows.dtype)
+    for j in range(rows.shape[1] - 1, -1, -1):
+        unique_codes, distinct[:, j] = np.divmod(unique_codes, base)
+    return distinct, which.ravel()
 
 
 def median_last(values: np.ndarray) -> np.ndarray:
