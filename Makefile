@@ -33,7 +33,7 @@ test: install lint
 
 # The inner loop while editing: lint and every test that needs no ranks, browser or long wait.
 check: install lint
-	$(VENV)/bin/pytest -q -m "not mpi and not browser and not slow"
+	$(VENV)/bin/pytest -q -n 2 -m "not mpi and not browser and not slow"
 
 # Benchmarks (not part of `make test`): every figure as a ratio against a baseline measured in the
 # same run. BENCH_ARGS=--quick for a shorter run, BENCH_ARGS="--only 2" for one figure.
