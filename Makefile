@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 demo: install
-	$(VENV)/bin/collsweep sweep data/quick.toml
+	$(VENV)/bin/collsweep sweep data/quick.toml --dedicated
 	$(VENV)/bin/collsweep runs
 	$(VENV)/bin/collsweep dashboard
 

@@ -263,3 +263,14 @@ def test_every_user_facing_error_is_one_type_with_its_exit_status() -> None:
     assert all(issubclass(e, CollsweepError) for e in twos + ones + (CalibrationRequestError,))
     assert {e.exit_status for e in twos} == {2} and {e.exit_status for e in ones} == {1}
     assert CalibrationRequestError.exit_status == 2
+
+
+@pytest.mark.parametrize(
+    "ranks, cores, kept",
+    [((2, 4), 2, (2,)), ((2, 4, 8), 16, (2, 4, 8)), ((4, 2), 1, (2,)), ((1, 3), 2, (1,))],
+)
+def test_dedicated_groups_have_a_core_per_rank_or_the_smallest_is_kept(
+    ranks: tuple, cores: int, kept: tuple
+) -> None:
+    found, dropped = capacity.dedicated_ranks(ranks, cores)
+    assert found == kept and set(dropped) == set(ranks) - set(kept)

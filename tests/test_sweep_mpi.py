@@ -368,3 +368,24 @@ def test_a_sweep_from_flags_alone_with_old_and_new_flag_names(tmp_path: Path) ->
     missing = run_cli("sweep", "--ranks", "2", "--store", str(tmp_path / "other.duckdb"))
     assert missing.returncode == 2 and "--sizes and --ranks" in missing.stderr
     assert not (tmp_path / "other.duckdb").exists()
+
+
+@pytest.mark.mpi
+@pytest.mark.usefixtures("calibrated_store")
+def test_dedicated_leaves_out_groups_with_more_ranks_than_cores_and_says_so(
+    tmp_path: Path,
+) -> None:
+    from runners.domain.machine import physical_cores
+
+    over = physical_cores() + 1
+    db, result = sweep(
+        tmp_path,
+        f'sizes = [8]\nranks = [1, {over}]\nalgorithms = ["mpi"]\nlaunches = 1\n',
+        "--dedicated",
+        "--budget",
+        "0.05",
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"group sizes {over} are left out" in result.stderr
+    assert "measuring 1 points in 1 launches: at most about" in result.stderr
+    assert set(points(db).ranks) == {1}

@@ -204,6 +204,14 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         spec = spec_from_mapping(overrides, notes)
     else:
         spec = load_spec(Path(args.spec), spec_overrides(args), notes)
+    if args.dedicated and not args.resume and launcher.runs_here(spec.launcher):
+        kept, dropped = capacity.dedicated_ranks(spec.ranks, physical_cores())
+        if dropped:
+            notes.append(
+                f"--dedicated: {physical_cores()} cores here, so group sizes "
+                f"{', '.join(map(str, dropped))} are left out (more ranks than cores)"
+            )
+        spec = replace(spec, ranks=kept)
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     problem = problem or launch.libraries_problem(spec.libraries)
     problem = problem or _files_problem(spec)
@@ -333,6 +341,12 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         "--keep-failed",
         action="store_true",
         help="with --resume: keep failed and timed-out points instead of measuring them again",
+    )
+    parser.add_argument(
+        "--dedicated",
+        action="store_true",
+        help="measure only the group sizes with a physical core per rank on this machine "
+        "(the others are left out, with a note): what `make demo` runs",
     )
     parser.add_argument(
         "--verbose",

@@ -69,3 +69,10 @@ def ranks_problem(ranks: Sequence[int], cores: int, per_core: int = RANKS_PER_CO
         f"{per_core} ranks a core (at most {limit} here); run larger groups through a launcher "
         "that places ranks on other nodes (srun, collsweep submit)"
     )
+
+
+def dedicated_ranks(ranks: Sequence[int], cores: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(kept, dropped): the group sizes with a core per rank here, and the others; on a machine
+    with fewer cores than any group, the smallest group is kept (oversubscribed, as it must)."""
+    kept = tuple(p for p in ranks if p <= cores) or tuple(sorted(ranks)[:1])
+    return kept, tuple(p for p in ranks if p not in kept)

@@ -29,6 +29,7 @@ from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import Group, all_point_ids, plan_launches, skipped_points
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.units import format_seconds
 from runners.jobs import calibrate, run_writer
 from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import PlannedLaunch, Progress
@@ -182,6 +183,7 @@ def _sweep_locked(
         PlannedLaunch(group_name(p.group), len(p.group.points(run_id)), p.group.ranks)
         for p in launches
     ]
+    say(expected_time(spec, len(to_measure), len(launches)))
     load = os.getloadavg()
     cautions = tuple(caution_notes(spec.ranks, load, physical_cores()))
     for caution in cautions:
@@ -215,6 +217,23 @@ def _sweep_locked(
 
 
 KEPT = ("ok", "skipped")
+
+
+LAUNCH_START_S = 0.5  # an mpiexec's start and its ranks' set-up, measured on the demo
+LAUNCH_CALIBRATION_S = 1.0  # a launch's own calibration (launch_calibration = true)
+
+
+def expected_time(spec: SweepSpec, points: int, launches: int) -> str:
+    """What the sweep will take at most, said before it starts: each point's timing budget
+    (shared by its launches and passes; a point that reaches its precision target or its
+    iteration cap stops sooner) plus each launch's start and calibration."""
+    per_launch = LAUNCH_START_S + (LAUNCH_CALIBRATION_S if spec.launch_calibration else 0.0)
+    seconds = points * spec.budget_s + launches * per_launch
+    return (
+        f"measuring {points} points in {launches} launches: at most about "
+        f"{format_seconds(seconds)} ({points} x {format_seconds(spec.budget_s)} budget, "
+        f"sooner where a point meets its target; + {launches} launch starts)"
+    )
 
 
 def group_name(group: Group) -> str:
