@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import re
 import shutil
-import time
 from pathlib import Path
 
 import duckdb
@@ -670,13 +669,12 @@ def test_user_sql_limits_rows_and_time(demo_store: Path) -> None:
 
 @pytest.mark.slow
 def test_user_sql_is_bounded_in_memory(demo_store: Path) -> None:
-    """A query that would need gigabytes fails with the read memory limit named, quickly."""
-    started = time.monotonic()
+    """A query that would need gigabytes fails with the read memory limit named (not the
+    time limit: it stops on memory, however fast the machine is)."""
     with pytest.raises(store.QueryError, match="memory limit of 1GiB"):
         queries.run_user_sql(
-            demo_store, "SELECT list(range) FROM range(400000000) GROUP BY range % 3", timeout_s=60
+            demo_store, "SELECT list(range) FROM range(400000000) GROUP BY range % 3", timeout_s=600
         )
-    assert time.monotonic() - started < 30
 
 
 def test_one_shared_connection_per_page(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -346,15 +345,13 @@ def test_point_ids_lists_stored_points_for_resume(path):
     assert store.point_ids(path, "r3") == set()
 
 
-def test_a_hundred_thousand_samples_insert_quickly(path):
+def test_a_hundred_thousand_samples_insert_in_one_call(path):
+    # how fast is make bench's business (figure 4), never a unit test's: the machine drifts
     store.ensure_current(path)
     points = [point_row("r1", "ring", 8 * (k + 1)) for k in range(100)]
     samples = [s for p in points for s in sample_rows(p["point_id"], 1000)]
-    started = time.perf_counter()
     store.add_points(path, points, samples)
-    elapsed = time.perf_counter() - started
     assert scalar(path, "SELECT count(*) FROM samples") == 100_000
-    assert elapsed < 3.0, f"10^5 samples took {elapsed:.2f} s"
 
 
 # --- model outputs --------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
+from runners.domain.assumptions import provisional_reason
 from runners.domain.errors import BadInput, Stopped
 from runners.domain.faults import hold_at
 
@@ -173,6 +174,9 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     tables |= _model_tables(run, probes, libraries, comparisons, tables["crossovers"])
     tables["crossovers"] = tables["crossovers"] + tables.pop("predicted_crossovers")
     tables["assumptions"] = assumption_rows(run, points, calibrations, probes)
+    reason = provisional_reason(tables["assumptions"])
+    for row in tables["winners"]:
+        row |= {"provisional": bool(reason), "provisional_reason": reason}
     store.replace_analysis(path, run_id, tables)
     winners = [row for row in tables["winners"] if row["library"] == ALL_LIBRARIES]
     return AnalysisSummary(

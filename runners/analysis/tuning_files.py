@@ -44,6 +44,7 @@ class TuneRequest:
     op: str = ""
     validate_spec: Path | None = None
     library: str = DEFAULT.name
+    accept_provisional: bool = False  # tune from winners of a busy or unsteady machine
 
     @property
     def spec(self) -> LibrarySpec:
@@ -83,7 +84,23 @@ def _run(request: TuneRequest) -> dict[str, Any]:
         raise TuneError(
             f"the installed library is {installed or f'not {lib.title}'}, not {wanted}x"
         )
+    reason = stored_provisional_reason(request.store, request.run_id)
+    if reason and not request.accept_provisional:
+        raise TuneError(
+            f"run {request.run_id}'s winners are provisional ({reason}): measure again on a "
+            "quiet machine, or pass --accept-provisional to tune from them anyway"
+        )
     return run
+
+
+def stored_provisional_reason(path: Path, run_id: str) -> str:
+    """Why the analysis stored the run's winners as provisional ('' when it did not)."""
+    frame = store.query(
+        path,
+        "SELECT provisional_reason FROM winners WHERE run_id = ? AND provisional LIMIT 1",
+        [run_id],
+    )
+    return str(frame["provisional_reason"].iloc[0]) if len(frame) else ""
 
 
 def _group_of(run: dict[str, Any], request: TuneRequest) -> tuple[str, str]:

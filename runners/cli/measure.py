@@ -266,6 +266,21 @@ def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
     return True
 
 
+def precision_line(path: Path, run_id: str, target: float) -> str:
+    """How many of the run's ok points met their precision target."""
+    from runners import store
+
+    sql = (
+        "SELECT count(*) FILTER (WHERE ci_target_met) AS met, count(*) AS ok "
+        "FROM points WHERE run_id = ? AND status = 'ok'"
+    )
+    counts = store.query(path, sql, [run_id]).iloc[0]
+    return (
+        f"precision: {int(counts.met)} of {int(counts.ok)} points met their target (the "
+        f"interval over launches within +-{target:.0%} of the median)"
+    )
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
     notes: list[str] = []
@@ -312,6 +327,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"points done in {counted(spec.launches, 'launch', 'launches')}{partial}"
         f"{': ' + outcome.reason if outcome.reason else ''}"
     )
+    if outcome.stored:
+        print(precision_line(path, outcome.run_id, spec.target_rel_ci))
     print(f"store: {path}")
     for caution in outcome.cautions:
         print(f"caution: {caution}")

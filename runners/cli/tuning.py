@@ -23,6 +23,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         op=args.op or "",
         validate_spec=Path(args.validate_spec) if args.validate_spec else None,
         library=args.library,
+        accept_provisional=args.accept_provisional,
     )
     tunings = tune(request)
     lib = request.spec
@@ -82,6 +83,12 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
         "--validate-spec",
         help="also write a sweep spec that times the tuned entry (mpi:tuned, impi:tuned) "
         "beside the default and the forced algorithms at the swept sizes and between them",
+    )
+    parser.add_argument(
+        "--accept-provisional",
+        action="store_true",
+        help="tune from winners the analysis marked provisional (the machine was busy before "
+        "the sweep or changed state during it); refused otherwise",
     )
     add_store_option(parser)
     parser.set_defaults(handler=cmd_tune)

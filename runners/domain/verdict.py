@@ -102,8 +102,16 @@ def verdict_lines(
     calibrations: Sequence[str] = (),
 ) -> list[str]:
     """The verdict of every (ranks, dtype, op) of a run; groups whose ranks were
-    `oversubscribed` are flagged, predictions taken from `calibrations` in that order."""
+    `oversubscribed` are flagged, predictions taken from `calibrations` in that order; winners
+    stored as provisional (a busy or unsteady machine) say so, first, with the reason."""
     lines = []
+    reason = next((c.get("provisional_reason") for c in winners if c.get("provisional")), None)
+    if reason is not None:
+        lines.append(
+            f"provisional: the machine was not steady ({reason}); measure again on a quiet "
+            "machine before acting on these winners (`collsweep tune` refuses them unless "
+            "given --accept-provisional)"
+        )
     keyed = itertools.groupby(
         sorted(winners, key=lambda c: (c["ranks"], c["dtype"], c["op"])),
         key=lambda c: (c["ranks"], c["dtype"], c["op"]),
@@ -111,6 +119,7 @@ def verdict_lines(
     for (ranks, dtype, op), cells in keyed:
         group_bands = bands(list(cells))
         flag = " (oversubscribed, more ranks than cores)" if ranks in oversubscribed else ""
+        flag += " (provisional)" if reason is not None else ""
         lines.append(
             f"p={ranks} {dtype} {op}{flag}: " + "; ".join(b.describe() for b in group_bands)
         )

@@ -269,7 +269,17 @@ _V7 = [
     "UPDATE winners SET library = 'all'",
 ]
 
+# Schema 8: winners decided on a machine that was busy or changed state are provisional: the
+# rule is computed once by the analysis and stored with every winners row (older rows: not).
+_V8 = [
+    "ALTER TABLE winners ADD COLUMN provisional BOOLEAN",
+    "ALTER TABLE winners ADD COLUMN provisional_reason VARCHAR",
+    "UPDATE winners SET provisional = false, provisional_reason = ''",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
-MIGRATIONS: list[Migration] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7)]
+MIGRATIONS: list[Migration] = [
+    (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8)
+]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
