@@ -389,3 +389,42 @@ def test_dedicated_leaves_out_groups_with_more_ranks_than_cores_and_says_so(
     assert f"group sizes {over} are left out" in result.stderr
     assert "measuring 1 points in 1 launches: at most about" in result.stderr
     assert set(points(db).ranks) == {1}
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+@pytest.mark.usefixtures("calibrated_store")
+def test_a_sweep_on_a_loaded_machine_gives_provisional_winners_tune_refuses(
+    tmp_path: Path,
+) -> None:
+    """Busy loops on every core; once the load average shows them (a state waited for, not a
+    time), a sweep's winners are provisional and `tune` refuses them."""
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 2)
+    ]
+    try:
+        deadline = time.monotonic() + 600
+        while os.getloadavg()[0] < 1.2:
+            assert time.monotonic() < deadline, "the busy loops never showed in the load"
+            time.sleep(0.5)
+        db, result = sweep(
+            tmp_path,
+            'sizes = [8, 65536]\nranks = [2]\nalgorithms = ["mpi", "mpi:ring"]\nlaunches = 2\n',
+            "--budget",
+            "0.05",
+        )
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert result.returncode == 0, result.stderr
+    assert "caution: the machine was busy" in result.stderr
+    assert "provisional: the machine was not steady (quiet_machine" in result.stderr
+    assert "precision: " in result.stdout
+    winners = store.query(db, "SELECT provisional FROM winners")
+    assert len(winners) and winners["provisional"].all()
+    run_id = only_run(db)
+    refused = run_cli("tune", run_id, "--store", str(db), "--out", str(tmp_path / "t.json"))
+    assert refused.returncode == 2 and "provisional" in refused.stderr
+    assert not (tmp_path / "t.json").exists()
