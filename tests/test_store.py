@@ -836,3 +836,15 @@ def test_a_runs_analysis_is_replaced_all_or_nothing(path):
     assert scalar(path, "SELECT count(*) FROM agreement") == 0
     with pytest.raises(ValueError, match="not analysis tables: runs"):
         store.replace_analysis(path, "r1", {"runs": []})
+
+
+def test_collsweep_runs_lists_group_sizes_in_numeric_order(path):
+    from runners.store.reports import runs_table
+
+    store.create_run(path, {"run_id": "r1", "host": "h"})
+    rows = [
+        point_row("r1", "ring", 8, ranks=p, point_id=f"r1/ring/{p}/8/float32/sum")
+        for p in (16, 2, 4)
+    ]
+    store.add_points(path, rows, [])
+    assert runs_table(path).set_index("run_id").at["r1", "ranks"] == "2,4,16"

@@ -22,8 +22,7 @@ RUNS_SQL = f"""
 SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
        date_diff('millisecond', r.started_at, r.finished_at) / 1000 AS duration_s,
        coalesce(r.host, '') AS host, {LIBRARY_VERSIONS_SQL} AS library,
-       coalesce(string_agg(DISTINCT CAST(p.ranks AS VARCHAR), ','
-           ORDER BY CAST(p.ranks AS VARCHAR)), '') AS ranks,
+       coalesce(array_to_string(list_sort(list(DISTINCT p.ranks)), ','), '') AS ranks,
        coalesce(string_agg(DISTINCT p.dtype, ',' ORDER BY p.dtype), '') AS dtypes,
        coalesce(string_agg(DISTINCT p.op, ',' ORDER BY p.op), '') AS ops,
        count(DISTINCT p.algorithm) AS algorithms,
