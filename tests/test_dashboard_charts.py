@@ -257,8 +257,9 @@ def test_curves_without_ok_points_say_so() -> None:
 # --- other figures -----------------------------------------------------------------------------
 
 
-def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo_store: Path) -> None:
-    """Each heatmap cell names the best algorithm; predicted cells that differ carry ✗."""
+def test_best_heatmaps_show_the_winners_ties_and_mark_disagreement(demo_store: Path) -> None:
+    """Each measured cell names the stored winner, or 'tie a ~ b' in grey; a predicted cell
+    carries ✗ only where it differs from a decided winner the model could name."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
     data = queries.crossover_data(demo_store, scope)
     fig = charts.best_heatmaps(data.measured_best, data.predicted_best)
@@ -267,15 +268,23 @@ def test_best_heatmaps_show_the_best_cells_and_mark_disagreement(demo_store: Pat
     sizes = sorted(data.measured_best["bytes"].unique())
     assert list(measured.x) == [format_bytes(s) for s in sizes]
     assert list(measured.y) == ["p=2", "p=3", "p=4", "p=8"]
-    best = data.measured_best.set_index(["ranks", "bytes"])["algorithm"]
+    cells = data.measured_best.set_index(["ranks", "bytes"])
     pick = data.predicted_best.set_index(["ranks", "bytes"])["algorithm"]
+    ties = len(measured.colorscale) // 2 - 1  # the last band of the scale is the ties'
     for i, ranks in enumerate((2, 3, 4, 8)):
         for j, size in enumerate(sizes):
-            assert measured.text[i][j] == SHORT[best[(ranks, size)]]
-            mark = " ✗" if pick[(ranks, size)] != best[(ranks, size)] else ""
+            cell = cells.loc[(ranks, size)]
+            if cell["decided"]:
+                assert measured.text[i][j] == SHORT[cell["algorithm"]]
+                assert int(measured.z[i][j]) != ties
+            else:
+                tie = f"tie {SHORT[cell['algorithm']]} ~ {SHORT[cell['runner_up']]}"
+                assert measured.text[i][j] == tie and int(measured.z[i][j]) == ties
+            judged = cell["decided"] and cell["algorithm"] != "mpi"
+            mark = " ✗" if judged and pick[(ranks, size)] != cell["algorithm"] else ""
             assert predicted.text[i][j] == SHORT[pick[(ranks, size)]] + mark
     legend = {t.meta["algorithm"] for t in _traces(fig, "legend")}
-    assert legend == set(best) | set(pick)
+    assert legend == set(cells["algorithm"]) | set(pick)
 
 
 def test_override_figure_one_line_per_ranks(demo_store: Path) -> None:

@@ -25,11 +25,10 @@ from runners.domain.verdict import verdict_lines
 # --- crossovers and best choices ---------------------------------------------------------------
 
 
-_BEST_MEASURED_SQL = """
-SELECT ranks, bytes, algorithm, median_s FROM points
-WHERE run_id = $run AND dtype = $dtype AND op = $op AND status = 'ok' AND median_s > 0
-  AND ($algorithms IS NULL OR list_contains($algorithms, algorithm))
-QUALIFY row_number() OVER (PARTITION BY ranks, bytes ORDER BY median_s, algorithm) = 1
+# The verdict's own rows: every algorithm competing, decided by the paired launches or a tie.
+_WINNERS_SQL = """
+SELECT ranks, bytes, winner AS algorithm, runner_up, decided FROM winners
+WHERE run_id = $run AND dtype = $dtype AND op = $op AND coalesce(library, 'all') = 'all'
 ORDER BY ranks, bytes
 """
 
@@ -45,21 +44,12 @@ QUALIFY row_number() OVER (
 ORDER BY p.ranks, p.bytes
 """
 
-_PAIRED_SQL = f"""
-SELECT p.ranks, p.bytes, p.algorithm, p.median_s, m.predicted_s
-FROM points p JOIN predictions m ON m.point_id = p.point_id
- AND m.calibration_id {OWN_CALIBRATIONS}
-WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
-  AND p.median_s > 0 AND m.predicted_s > 0
-  AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)
-ORDER BY p.ranks, p.bytes, p.algorithm
-"""
-
 
 @dataclass(frozen=True)
 class CrossoverData:
-    """Best algorithm per (ranks, bytes), measured and predicted; the stored agreement rows of
-    the run and of each (ranks) group of the chosen dtype and op; crossovers."""
+    """The stored winner of each (ranks, bytes), decided or a tie (the verdict's rows), and the
+    model's pick; the stored agreement rows of the run and of each (ranks) group of the
+    chosen dtype and op; crossovers."""
 
     measured_best: pd.DataFrame
     predicted_best: pd.DataFrame
@@ -87,20 +77,18 @@ def _stored_agreement(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFra
     return _df(con, _AGREEMENT_SQL, scope.params())
 
 
-def crossover_data(path: StorePath, scope: Scope, modelled_only: bool = True) -> CrossoverData:
-    """Best choices, agreement figures and crossovers for (run, dtype, op) over all ranks.
+def crossover_data(path: StorePath, scope: Scope) -> CrossoverData:
+    """Winners, the model's picks, agreement figures and crossovers for (run, dtype, op) over
+    all ranks. ``scope`` needs dtype and op, and calibration_id for the predicted side.
 
-    ``scope`` needs dtype, op and calibration_id. With ``modelled_only`` the measured best is
-    taken among the algorithms that have a prediction, as the model's pick is.
-    """
+    The measured side is the stored `winners` rows the verdict reads (every algorithm
+    competing, 'mpi' included; ties as ties), so the picture and the text cannot disagree."""
     with _open(path) as con:
         cat = _catalog(con)
         modelled = {**scope.params(), "not_schedules": list(NOT_SCHEDULES)}
-        paired = _df(con, _PAIRED_SQL, modelled)
-        algs = sorted(paired["algorithm"].unique()) if modelled_only else None
-        measured = _df(con, _BEST_MEASURED_SQL, {**scope.params(), "algorithms": algs})
+        winners = _df(con, _WINNERS_SQL, scope.params()) if cat.has("winners") else pd.DataFrame()
         return CrossoverData(
-            measured_best=measured,
+            measured_best=winners,
             predicted_best=_df(con, _BEST_PREDICTED_SQL, modelled),
             agreement=_stored_agreement(con, cat, scope),
             crossovers=_crossovers(con, cat, scope),

@@ -12,28 +12,38 @@ from dashboard.figures.style import (
     color,
     short_name,
 )
+from runners.domain.models import model_for
 from runners.domain.units import format_bytes
 
 # --- best choices ------------------------------------------------------------------------------
 
 
+TIE_COLOR = "#d9d9d9"  # a cell the paired launches could not decide
+
+
 def _best_grid(best: pd.DataFrame, ranks: list, sizes: list, algs: list[str]):
-    """z (algorithm index + 0.5, nan where unmeasured) and cell text for one heatmap."""
+    """z (algorithm index + 0.5; the tie band for an undecided cell; nan where unmeasured)
+    and cell text for one heatmap; a `decided` column (the measured winners) marks ties."""
     z = np.full((len(ranks), len(sizes)), np.nan)
     text = [["" for _ in sizes] for _ in ranks]
     for row in best.itertuples(index=False):
         i, j = ranks.index(row.ranks), sizes.index(row.bytes)
-        z[i, j] = algs.index(row.algorithm) + 0.5
-        text[i][j] = short_name(row.algorithm)
+        if getattr(row, "decided", True):
+            z[i, j] = algs.index(row.algorithm) + 0.5
+            text[i][j] = short_name(row.algorithm)
+        else:
+            z[i, j] = len(algs) + 0.5
+            text[i][j] = f"tie {short_name(row.algorithm)} ~ {short_name(row.runner_up)}"
     return z, text
 
 
 def _discrete_scale(algs: list[str]) -> list[list]:
-    """A stepwise colour scale giving algorithm i the band [i, i + 1] / n."""
-    n = len(algs)
+    """A stepwise colour scale giving algorithm i the band [i, i + 1] / (n + 1), and the
+    last band to ties."""
+    n = len(algs) + 1
     scale = []
-    for i, alg in enumerate(algs):
-        scale += [[i / n, color(alg)], [(i + 1) / n, color(alg)]]
+    for i, shade in enumerate([*(color(alg) for alg in algs), TIE_COLOR]):
+        scale += [[i / n, shade], [(i + 1) / n, shade]]
     return scale
 
 
@@ -48,7 +58,8 @@ def _heatmap_trace(z, text, kind: str, labels: tuple[list, list], algs: list[str
         texttemplate="%{text}",
         colorscale=_discrete_scale(algs),
         zmin=0,
-        zmax=len(algs),
+        zmax=len(algs) + 1,
+        textfont={"size": 12},
         showscale=False,
         xgap=2,
         ygap=2,
@@ -65,26 +76,28 @@ def _legend_traces(algs: list[str]) -> list[go.Scatter]:
             y=[None],
             mode="markers",
             marker={"symbol": "square", "size": 12, "color": color(alg)},
-            name=f"{short_name(alg)} = {alg}",
+            name=alg if short_name(alg) == alg else f"{short_name(alg)} = {alg}",
             meta={"role": "legend", "algorithm": alg},
         )
         for alg in algs
     ]
 
 
-def _mark_disagreement(text_m: list[list[str]], text_p: list[list[str]]) -> None:
-    """Append ✗ to predicted cells whose pick differs from the measured best."""
-    for row_m, row_p in zip(text_m, text_p, strict=True):
-        for j, (m, p) in enumerate(zip(row_m, row_p, strict=True)):
-            if m and p and m != p:
-                row_p[j] = p + " ✗"
+def _mark_disagreement(measured: pd.DataFrame, text_p: list[list[str]], ranks, sizes) -> None:
+    """Append ✗ to predicted cells whose pick differs from a decided measured winner that the
+    model could have named (a tie, or a winner without a model such as 'mpi', judges none)."""
+    for row in measured.itertuples(index=False):
+        i, j = ranks.index(row.ranks), sizes.index(row.bytes)
+        pick = text_p[i][j]
+        judged = bool(row.decided) and model_for(row.algorithm) is not None
+        if pick and judged and pick != short_name(row.algorithm):
+            text_p[i][j] = pick + " ✗"
 
 
 def best_heatmaps(measured: pd.DataFrame, predicted: pd.DataFrame) -> go.Figure:
-    """Measured best beside predicted best, over ranks (rows) x bytes (columns).
-
-    Predicted cells whose pick differs from the measured best are marked with ✗.
-    """
+    """The measured winners (the verdict's stored rows: decided cells in the winner's colour,
+    ties grey and named 'tie a ~ b') beside the model's picks, over ranks (rows) x bytes
+    (columns). Predicted cells that differ from a decided, modelled winner are marked ✗."""
     if measured.empty and predicted.empty:
         return _empty_figure("No measured or predicted times for this dtype and op.")
     both = pd.concat([measured, predicted])
@@ -92,9 +105,13 @@ def best_heatmaps(measured: pd.DataFrame, predicted: pd.DataFrame) -> go.Figure:
     ranks, sizes = sorted(both["ranks"].unique()), sorted(both["bytes"].unique())
     z_m, text_m = _best_grid(measured, ranks, sizes, algs)
     z_p, text_p = _best_grid(predicted, ranks, sizes, algs)
-    _mark_disagreement(text_m, text_p)
+    if "decided" in measured:
+        _mark_disagreement(measured, text_p, ranks, sizes)
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("Measured best", "Predicted best"), horizontal_spacing=0.06
+        rows=1,
+        cols=2,
+        subplot_titles=("Measured winner (ties grey)", "Model's pick"),
+        horizontal_spacing=0.06,
     )
     labels = ([format_bytes(s) for s in sizes], [f"p={r}" for r in ranks])
     fig.add_trace(_heatmap_trace(z_m, text_m, "measured", labels, algs), row=1, col=1)

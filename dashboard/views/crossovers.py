@@ -88,15 +88,17 @@ def main(path: Path, overview: queries.Overview) -> None:
     cal = ui.choose("Calibration of the predictions", cals, "cal") if cals else None
     if cal is None:
         st.info("No predictions stored for this run yet: only measured choices are shown.")
-    modelled = not ui.toggle(
-        "Let every measured algorithm compete (also 'mpi', which the model cannot predict)",
-        "everyone",
-    )
     scope = queries.Scope(run_id, dtype=dtype, op=op, calibration_id=cal)
-    data = queries.crossover_data(path, scope, modelled_only=modelled)
+    data = queries.crossover_data(path, scope)
     ui.show_verdict(queries.verdict(path, run_id, dtype, op), run_id)
     ui.show_assumptions(data.summary)
     ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
+    st.caption(
+        "Left: the verdict's winners, every algorithm competing ('mpi' too), grey where the "
+        "paired launches could not tell the two fastest apart. Right: the model's pick among "
+        "the algorithms it can predict; ✗ where it differs from a decided winner it could "
+        "have named."
+    )
     st.subheader("Agreement")
     _agreement(data, run_id)
     st.subheader("Crossovers and their uncertainty")
