@@ -75,7 +75,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
         "dataframe",
     ),
     "views/curves.py": (1, {"run", "ranks", "dtype", "op", "metric", "alg", "passes"}, "expander"),
-    "views/crossovers.py": (1, {"run", "dtype", "op", "cal"}, "metric"),
+    "views/crossovers.py": (1, {"run", "dtype", "op", "cal", "all_pairs"}, "metric"),
     "views/assumptions.py": (0, {"run", "state", "name"}, "dataframe"),
     "views/override.py": (1, {"run", "forced", "dtype", "op"}, "dataframe"),
     "views/model_fit.py": (2, {"kal", "run", "cal", "dtype", "op", "ranks"}, "metric"),
@@ -251,6 +251,11 @@ def test_crossovers_page_agreement_figures(demo: Path) -> None:
     assert any(cell.startswith("tie ") for cell in cells)
     shown = [line.value for line in at.markdown if "p=2 float32 sum" in line.value]
     assert shown and "tie" in shown[0]  # the verdict above says the same ties
+    table = next(t.value for t in at.dataframe if "faster below" in t.value.columns)
+    assert table["at"].str.match(r"^[\d.]+ (B|KiB|MiB)$").all() and len(table)
+    at.toggle(key="all_pairs").set_value(True).run()
+    every = next(t.value for t in at.dataframe if "faster below" in t.value.columns)
+    assert len(every) >= len(table)
 
 
 def test_assumptions_page_shows_an_assumption_by_ranks_matrix(demo: Path) -> None:

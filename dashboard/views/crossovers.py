@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.units import format_bytes
 
 
 def _dtype_op(grid: pd.DataFrame) -> tuple[str, str]:
@@ -102,8 +103,54 @@ def main(path: Path, overview: queries.Overview) -> None:
     st.subheader("Agreement")
     _agreement(data, run_id)
     st.subheader("Crossovers and their uncertainty")
-    st.caption("algorithm_a is faster below `bytes`, algorithm_b above; low/high bound it.")
-    ui.table(data.crossovers, key="crossover_table")
+    every = ui.toggle("Also pairs that never win a cell", "all_pairs")
+    shown = data.crossovers if every else contending(data.crossovers, data.measured_best)
+    st.caption(
+        "The first algorithm is faster below the size, the second above; a measured one lies "
+        "between two measured sizes. "
+        + ("" if every else "Only pairs whose two algorithms both win or tie a cell here.")
+    )
+    ui.table(readable(shown), key="crossover_table")
+
+
+def contending(crossovers: pd.DataFrame, winners: pd.DataFrame) -> pd.DataFrame:
+    """The crossovers whose two algorithms each win, or tie for, some cell of their group."""
+    if crossovers.empty or winners.empty:
+        return crossovers
+    named = set()
+    for r in winners.itertuples(index=False):
+        named.add((r.ranks, r.algorithm))
+        if not r.decided:  # a tie: both could be the best here
+            named.add((r.ranks, r.runner_up))
+    keep = [
+        (r.ranks, r.algorithm_a) in named and (r.ranks, r.algorithm_b) in named
+        for r in crossovers.itertuples(index=False)
+    ]
+    return crossovers[keep]
+
+
+def readable(crossovers: pd.DataFrame) -> pd.DataFrame:
+    """The crossovers table for reading: sizes with units, plain headers, blanks not None."""
+    if crossovers.empty:
+        return crossovers
+
+    def between(row) -> str:
+        if pd.isna(row.low_bytes) or pd.isna(row.high_bytes):
+            return ""
+        return f"{format_bytes(row.low_bytes)} .. {format_bytes(row.high_bytes)}"
+
+    return pd.DataFrame(
+        {
+            "group": [f"p={r}" for r in crossovers["ranks"]],
+            "faster below": crossovers["algorithm_a"],
+            "faster above": crossovers["algorithm_b"],
+            "kind": crossovers["kind"],
+            "at": [format_bytes(b) for b in crossovers["bytes"]],
+            "measured between": [between(r) for r in crossovers.itertuples(index=False)],
+            "calibration": crossovers["calibration_id"].fillna(""),
+            "how": crossovers["detail"].fillna(""),
+        }
+    )
 
 
 ui.run_page("Crossovers", main)
