@@ -258,7 +258,8 @@ def test_curves_without_ok_points_say_so() -> None:
 
 
 def test_best_heatmaps_show_the_winners_ties_and_mark_disagreement(demo_store: Path) -> None:
-    """Each measured cell names the stored winner, or 'tie a ~ b' in grey; a predicted cell
+    """Each measured cell names the stored winner, or says 'tie' in grey (hover: which two);
+    a predicted cell
     carries ✗ only where it differs from a decided winner the model could name."""
     scope = queries.Scope(RUN_A, dtype="float32", op="sum", calibration_id=CAL)
     data = queries.crossover_data(demo_store, scope)
@@ -278,8 +279,9 @@ def test_best_heatmaps_show_the_winners_ties_and_mark_disagreement(demo_store: P
                 assert measured.text[i][j] == SHORT[cell["algorithm"]]
                 assert int(measured.z[i][j]) != ties
             else:
-                tie = f"tie {SHORT[cell['algorithm']]} ~ {SHORT[cell['runner_up']]}"
-                assert measured.text[i][j] == tie and int(measured.z[i][j]) == ties
+                tie = f"tie {cell['algorithm']} ~ {cell['runner_up']}"
+                assert measured.text[i][j] == "tie" and int(measured.z[i][j]) == ties
+                assert measured.customdata[i][j] == tie
             judged = cell["decided"] and cell["algorithm"] != "mpi"
             mark = " ✗" if judged and pick[(ranks, size)] != cell["algorithm"] else ""
             assert predicted.text[i][j] == SHORT[pick[(ranks, size)]] + mark

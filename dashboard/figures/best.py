@@ -23,7 +23,8 @@ TIE_COLOR = "#d9d9d9"  # a cell the paired launches could not decide
 
 def _best_grid(best: pd.DataFrame, ranks: list, sizes: list, algs: list[str]):
     """z (algorithm index + 0.5; the tie band for an undecided cell; nan where unmeasured)
-    and cell text for one heatmap; a `decided` column (the measured winners) marks ties."""
+    and cell text for one heatmap; a `decided` column (the measured winners) marks ties,
+    whose cells say 'tie' (the two algorithms are in the hover text, tie_names)."""
     z = np.full((len(ranks), len(sizes)), np.nan)
     text = [["" for _ in sizes] for _ in ranks]
     for row in best.itertuples(index=False):
@@ -33,8 +34,18 @@ def _best_grid(best: pd.DataFrame, ranks: list, sizes: list, algs: list[str]):
             text[i][j] = short_name(row.algorithm)
         else:
             z[i, j] = len(algs) + 0.5
-            text[i][j] = f"tie {short_name(row.algorithm)} ~ {short_name(row.runner_up)}"
+            text[i][j] = "tie"
     return z, text
+
+
+def tie_names(best: pd.DataFrame, ranks: list, sizes: list) -> list[list[str]]:
+    """Per cell, what the hover text says: the winner, or 'tie a ~ b'."""
+    names = [["" for _ in sizes] for _ in ranks]
+    for row in best.itertuples(index=False):
+        i, j = ranks.index(row.ranks), sizes.index(row.bytes)
+        tie = not getattr(row, "decided", True)
+        names[i][j] = f"tie {row.algorithm} ~ {row.runner_up}" if tie else row.algorithm
+    return names
 
 
 def _discrete_scale(algs: list[str]) -> list[list]:
@@ -47,7 +58,7 @@ def _discrete_scale(algs: list[str]) -> list[list]:
     return scale
 
 
-def _heatmap_trace(z, text, kind: str, labels: tuple[list, list], algs: list[str]):
+def _heatmap_trace(z, text, kind: str, labels: tuple[list, list], algs: list[str], hover):
     """One best-algorithm heatmap (measured or predicted) with the shared colour scale."""
     xlabels, ylabels = labels
     return go.Heatmap(
@@ -55,6 +66,7 @@ def _heatmap_trace(z, text, kind: str, labels: tuple[list, list], algs: list[str
         x=xlabels,
         y=ylabels,
         text=text,
+        customdata=hover,
         texttemplate="%{text}",
         colorscale=_discrete_scale(algs),
         zmin=0,
@@ -63,7 +75,7 @@ def _heatmap_trace(z, text, kind: str, labels: tuple[list, list], algs: list[str
         showscale=False,
         xgap=2,
         ygap=2,
-        hovertemplate="%{y}, %{x}: %{text}<extra>" + kind + "</extra>",
+        hovertemplate="%{y}, %{x}: %{customdata}<extra>" + kind + "</extra>",
         meta={"role": "best", "kind": kind},
     )
 
@@ -114,8 +126,9 @@ def best_heatmaps(measured: pd.DataFrame, predicted: pd.DataFrame) -> go.Figure:
         horizontal_spacing=0.06,
     )
     labels = ([format_bytes(s) for s in sizes], [f"p={r}" for r in ranks])
-    fig.add_trace(_heatmap_trace(z_m, text_m, "measured", labels, algs), row=1, col=1)
-    fig.add_trace(_heatmap_trace(z_p, text_p, "predicted", labels, algs), row=1, col=2)
+    hover_m, hover_p = tie_names(measured, ranks, sizes), tie_names(predicted, ranks, sizes)
+    fig.add_trace(_heatmap_trace(z_m, text_m, "measured", labels, algs, hover_m), row=1, col=1)
+    fig.add_trace(_heatmap_trace(z_p, text_p, "predicted", labels, algs, hover_p), row=1, col=2)
     fig.add_traces(_legend_traces(algs))
     fig.update_xaxes(title_text="Message size per rank", type="category")
     fig.update_yaxes(type="category")

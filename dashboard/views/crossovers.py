@@ -96,7 +96,8 @@ def main(path: Path, overview: queries.Overview) -> None:
     ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
     st.caption(
         "Left: the verdict's winners, every algorithm competing ('mpi' too), grey where the "
-        "paired launches could not tell the two fastest apart. Right: the model's pick among "
+        "paired launches could not tell the two fastest apart (hover: which two). Right: the "
+        "model's pick among "
         "the algorithms it can predict; ✗ where it differs from a decided winner it could "
         "have named."
     )
