@@ -26,6 +26,7 @@ except ModuleNotFoundError:  # a checkout that is not pip-installed: add the rep
 
 # (script, title, url path, icon)
 PAGES = (
+    ("views/verdict.py", "Verdict", "verdict", ":material/emoji_events:"),
     ("views/runs.py", "Runs", "runs", ":material/table_rows:"),
     ("views/curves.py", "Curves", "curves", ":material/show_chart:"),
     ("views/crossovers.py", "Crossovers", "crossovers", ":material/compare_arrows:"),

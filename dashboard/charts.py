@@ -13,6 +13,7 @@ from dashboard.figures.curves import curves_figure, metric_values
 from dashboard.figures.machine import probes_figure
 from dashboard.figures.model_fit import pingpong_figure, residuals_figure
 from dashboard.figures.override import override_figure
+from dashboard.figures.strip import winner_strip
 from dashboard.figures.style import (
     ALGORITHM_COLORS,
     FALLBACK_COLORS,
@@ -41,4 +42,5 @@ __all__ = [
     "residuals_figure",
     "rgba",
     "short_name",
+    "winner_strip",
 ]

@@ -70,6 +70,7 @@ from dashboard.data.user_sql import (
     run_user_sql,
     schema_reference,
 )
+from dashboard.data.verdict import VerdictData, verdict_data
 
 __all__ = [
     "FALLBACK_EXAMPLES",
@@ -85,6 +86,7 @@ __all__ = [
     "Overview",
     "Scope",
     "UserResult",
+    "VerdictData",
     "assumption_matrix",
     "assumption_overview",
     "assumption_summary",
@@ -124,4 +126,5 @@ __all__ = [
     "tuning_file_of",
     "tuning_ratios",
     "verdict",
+    "verdict_data",
 ]

@@ -80,6 +80,7 @@ def _seed(key: str, options: Sequence[Any], default: Any) -> None:
     """Give the widget its starting value: kept if still valid, else the URL's, else default."""
     current = st.session_state.get(key)
     if key in st.session_state and current in options:
+        st.session_state[key] = current  # the widget of another page may have owned the key
         return
     from_url = _matching(st.query_params.get(key), options)
     st.session_state[key] = from_url if from_url is not None else default

@@ -17,8 +17,9 @@ from conftest import damage_runs_block
 from streamlit.testing.v1 import AppTest
 
 from dashboard import queries, serve
+from dashboard.figures.style import short_name
 from runners import store
-from runners.domain.units import format_seconds
+from runners.domain.units import format_bytes, format_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app.py"
@@ -69,6 +70,7 @@ def assert_clean(at: AppTest) -> None:
 
 
 PAGES = {  # page script: (charts, widget keys that must exist, other elements)
+    "views/verdict.py": (1, {"run"}, "markdown"),
     "views/runs.py": (
         0,
         {"host", "lib", "status", "with_ranks", "with_dtypes", "sel"},
@@ -96,9 +98,39 @@ def test_every_page_renders_its_charts_and_widgets(demo: Path, page: str) -> Non
     assert len(at.get(element)) > 0
 
 
-def test_the_runs_page_is_the_default_and_lists_the_runs(demo: Path) -> None:
-    """The first page lists both runs, newest first, with their provenance columns."""
+def test_the_verdict_is_the_front_page_and_its_strip_is_the_verdicts_rows(demo: Path) -> None:
+    """The app opens on the newest run's verdict: a sentence per group and a strip whose cells
+    are the stored winners (decided winner, or 'tie'), with the run's precision."""
     at = open_app()
+    assert_clean(at)
+    assert at.title[0].value == "Verdict"
+    assert at.selectbox(key="run").value == RUN_B  # the newest run
+    (figure,) = charts(at)
+    strip = next(t for t in figure["data"] if t.get("meta") == {"role": "strip"})
+    winners = store.query(
+        demo,
+        "SELECT ranks, bytes, winner, runner_up, decided FROM winners WHERE run_id = ? "
+        "AND library = 'all' AND dtype = 'float32' AND op = 'sum' ORDER BY ranks, bytes",
+        [RUN_B],
+    )
+    rows = {f"p={r} float32 sum": i for i, r in enumerate(sorted(set(winners["ranks"])))}
+    columns = {size: j for j, size in enumerate(strip["x"])}
+    for w in winners.itertuples(index=False):
+        i, j = rows[f"p={w.ranks} float32 sum"], columns[format_bytes(w.bytes)]
+        said = strip["customdata"][i][j]
+        if w.decided:
+            assert strip["text"][i][j].startswith(short_name(w.winner)), said
+            assert said.startswith(f"{w.winner} (")
+        else:
+            assert strip["text"][i][j] == "tie" and said.startswith(f"tie {w.winner} ~ ")
+    sentences = [m.value for m in at.markdown if m.value.startswith("**p=2 float32 sum**")]
+    assert sentences and "The default wins or ties at" in sentences[0]
+    assert any(c.value.startswith("Precision: ") for c in at.caption)
+
+
+def test_the_runs_page_lists_the_runs(demo: Path) -> None:
+    """The Runs page lists both runs, newest first, with their provenance columns."""
+    at = open_app("views/runs.py")
     assert_clean(at)
     assert at.title[0].value == "Runs"
     table = at.dataframe[0].value
@@ -110,7 +142,7 @@ def test_the_runs_page_is_the_default_and_lists_the_runs(demo: Path) -> None:
 def test_runs_page_filters_and_selections(demo: Path) -> None:
     """Search narrows the table; one selected run shows its provenance and links, two their
     differences and a link to Compare runs."""
-    at = open_app()
+    at = open_app("views/runs.py")
     at.text_input(key="search").input("bbbb").run()
     assert at.dataframe[0].value["run_id"].tolist() == [RUN_B]
     assert at.query_params["search"] == "bbbb"

@@ -11,11 +11,6 @@ from runners import store
 from runners.domain.verdict import verdict_lines
 from runners.domain.winner_table import group_tables
 
-MEDIANS_SQL = """
-SELECT ranks, dtype, op, bytes, algorithm, median_s FROM points
-WHERE run_id = ? AND status = 'ok' AND median_s > 0
-"""
-
 
 def run_verdict(path: Path, run: Mapping[str, Any]) -> list[str]:
     """The verdict of a stored, analysed run ([] before its analysis)."""
@@ -26,8 +21,5 @@ def run_tables(path: Path, run: Mapping[str, Any]) -> list[str]:
     """Per group, the stored winners as a table (runners.domain.winner_table): best, runner-up,
     margin, the library default and the speed-up over it ([] before the analysis)."""
     found = store.verdict_inputs(path, run["run_id"])
-    medians = {
-        (int(r.ranks), r.dtype, r.op, int(r.bytes), r.algorithm): float(r.median_s)
-        for r in store.query(path, MEDIANS_SQL, [run["run_id"]]).itertuples(index=False)
-    }
+    medians = store.point_medians(path, run["run_id"])
     return group_tables(found["winners"], medians, found["oversubscribed"])

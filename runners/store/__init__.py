@@ -23,6 +23,7 @@ from runners.store.reads import (
     latest_calibration,
     open_readonly,
     point_ids,
+    point_medians,
     query,
     verdict_inputs,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "migrate",
     "open_readonly",
     "point_ids",
+    "point_medians",
     "query",
     "replace_against_default",
     "replace_agreement",

@@ -177,6 +177,21 @@ def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
     }
 
 
+def point_medians(path: Path | str, run_id: str) -> dict[tuple[int, str, str, int, str], float]:
+    """Every ok point's median by (ranks, dtype, op, bytes, algorithm): what the winner
+    tables and strips (runners.domain.winner_table) price the best and the default with."""
+    rows = _lookup(
+        path,
+        "SELECT ranks, dtype, op, bytes, algorithm, median_s FROM points "
+        "WHERE run_id = ? AND status = 'ok' AND median_s > 0",
+        [run_id],
+    )
+    return {
+        (int(r["ranks"]), r["dtype"], r["op"], int(r["bytes"]), r["algorithm"]): r["median_s"]
+        for r in rows
+    }
+
+
 def calibration_order(path: Path | str, run_id: str) -> list[str]:
     """A run's calibrations, most direct first: its launches' own, the one made before it,
     the one fitted to it (ids; those that may not exist included)."""

@@ -25,6 +25,9 @@ import pytest
 import synthetic
 from chromium_cdp import CHROMIUM, Browser, Page
 
+from dashboard.figures.style import short_name
+from runners import store
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 STARTUP_S = 90.0
@@ -164,7 +167,7 @@ def test_curves_deep_link_draws_measured_and_predicted(server, page, tmp_path) -
     assert "Page not found" not in body
     assert "not_oversubscribed violated" in body and "Not a clean test of the model" in body
     nav = text(page, '[data-testid="stSidebarNav"]')
-    titles = ["Runs", "Curves", "Crossovers", "Assumptions", "Override impact", "Model fit"]
+    titles = ["Verdict", "Runs", "Curves", "Crossovers", "Assumptions", "Override impact"]
     positions = [nav.find(title) for title in titles]
     assert -1 not in positions and positions == sorted(positions), nav
     assert "Modular lab" in nav
@@ -225,6 +228,7 @@ def test_sql_box_refuses_reading_files(server, page) -> None:
 
 
 EVERY_PAGE = (
+    ("", "", True),  # the Verdict, the default page, lives at the root
     ("runs", "", False),
     ("curves", f"?run={RUN_A}&ranks=2", True),
     ("crossovers", f"?run={RUN_A}", True),
@@ -250,13 +254,35 @@ def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path, w
             )
             assert broken == 0, f"{name} at {width} px shows an exception"
             assert "Traceback" not in text(page, '[data-testid="stMain"]'), name
-            shot = shoot(page, tmp_path, f"{name}-{width}")
+            shot = shoot(page, tmp_path, f"{name or 'verdict'}-{width}")
             assert shot.stat().st_size > 20_000
 
 
-def test_runs_page_is_the_front_page(server, page) -> None:
-    """The root URL shows the runs of the store."""
-    load(page, f"{server}/", plotted=False)
+def test_the_verdict_is_the_front_page_with_its_strip_in_view(server, page, demo_store) -> None:
+    """The root URL shows the newest run's verdict; its winner strip is visible at 1280 px
+    without scrolling, and its cells are the stored winners (decided, or 'tie')."""
+    with width_of(page, 1280):
+        load(page, f"{server}/", plotted=True)
+        assert text(page, "h1") == "Verdict"
+        plot = "document.querySelector('.js-plotly-plot')"
+        top = page.evaluate(f"{plot}.getBoundingClientRect().top")
+        assert top < 900, f"the strip starts {top} px down: below a laptop's fold"
+        cells = page.evaluate(
+            f"{plot}.data.filter(t => t.meta && t.meta.role === 'strip')[0].text.flat()"
+        )
+    winners = store.query(
+        demo_store,
+        "SELECT winner, decided FROM winners WHERE run_id = ? AND library = 'all'",
+        [RUN_B],
+    )
+    decided = {short_name(w) for w, d in zip(winners.winner, winners.decided, strict=True) if d}
+    shown = {c.split("<br>")[0] for c in cells if c and c != "tie"}
+    assert shown == decided and ("tie" in cells) == (not winners.decided.all())
+
+
+def test_the_runs_page_lists_the_runs(server, page) -> None:
+    """/runs shows the runs of the store."""
+    load(page, f"{server}/runs", plotted=False)
     page.wait_for("document.body.innerText.includes('2 runs')", 30, "the runs caption")
     assert text(page, "h1") == "Runs"
 

@@ -1,0 +1,41 @@
+"""Data of the Verdict page: the run's answer per size (runners.domain.winner_table), its
+precision, and whether its winners are provisional; all read from what the analysis stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dashboard.data.base import StorePath, _df, _open
+from runners import store
+from runners.domain.winner_table import Cell, cells_of
+
+_PRECISION_SQL = """
+SELECT count(*) FILTER (WHERE ci_target_met) AS met, count(*) AS ok
+FROM points WHERE run_id = $run AND status = 'ok'
+"""
+
+
+@dataclass(frozen=True)
+class VerdictData:
+    """A run's cells (every group, every size), its precision and its provisional reason."""
+
+    cells: list[Cell]
+    points_met: int
+    points_ok: int
+    provisional_reason: str
+    oversubscribed: set[int]
+
+
+def verdict_data(path: StorePath, run_id: str) -> VerdictData:
+    """The stored winners of every group as cells, priced with the points' medians."""
+    inputs = store.verdict_inputs(path, run_id)
+    cells = cells_of(inputs["winners"], store.point_medians(path, run_id))
+    reason = next(
+        (w.get("provisional_reason") or "" for w in inputs["winners"] if w.get("provisional")),
+        "",
+    )
+    with _open(path) as con:
+        counts = _df(con, _PRECISION_SQL, {"run": run_id}).iloc[0]
+    return VerdictData(
+        cells, int(counts["met"]), int(counts["ok"]), reason, set(inputs["oversubscribed"])
+    )

@@ -1,0 +1,82 @@
+"""The winner strip of the Verdict page: one row per group, a cell per size, the winner's
+colour and name with the margin over the runner-up; ties grey; the speed-up over the library
+default in the hover text (runners.domain.winner_table's cells)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.figures.best import _discrete_scale, _legend_traces
+from dashboard.figures.style import _empty_figure, short_name
+from runners.domain.units import format_bytes, format_ratio, format_seconds
+from runners.domain.winner_table import Cell, margin_text
+
+
+def _label(cell: Cell) -> str:
+    """The cell's text: the winner and its margin, or 'tie'; a † when provisional."""
+    mark = " †" if cell.provisional else ""
+    if not cell.decided or cell.margin is None:
+        return "tie" + mark
+    return f"{short_name(cell.best)}<br>{format_ratio(cell.margin[0])}{mark}"
+
+
+def _hover(cell: Cell) -> str:
+    """Everything the cell stands for, in words."""
+    best = format_seconds(cell.best_s) if cell.best_s else "?"
+    default = (
+        f"; default {cell.default} {format_seconds(cell.default_s)}, best is "
+        f"{format_ratio(cell.speedup)} faster"
+        if cell.speedup
+        else "; the default is the best"
+        if cell.best == cell.default
+        else ""
+    )
+    provisional = " (provisional: the machine was not steady)" if cell.provisional else ""
+    return (
+        f"{cell.answer} ({best}); runner-up {cell.runner_up}, margin {margin_text(cell)}"
+        f"{default}{provisional}"
+    )
+
+
+def winner_strip(cells: Sequence[Cell]) -> go.Figure:
+    """One row per group (p, dtype, op), one cell per size, coloured by the winner; the cell
+    texts (`text`) and what they stand for (`customdata`) are the cells' own."""
+    if not cells:
+        return _empty_figure("No winners stored for this run yet: `collsweep analyze RUN`.")
+    groups = sorted({c.group for c in cells})
+    sizes = sorted({c.nbytes for c in cells})
+    algs = sorted({c.best for c in cells if c.decided})
+    z = np.full((len(groups), len(sizes)), np.nan)
+    text = [["" for _ in sizes] for _ in groups]
+    hover = [["" for _ in sizes] for _ in groups]
+    for cell in cells:
+        i, j = groups.index(cell.group), sizes.index(cell.nbytes)
+        z[i, j] = (algs.index(cell.best) if cell.decided else len(algs)) + 0.5
+        text[i][j], hover[i][j] = _label(cell), _hover(cell)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[format_bytes(s) for s in sizes],
+            y=[f"p={r} {d} {o}" for r, d, o in groups],
+            text=text,
+            customdata=hover,
+            texttemplate="%{text}",
+            textfont={"size": 12},
+            colorscale=_discrete_scale(algs),
+            zmin=0,
+            zmax=len(algs) + 1,
+            showscale=False,
+            xgap=3,
+            ygap=3,
+            hovertemplate="%{y}, %{x}: %{customdata}<extra></extra>",
+            meta={"role": "strip"},
+        )
+    )
+    fig.add_traces(_legend_traces(algs))
+    fig.update_xaxes(type="category", title_text="message size per rank")
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_layout(height=140 + 60 * len(groups), margin={"t": 20, "b": 40})
+    return fig

@@ -1,0 +1,52 @@
+"""Verdict page, the front page: a run's answer (the newest run unless another is picked),
+per group one sentence and a strip of winners by size with the margin over the runner-up and
+the speed-up over the library default; ties grey, provisional winners marked. The same cells
+as the tables `collsweep sweep` ends with (runners.domain.winner_table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import charts, queries, ui
+from runners.domain.winner_table import by_group, group_sentence
+
+
+def main(path: Path, overview: queries.Overview) -> None:
+    """Render the page below its title."""
+    chosen = ui.choose_run_with_points(path)
+    if chosen is None:
+        return
+    run_id, _ = chosen
+    data = queries.verdict_data(path, run_id)
+    st.caption(
+        f"Precision: {data.points_met} of {data.points_ok} points met their target (the "
+        "interval over launches as tight as the run asked)"
+    )
+    if data.provisional_reason:
+        st.warning(
+            f"Provisional (†): the machine was not steady ({data.provisional_reason}). Measure "
+            "again on a quiet machine before acting on these winners; `collsweep tune` refuses "
+            "them unless given --accept-provisional.",
+            icon=":material/warning:",
+        )
+    groups = by_group(data.cells)
+    if not groups:
+        st.info(f"No winners stored for this run yet: `collsweep analyze {run_id}` makes them.")
+        return
+    ui.chart(charts.winner_strip(data.cells), "winner_strip")
+    lines = []
+    for (ranks, dtype, op), cells in groups.items():
+        apart = " (oversubscribed: reported apart)" if ranks in data.oversubscribed else ""
+        lines.append(f"**p={ranks} {dtype} {op}**{apart}: {group_sentence(cells)}")
+    st.markdown("\n\n".join(lines))
+    st.caption(
+        "Each cell: the winner and how much slower the runner-up is (paired launches); grey "
+        "where the launches could not tell the two apart. Hover for the times and the speed-up "
+        f"over the library default. Details: [Curves](curves?run={run_id}), "
+        f"[Crossovers](crossovers?run={run_id}), [Runs](runs)."
+    )
+
+
+ui.run_page("Verdict", main)
