@@ -159,6 +159,7 @@ def test_the_dashboard_shows_three_libraries(three: Path, monkeypatch: pytest.Mo
     app = str(ROOT / "dashboard" / "app.py")
     at = AppTest.from_file(app, default_timeout=60).run()
     assert not at.exception
+    at.switch_page("views/runs.py").run()
     runs = next(t.value for t in at.dataframe if "library" in t.value.columns)
     assert runs["library"].str.contains("Intel MPI 2021").all()
     at = AppTest.from_file(app, default_timeout=60)

@@ -171,6 +171,7 @@ def test_the_dashboard_shows_both_autotuned_defaults(
     app = str(ROOT / "dashboard" / "app.py")
     at = AppTest.from_file(app, default_timeout=60).run()
     assert not at.exception
+    at.switch_page("views/runs.py").run()
     runs = next(t.value for t in at.dataframe if "library" in t.value.columns)
     assert runs["library"].str.contains("MPICH 5.0").all()
     assert runs["library"].str.contains("Open MPI 5.0").all()

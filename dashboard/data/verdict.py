@@ -5,14 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashboard.data.base import StorePath, _df, _open
+from dashboard.data.base import StorePath
 from runners import store
 from runners.domain.winner_table import Cell, cells_of
-
-_PRECISION_SQL = """
-SELECT count(*) FILTER (WHERE ci_target_met) AS met, count(*) AS ok
-FROM points WHERE run_id = $run AND status = 'ok'
-"""
 
 
 @dataclass(frozen=True)
@@ -34,8 +29,5 @@ def verdict_data(path: StorePath, run_id: str) -> VerdictData:
         (w.get("provisional_reason") or "" for w in inputs["winners"] if w.get("provisional")),
         "",
     )
-    with _open(path) as con:
-        counts = _df(con, _PRECISION_SQL, {"run": run_id}).iloc[0]
-    return VerdictData(
-        cells, int(counts["met"]), int(counts["ok"]), reason, set(inputs["oversubscribed"])
-    )
+    met, ok = store.precision_counts(path, run_id)
+    return VerdictData(cells, met, ok, reason, set(inputs["oversubscribed"]))

@@ -270,14 +270,10 @@ def precision_line(path: Path, run_id: str, target: float) -> str:
     """How many of the run's ok points met their precision target."""
     from runners import store
 
-    sql = (
-        "SELECT count(*) FILTER (WHERE ci_target_met) AS met, count(*) AS ok "
-        "FROM points WHERE run_id = ? AND status = 'ok'"
-    )
-    counts = store.query(path, sql, [run_id]).iloc[0]
+    met, ok = store.precision_counts(path, run_id)
     return (
-        f"precision: {int(counts.met)} of {int(counts.ok)} points met their target (the "
-        f"interval over launches within +-{target:.0%} of the median)"
+        f"precision: {met} of {ok} points met their target (the interval over launches "
+        f"within +-{target:.0%} of the median)"
     )
 
 

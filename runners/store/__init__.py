@@ -24,6 +24,7 @@ from runners.store.reads import (
     open_readonly,
     point_ids,
     point_medians,
+    precision_counts,
     query,
     verdict_inputs,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "open_readonly",
     "point_ids",
     "point_medians",
+    "precision_counts",
     "query",
     "replace_against_default",
     "replace_agreement",

@@ -192,6 +192,17 @@ def point_medians(path: Path | str, run_id: str) -> dict[tuple[int, str, str, in
     }
 
 
+def precision_counts(path: Path | str, run_id: str) -> tuple[int, int]:
+    """(met, ok): how many of the run's ok points met their precision target, of how many."""
+    (row,) = _lookup(
+        path,
+        "SELECT count(*) FILTER (WHERE ci_target_met) AS met, count(*) AS ok "
+        "FROM points WHERE run_id = ? AND status = 'ok'",
+        [run_id],
+    )
+    return int(row["met"]), int(row["ok"])
+
+
 def calibration_order(path: Path | str, run_id: str) -> list[str]:
     """A run's calibrations, most direct first: its launches' own, the one made before it,
     the one fitted to it (ids; those that may not exist included)."""
