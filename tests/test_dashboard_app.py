@@ -201,7 +201,7 @@ def test_curves_ignore_invalid_url_values(demo: Path) -> None:
     assert_clean(at)
     assert at.selectbox(key="run").value == RUN_B
     assert at.selectbox(key="ranks").value == 2
-    assert at.radio(key="metric").value == "time"
+    assert at.radio(key="metric").value == "relative"
     assert len(at.multiselect(key="alg").value) == len(synthetic.ALGORITHMS)
 
 
@@ -227,7 +227,7 @@ def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
 def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:
     """A dashed prediction per algorithm (the lower bound for 'mpi'); all crossovers of the
     view with xo=all, fewer (only where the fastest changes) by default, none with xo=none."""
-    at = open_app("views/curves.py", run=RUN_A, ranks="4", xo="all")
+    at = open_app("views/curves.py", run=RUN_A, ranks="4", xo="all", metric="time")
     (figure,) = charts(at)
     predicted = [t for t in figure["data"] if t["meta"]["role"] == "predicted"]
     assert len(predicted) == len(synthetic.ALGORITHMS)
@@ -243,6 +243,20 @@ def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:
     assert at.query_params["xo"] == "best"
     at.radio(key="xo").set_value("none").run()
     assert marked(charts(at)[0]) == 0
+
+
+def test_curves_open_on_each_time_over_the_fastest(demo: Path) -> None:
+    """By default Curves answers "by how much": each median over the fastest at its size on a
+    linear axis from 1, with its interval; no bands, predictions or crossovers there."""
+    at = open_app("views/curves.py", run=RUN_A, ranks="2")
+    assert at.radio(key="metric").value == "relative"
+    (figure,) = charts(at)
+    roles = {t["meta"]["role"] for t in figure["data"]}
+    assert roles == {"measured"} and figure["layout"]["yaxis"]["type"] == "linear"
+    ys = [list(t["y"]) for t in figure["data"]]
+    assert min(min(y) for y in ys) == 1.0
+    for position in range(len(ys[0])):  # one algorithm is the fastest at every size
+        assert min(y[position] for y in ys if len(y) > position) == pytest.approx(1.0)
 
 
 def test_per_pass_spread_comes_from_the_samples(demo: Path) -> None:

@@ -122,6 +122,27 @@ def test_metric_values_convert_time_to_bandwidths() -> None:
         charts.metric_values(points, "flops")
 
 
+def test_relative_values_are_each_median_over_the_fastest_at_its_size() -> None:
+    points = pd.DataFrame(
+        {
+            "ranks": [2, 2, 2, 2],
+            "bytes": [8, 8, 64, 64],
+            "algorithm": ["a", "b", "a", "b"],
+            "median_s": [2e-6, 3e-6, 5e-6, 4e-6],
+            "p5_s": [1e-6] * 4,
+            "p95_s": [9e-6] * 4,
+            "interval_low_s": [1.8e-6, 2.7e-6, 4.5e-6, 3.6e-6],
+            "interval_high_s": [2.2e-6, 3.3e-6, 5.5e-6, 4.4e-6],
+            "predicted_s": [1e-6] * 4,
+        }
+    )
+    rel = charts.metric_values(points, "relative")
+    assert rel["y"].tolist() == pytest.approx([1.0, 1.5, 1.25, 1.0])
+    assert rel["y_int_low"].tolist() == pytest.approx([0.9, 1.35, 1.125, 0.9])
+    assert rel["y_int_high"].tolist() == pytest.approx([1.1, 1.65, 1.375, 1.1])
+    assert rel[["y_low", "y_high", "y_pred"]].isna().all().all()
+
+
 # --- curves ------------------------------------------------------------------------------------
 
 

@@ -39,10 +39,12 @@ PROGRESS = re.compile(r"\] L\d+ p=(\d+)\s+(\S+)\s+([\d.]+ (?:B|KiB|MiB|GiB)) (\S
 
 
 def start(db: Path, spec: Path, *extra: str, env: dict | None = None, log: Path | None = None):
-    """A sweep in the background, its stderr into ``log`` (read while it runs)."""
+    """A sweep in the background, its stderr into ``log`` (read while it runs), a progress line
+    per point (--verbose): the events these tests wait for and count."""
     err = open(log or db.with_suffix(".err"), "w")  # noqa: SIM115 - closed by the child's end
+    command = ["sweep", str(spec), "--store", str(db), "--verbose", *extra]
     return subprocess.Popen(
-        [sys.executable, "-m", "runners.cli", "sweep", str(spec), "--store", str(db), *extra],
+        [sys.executable, "-m", "runners.cli", *command],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=err,

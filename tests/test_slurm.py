@@ -250,7 +250,7 @@ def test_a_cancelled_task_keeps_its_finished_points_and_resume_completes_them(
     resume = ["sweep", "--resume", folder.name, "--store", str(main)]
     resumed = _cli(cluster, *resume, "--launcher", "srun --mpi=pmi2 -n {ranks}")
     assert resumed.returncode == 0, resumed.stderr[-3000:] + cluster.log_tail()
-    assert "[   1/8]" in resumed.stderr  # only the missing points
+    assert "points 8/8" in resumed.stderr  # only the missing points
     final = store.query(main, "SELECT point_id, status FROM points")
     assert len(final) == 12 and final.point_id.is_unique and set(final.status) == {"ok"}
     assert set(kept.point_id) <= set(final.point_id)

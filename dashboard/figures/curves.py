@@ -25,6 +25,8 @@ def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The points with y, y_low, y_high (p5-p95 band), y_int_low, y_int_high (the 95%
     interval over launches) and y_pred in the chosen metric.
 
+    relative: each time over the fastest median at its size among the points shown (1: the
+    fastest), intervals likewise; no band or prediction (the absolute metrics draw them).
     time: microseconds. algbw: bytes / time / 1e9 GB/s (bands and intervals flip: the p95
     time gives the low bandwidth). busbw: algbw x 2 (ranks - 1) / ranks.
     """
@@ -34,6 +36,13 @@ def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     for column in ("interval_low_s", "interval_high_s"):
         if column not in out:
             out[column] = out["median_s"]
+    if metric == "relative":
+        fastest = out.groupby("bytes")["median_s"].transform("min").astype(float)
+        for new, old in (("y", "median_s"), ("y_int_low", "interval_low_s")):
+            out[new] = out[old].astype(float) / fastest
+        out["y_int_high"] = out["interval_high_s"].astype(float) / fastest
+        out["y_low"] = out["y_high"] = out["y_pred"] = np.nan
+        return out
     cols = {
         "y": "median_s",
         "y_low": "p5_s",
@@ -151,8 +160,9 @@ def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
 
 
 def _algorithm_traces(alg: str, rows: pd.DataFrame) -> list[go.Scatter]:
-    """Band, measured median and (if any) dashed prediction of one algorithm."""
-    traces = [_band_trace(alg, rows), _median_trace(alg, rows), _prediction_trace(alg, rows)]
+    """Band (where known), measured median and (if any) dashed prediction of one algorithm."""
+    band = _band_trace(alg, rows) if rows["y_low"].notna().any() else None
+    traces = [band, _median_trace(alg, rows), _prediction_trace(alg, rows)]
     return [t for t in traces if t is not None]
 
 
@@ -251,8 +261,10 @@ def curves_figure(
     crossovers: pd.DataFrame,
     metric: str = "time",
 ) -> go.Figure:
-    """Metric vs bytes on log-log axes: per algorithm a p5-p95 band, the measured median and
-    the model's prediction dashed in the same colour; crossovers marked and labelled.
+    """Metric vs bytes: per algorithm a p5-p95 band, the measured median and the model's
+    prediction dashed in the same colour, crossovers marked and labelled, on log-log axes;
+    `relative` draws each median over the fastest at its size, with its interval, on a linear
+    axis from 1 (how much slower each one is, where the absolute curves merge).
 
     Points that break an assumption are drawn as crosses (the page says why, above).
     """
@@ -263,13 +275,20 @@ def curves_figure(
     fig = go.Figure()
     for alg, rows in values.groupby("algorithm", sort=True):
         fig.add_traces(_algorithm_traces(str(alg), rows.sort_values("bytes")))
-    for kind in ("measured", "predicted"):
+    relative = metric == "relative"
+    for kind in () if relative else ("measured", "predicted"):
         rows = crossovers[crossovers["kind"] == kind] if not crossovers.empty else crossovers
         if not rows.empty:
             fig.add_trace(_crossover_trace(values, rows, kind))
     _bytes_axis(fig, values["bytes"].tolist())
-    # "~g": 0.0001 and 100000 as numbers, never SI prefixes ("100µ" GB/s read as a unit)
-    fig.update_yaxes(type="log", dtick=1, tickformat="~g", title_text=METRICS[metric])
+    if relative:
+        fig.add_hline(y=1, line_dash="dot")
+        top = float(values["y_int_high"].replace(np.inf, np.nan).max())
+        fig.update_yaxes(type="linear", range=[0.95, max(top, 1.2) * 1.05],
+                         tickformat=".2~f", ticksuffix="x", title_text=METRICS[metric])  # fmt: skip
+    else:
+        # "~g": 0.0001 and 100000 as numbers, never SI prefixes ("100µ" GB/s read as a unit)
+        fig.update_yaxes(type="log", dtick=1, tickformat="~g", title_text=METRICS[metric])
     rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW)
     fig.update_layout(
         height=660 + 24 * rows_of_legend,

@@ -13,6 +13,7 @@ from runners.domain.catalog import ALGORITHMS
 from runners.domain.units import format_bytes
 
 METRICS = {
+    "relative": "Time over the fastest at each size (1 = fastest)",
     "time": "Time per call (µs)",
     "algbw": "Algorithm bandwidth (GB/s)",
     "busbw": "Bus bandwidth (GB/s)",

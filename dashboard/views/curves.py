@@ -130,13 +130,17 @@ def main(path: Path, overview: queries.Overview) -> None:
         ui.show_assumptions(data.summary)
         ui.chart(charts.curves_figure(data.points, marked, metric), "curves_chart")
         note = queries.crossover_note(marked)
-        if note:
+        if note and metric != "relative":
             st.info(note, icon=":material/info:")
         st.caption(
-            "Solid: measured median with its 95% interval over launches (bars) and its p5-p95 "
-            "band. Dashed, same colour: the model's prediction (one legend entry toggles both). "
-            "Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: their "
-            "uncertainty). Crosses: points that break an assumption."
+            "Each algorithm's median over the fastest median at that size (1x: the fastest), "
+            "with its 95% interval over launches (bars): how much slower each one is. The "
+            "absolute curves, bands, predictions and crossovers: Metric time, algbw or busbw."
+            if metric == "relative"
+            else "Solid: measured median with its 95% interval over launches (bars) and its "
+            "p5-p95 band. Dashed, same colour: the model's prediction (one legend entry toggles "
+            "both). Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: "
+            "their uncertainty). Crosses: points that break an assumption."
         )
     _details(path, scope, data)
 
