@@ -57,6 +57,7 @@ from dashboard.data.runs import (
     run_details,
     run_grid,
     runs_table,
+    time_span_note,
 )
 from dashboard.data.tuning import tuned_entry_of, tuned_runs, tuning_file_of, tuning_ratios
 from dashboard.data.user_sql import (
@@ -121,6 +122,7 @@ __all__ = [
     "run_user_sql",
     "runs_table",
     "schema_reference",
+    "time_span_note",
     "tuned_entry_of",
     "tuned_runs",
     "tuning_file_of",

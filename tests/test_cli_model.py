@@ -154,6 +154,29 @@ def test_predict_without_parameters_uses_the_newest_calibration(
     assert mixed["beta_s_per_byte"] == beta
 
 
+@pytest.mark.mpi
+def test_predict_for_a_run_uses_its_own_calibration_and_names_an_intercept(
+    capsys: pytest.CaptureFixture, calibrated: tuple[Path, dict], swept: str
+) -> None:
+    """--run takes the run's calibration as every page does (its launches' first); above a
+    piecewise fit's first breakpoint alpha is said to be that segment's intercept."""
+    db, _ = calibrated
+    first = next(c for c in store.calibration_order(db, swept) if store.get_calibration(db, c))
+    stored = store.get_calibration(db, first)
+    small, large = 8, 2 * max(stored["breakpoints"] or [4096])
+    flags = ["predict", "--algorithm", "ring", "--ranks", "2", "--store", str(db), "--run", swept]
+    low = cli_json(capsys, *flags, "--bytes", str(small), "--json")
+    high = cli_json(capsys, *flags, "--bytes", str(large), "--json")
+    assert low["calibration_id"] == high["calibration_id"] == first
+    assert low["alpha_is"] == "latency"
+    if stored["breakpoints"]:
+        assert high["alpha_is"].startswith("intercept of the fit from ")
+        assert cli.main([*flags, "--bytes", str(large)]) == 0
+        assert "not a latency" in capsys.readouterr().out
+    code, err = cli_error(capsys, *flags[:-1], "r20990101-000000-zzzz", "--bytes", "8")
+    assert code == 2 and "no run" in err
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

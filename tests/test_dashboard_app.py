@@ -158,6 +158,8 @@ def test_runs_page_filters_and_selections(demo: Path) -> None:
     }
     assert all(link.proto.query_string == f"run={RUN_A}" for link in links)
     assert any("ranks = [2, 3, 4, 8]" in c.value for c in at.code)
+    span = [i.value for i in at.info if "launch-to-launch variation over" in i.value]
+    assert span and "no earlier run on synth-node" in span[0]
     at.multiselect(key="sel").set_value([RUN_B, RUN_A]).run()
     diff = at.dataframe[-1].value.set_index("field")
     assert diff.loc["mpi_version", RUN_B] == "MPICH 5.0.3"

@@ -20,7 +20,7 @@ from runners.domain.run_comparison import (
     ratio_change,
     winner_changes,
 )
-from runners.store.run_compare import compare_runs
+from runners.store.run_compare import compare_runs, time_span_note
 
 RUN_A, RUN_B = "r20261201-120000-aaaa", "r20261202-120000-bbbb"  # B's ring is 1.3x slower
 LAUNCHES, PASSES, SAMPLES = 5, 2, 10
@@ -126,3 +126,15 @@ def test_bad_input_is_one_line_and_exit_2(
     assert status == 2 and message in told.err and told.out == ""
     errors = [line for line in told.err.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Traceback" not in told.err  # argparse adds its usage above
+
+
+def test_the_time_span_note_reads_the_stores_history(demo_store: Path) -> None:
+    """The first run has no earlier one to learn from; the second is held against it: how
+    long ago it ran and how far apart they measured the points they share."""
+    first, second = time_span_note(demo_store, RUN_A), time_span_note(demo_store, RUN_B)
+    assert first.startswith("the intervals (+-") and "variation over 3 min" in first
+    assert "no earlier run on synth-node shares its points" in first
+    assert "; 1 earlier runs on this host (1 day before) measured the points" in second
+    ratio = compare_runs(demo_store, RUN_A, RUN_B).points["b_over_a"].median()
+    shown = float(second.rsplit("up to ", 1)[1].split("x")[0])
+    assert shown == pytest.approx(max(ratio, 1 / ratio), rel=0.01)

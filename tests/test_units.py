@@ -8,6 +8,7 @@ from runners.domain.units import (
     column_unit,
     counted,
     format_bytes,
+    format_duration,
     format_per_byte,
     format_rate,
     format_ratio,
@@ -132,3 +133,18 @@ def test_a_column_of_times_takes_the_unit_of_its_smallest_value() -> None:
     assert column_unit([13.0, 120.0]) == ("s", 1.0)
     assert column_unit([1e-4, 0.02, 0.0]) == ("us", 1e-6)
     assert column_unit([]) == ("s", 1.0) and column_unit([1e-12]) == ("ns", 1e-9)
+
+
+@pytest.mark.parametrize(
+    "seconds, text",
+    [
+        (28, "28 s"),
+        (95, "95 s"),
+        (782, "13 min"),
+        (7300, "2.03 h"),
+        (86400, "1 day"),
+        (200000, "2.31 days"),
+    ],
+)
+def test_durations_read_in_the_unit_people_use(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text

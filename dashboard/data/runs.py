@@ -213,6 +213,12 @@ def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
 # --- comparing runs ----------------------------------------------------------------------------
 
 
+def time_span_note(path: StorePath, run_id: str) -> str:
+    """Over what time the run's intervals hold, and how earlier runs on its host moved
+    (runners.store.run_compare, also said at the end of `collsweep sweep`)."""
+    return run_compare.time_span_note(path, run_id)
+
+
 def compare_runs(path: StorePath, run_a: str, run_b: str) -> RunComparison:
     """Run B against run A, the rows `collsweep compare` prints: per matching point B's
     median over A's (b_over_a) with its 95% interval and `change` (slower, faster or within

@@ -117,6 +117,9 @@ def _one(path, run_id: str) -> None:
         strict=True,
     ):
         col.page_link(page, label=f"{label} of this run", query_params={"run": run_id})
+    span = queries.time_span_note(path, run_id)
+    if span:
+        st.info(span[0].upper() + span[1:] + ".", icon=":material/schedule:")
     _machine_state(path, run_id)
     _provenance(path, run_id)
 

@@ -324,7 +324,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"{': ' + outcome.reason if outcome.reason else ''}"
     )
     if outcome.stored:
+        from runners.store.run_compare import time_span_note
+
         print(precision_line(path, outcome.run_id, spec.target_rel_ci))
+        span = time_span_note(path, outcome.run_id)
+        if span:
+            print(f"time span: {span}")
     print(f"store: {path}")
     for caution in outcome.cautions:
         print(f"caution: {caution}")

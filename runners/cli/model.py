@@ -36,14 +36,22 @@ def _check_prediction_input(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name} must be a finite number >= 0, got {value}")
 
 
-def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str]:
-    """(alpha, beta, gamma or None, calibration id) from the store's calibration."""
+def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str, str]:
+    """(alpha, beta, gamma or None, calibration id, what alpha is) from the store's
+    calibration: --calibration, else the run's own as every page picks it (--run), else the
+    newest ping-pong one."""
     from runners import analysis, store
     from runners.domain.fitting import PINGPONG_SOURCE
 
     path = store_path(args)
+    cal = None
     if args.calibration:
         cal = store.get_calibration(path, args.calibration)
+    elif args.run:
+        if store.get_run(path, args.run) is None:
+            raise UsageError(f"no run {args.run!r} in {path}; see `collsweep runs`")
+        ids = store.calibration_order(path, args.run)
+        cal = next((c for i in ids if (c := store.get_calibration(path, i))), None)
     else:
         cal = store.latest_calibration(path, source=PINGPONG_SOURCE)
     if cal is None:
@@ -54,15 +62,39 @@ def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | 
         )
     params = analysis.Params.from_row(cal)
     alpha, beta = params.at(args.bytes)
-    return alpha, beta, params.gamma(args.dtype, args.op), params.calibration_id
+    return (
+        alpha,
+        beta,
+        params.gamma(args.dtype, args.op),
+        params.calibration_id,
+        _alpha_is(params, args.bytes),
+    )
 
 
-def _prediction_parameters(args: argparse.Namespace) -> tuple[float, float, float, str | None]:
-    """alpha, beta, gamma: those given, the rest from a stored calibration."""
+def _alpha_is(params, nbytes: float) -> str:
+    """What the alpha used at this size is: the start-up of the fit (a latency), or, for a
+    size above a piecewise fit's first breakpoint, only the intercept of that segment's line."""
+    import bisect
+
+    from runners.domain.units import format_bytes
+
+    if not params.segments:
+        return "latency"
+    index = bisect.bisect_right(params.breakpoints, nbytes)
+    if index == 0:
+        return "latency"
+    return f"intercept of the fit from {format_bytes(params.breakpoints[index - 1])}"
+
+
+def _prediction_parameters(
+    args: argparse.Namespace,
+) -> tuple[float, float, float, str | None, str]:
+    """alpha, beta, gamma: those given, the rest from a stored calibration; its id, and what
+    the alpha is (_alpha_is)."""
     given = (args.alpha, args.beta, args.gamma)
     if None not in given:
-        return (*given, None)
-    alpha, beta, gamma, cal_id = _stored_parameters(args)
+        return (*given, None, "latency")
+    alpha, beta, gamma, cal_id, alpha_is = _stored_parameters(args)
     if gamma is None and args.gamma is None:
         raise UsageError(
             f"calibration {cal_id} has no gamma for {args.dtype}/{args.op}: give --gamma, or "
@@ -70,7 +102,7 @@ def _prediction_parameters(args: argparse.Namespace) -> tuple[float, float, floa
         )
     stored = (alpha, beta, gamma)
     alpha, beta, gamma = (g if g is not None else s for g, s in zip(given, stored, strict=True))
-    return alpha, beta, gamma, cal_id
+    return alpha, beta, gamma, cal_id, alpha_is if args.alpha is None else "latency"
 
 
 def prediction_report(args: argparse.Namespace) -> dict:
@@ -81,12 +113,12 @@ def prediction_report(args: argparse.Namespace) -> dict:
 
 def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict:
     """One algorithm's closed-form prediction at the command line's point with `parameters`
-    (alpha, beta, gamma, calibration id)."""
+    (alpha, beta, gamma, calibration id, what alpha is)."""
     from runners.analysis import model_of
     from runners.domain.catalog import library_of
     from runners.domain.models import predict
 
-    alpha, beta, gamma, cal_id = parameters
+    alpha, beta, gamma, cal_id, alpha_is = parameters
     model = model_of(algorithm)
     if model is None:
         raise UsageError(f"{algorithm} has no model (its schedule is not one collsweep knows)")
@@ -104,6 +136,7 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
         "op": args.op,
         "calibration_id": cal_id,
         "alpha_s": alpha,
+        "alpha_is": alpha_is,
         "beta_s_per_byte": beta,
         "gamma_s_per_byte": gamma,
         "predicted_s": pred.total_s,
@@ -116,6 +149,11 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     }
 
 
+def _alpha_note(alpha_is: str) -> str:
+    """Nothing for a latency; for a segment's intercept, a warning that it is not one."""
+    return "" if alpha_is == "latency" else f" (the {alpha_is}, not a latency)"
+
+
 def _prediction_text(r: dict) -> str:
     from runners.domain.units import format_bytes, format_per_byte, format_seconds
 
@@ -126,7 +164,7 @@ def _prediction_text(r: dict) -> str:
             f"{r['dtype']}/{r['op']} (model {r['model']}, {source}, closed form):",
             f"  predicted  {format_seconds(r['predicted_s'])}",
             f"  latency    {format_seconds(r['latency_s'])} = {r['messages']:g} messages x alpha "
-            f"{format_seconds(r['alpha_s'])}",
+            f"{format_seconds(r['alpha_s'])}" + _alpha_note(r["alpha_is"]),
             f"  bandwidth  {format_seconds(r['bandwidth_s'])} = {format_bytes(r['bytes_sent'])} "
             f"sent x beta {format_per_byte(r['beta_s_per_byte'])}",
             f"  reduction  {format_seconds(r['reduction_s'])} = "
@@ -218,6 +256,12 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     parser.add_argument("--op", choices=sorted(OPS), default="sum")
     parser.add_argument("--calibration", metavar="ID", help="stored calibration to use")
+    parser.add_argument(
+        "--run",
+        metavar="RUN",
+        help="use RUN's own calibration, as every dashboard page does (its launches' first); "
+        "default: the newest ping-pong calibration",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     add_store_option(parser)
     parser.set_defaults(handler=cmd_predict)

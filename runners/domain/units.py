@@ -65,6 +65,16 @@ def format_seconds(seconds: float) -> str:
     return _scaled(value, SECOND_UNITS, 1000)
 
 
+def format_duration(seconds: float) -> str:
+    """A wall-clock span for people: seconds up to two minutes, then minutes, hours, days
+    ("95 s", "13 min", "2.5 h", "1 day")."""
+    for unit, size, plural in (("day", 86400.0, "days"), ("h", 3600.0, "h"), ("min", 60.0, "min")):
+        if seconds >= 2 * size or (unit == "day" and seconds >= size):
+            value = _digits(seconds / size)
+            return f"{value} {unit if value == '1' else plural}"
+    return format_seconds(seconds)
+
+
 def format_rate(bytes_per_second: float) -> str:
     """A bandwidth in decimal gigabytes a second (the unit nccl-tests and OSU print): 12.3 GB/s,
     0.85 GB/s."""

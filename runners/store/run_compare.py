@@ -17,6 +17,7 @@ from runners.domain.run_comparison import (
     summary_counts,
     winner_changes,
 )
+from runners.domain.units import format_duration, format_ratio
 
 MATCHING_SQL = """
 SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
@@ -95,3 +96,52 @@ def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
         store.query(path, WINNERS_SQL, [run_b]).to_dict("records"),
     )
     return RunComparison(run_a, run_b, frame[POINT_COLUMNS], winners)
+
+
+HISTORY_SQL = """
+SELECT o.run_id, o.started_at, median(b.median_s / a.median_s) AS ratio, count(*) AS shared
+FROM runs r
+JOIN runs o ON o.host = r.host AND o.run_id <> r.run_id AND o.started_at < r.started_at
+JOIN points b ON b.run_id = r.run_id AND b.status = 'ok' AND b.median_s > 0
+JOIN points a ON a.run_id = o.run_id AND a.status = 'ok' AND a.median_s > 0
+ AND a.algorithm = b.algorithm AND a.ranks = b.ranks AND a.bytes = b.bytes
+ AND a.dtype = b.dtype AND a.op = b.op
+WHERE r.run_id = ?
+GROUP BY ALL
+"""
+
+SPAN_SQL = """
+SELECT r.host, r.started_at, date_diff('millisecond', r.started_at, r.finished_at) / 1000 AS span_s,
+       (SELECT median(interval_rel_halfwidth) FROM points p WHERE p.run_id = r.run_id
+        AND p.status = 'ok' AND NOT coalesce(p.oversubscribed, false)) AS halfwidth
+FROM runs r WHERE r.run_id = ?
+"""
+
+
+def time_span_note(path: Path | str, run_id: str) -> str:
+    """Over what time the run's intervals hold, and how far earlier runs on the same host
+    moved at the median point they share with it (from the store's own history): the
+    interval says nothing about a machine state that outlasts the run."""
+
+    span = store.query(path, SPAN_SQL, [run_id])
+    if span.empty or pd.isna(span["span_s"].iloc[0]):
+        return ""
+    halfwidth = span["halfwidth"].iloc[0]
+    width = f" (+-{halfwidth:.0%} at the median dedicated point)" if pd.notna(halfwidth) else ""
+    head = (
+        f"the intervals{width} cover launch-to-launch variation over "
+        f"{format_duration(float(span['span_s'].iloc[0]))}"
+    )
+    earlier = store.query(path, HISTORY_SQL, [run_id])
+    if earlier.empty:
+        return head + f"; no earlier run on {span['host'].iloc[0]} shares its points to say more"
+    gaps = span["started_at"].iloc[0] - earlier["started_at"]
+    worst = max(earlier["ratio"].max(), 1 / earlier["ratio"].min())
+    seconds = gaps.dt.total_seconds()
+    when = format_duration(seconds.min())
+    if len(earlier) > 1:
+        when += f" .. {format_duration(seconds.max())}"
+    return (
+        head + f"; {len(earlier)} earlier runs on this host ({when} before) measured the "
+        f"points they share with it up to {format_ratio(worst)} apart at the median point"
+    )
