@@ -246,20 +246,24 @@ def show_verdict(lines: Sequence[str], run_id: str) -> None:
     st.markdown("\n\n".join("\n".join(block).rstrip() for block in blocks))
 
 
-def show_assumptions(summary: pd.DataFrame, details: bool = True) -> list[badges.Badge]:
+def show_assumptions(
+    summary: pd.DataFrame, details: bool = True, over: str = ""
+) -> list[badges.Badge]:
     """The view's assumptions as one line (a warning icon when any is violated) that opens onto
     a table of each assumption's state and what it means for the model (details=False: the
-    line alone, for a page that shows the table itself)."""
+    line alone, for a page that shows the table itself). `over` names the points the line
+    counts (Scope.words), so two pages that sum different scopes say so."""
     items = badges.badges(summary)
     if not items:
         st.caption("No assumption checks recorded for this view.")
         return items
     broken = bool(badges.violations(items))
     icon = ":material/warning:" if broken else ":material/check_circle:"
+    line = badges.headline(items) + (f" (over {over})" if over else "")
     if not details:
-        (st.warning if broken else st.success)(badges.headline(items), icon=icon)
+        (st.warning if broken else st.success)(line, icon=icon)
         return items
-    with st.expander(badges.headline(items), icon=icon):
+    with st.expander(line, icon=icon):
         table(badges.meaning_table(items), key=None)
     return items
 

@@ -224,6 +224,9 @@ def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
     at2 = open_app("views/curves.py", run=RUN_A, ranks="2")
     (line2,) = [e.label for e in at2.expander if e.label.startswith(("Assumptions", "Not a"))]
     assert "not_oversubscribed violated" not in line2 and "power_of_two violated" not in line2
+    assert line2.endswith("(over p=2 float32 sum)")  # which points the line counts
+    whole = open_app("views/assumptions.py", run=RUN_A)
+    assert any(w.value.endswith("(over the whole run)") for w in whole.warning)
 
 
 def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:

@@ -109,6 +109,14 @@ class Scope:
     algorithms: tuple[str, ...] | None = None
     calibration_id: str | None = None
 
+    def words(self) -> str:
+        """What the scope covers, in words ('p=2 float32 sum', 'float32 sum, every group
+        size', 'the whole run'); algorithms are named elsewhere on a page."""
+        what = " ".join(x for x in (self.dtype, self.op) if x)
+        if self.ranks is not None:
+            return f"p={self.ranks} {what}".strip()
+        return f"{what}, every group size" if what else "the whole run"
+
     def params(self) -> dict[str, Any]:
         """The scope as SQL parameters."""
         algs = list(self.algorithms) if self.algorithms is not None else None

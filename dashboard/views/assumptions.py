@@ -21,7 +21,7 @@ def main(path: Path, overview: queries.Overview) -> None:
             "sweep (`collsweep analyze RUN` checks an older run)."
         )
         return
-    ui.show_assumptions(data.summary, details=False)
+    ui.show_assumptions(data.summary, details=False, over="the whole run")
     st.caption(
         "Each assumption per group size: holds, or the worst state and how many of the group's "
         "points it covers; `run`: checks of the whole run. Recorded by the analysis after each "

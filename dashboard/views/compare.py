@@ -39,7 +39,9 @@ def main(path: Path, overview: queries.Overview) -> None:
         )
     for label, run_id in (("A", a), ("B", b)):
         st.markdown(f"Run {label}:")
-        ui.show_assumptions(queries.assumption_summary(path, queries.Scope(run_id)))
+        ui.show_assumptions(
+            queries.assumption_summary(path, queries.Scope(run_id)), over="the whole run"
+        )
     s = found.summary
     st.markdown(summary_sentence(s, found.winners))
     c1, c2, c3, c4 = st.columns(4)

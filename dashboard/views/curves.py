@@ -127,7 +127,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     data = queries.curves_data(path, scope)
     marked = _crossovers_shown(data, right)
     with chart_slot:
-        ui.show_assumptions(data.summary)
+        ui.show_assumptions(data.summary, over=scope.words())
         ui.chart(charts.curves_figure(data.points, marked, metric), "curves_chart")
         note = queries.crossover_note(marked)
         if note and metric != "relative":

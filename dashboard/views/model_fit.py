@@ -151,7 +151,7 @@ def _residual_panel(path, run_id: str) -> None:
         run_id, None if ranks == "all" else int(ranks), dtype, op, calibration_id=cal
     )
     resid = queries.residuals(path, scope)
-    ui.show_assumptions(queries.assumption_summary(path, scope))
+    ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())
     ui.chart(charts.residuals_figure(resid), "residuals_chart")
     if not resid.empty:
         _outliers(resid)

@@ -50,7 +50,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     baseline = baselines[forced]
     scope = queries.Scope(run_id, dtype=dtype, op=op, algorithms=(forced, baseline))
     impact = queries.override_impact(path, scope, forced)
-    ui.show_assumptions(queries.assumption_summary(path, scope))
+    ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())
     if not impact.empty:
         st.markdown(_verdict_line(impact, forced, baseline))
     ui.chart(charts.override_figure(impact, forced, baseline), "override_chart")
