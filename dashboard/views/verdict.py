@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from dashboard.report import report_html
 from runners.domain.winner_table import by_group, group_sentence
 
 
@@ -47,6 +48,14 @@ def main(path: Path, overview: queries.Overview) -> None:
         f"over the library default. Details: [Curves](curves?run={run_id}), "
         f"[Crossovers](crossovers?run={run_id}), [Runs](runs)."
     )
+    if st.button("Prepare a report to share (one HTML file)", key="prepare_report"):
+        st.download_button(
+            "Download the report",
+            report_html(path, run_id),
+            file_name=f"{run_id}.html",
+            mime="text/html",
+            key="report_download",
+        )
 
 
 ui.run_page("Verdict", main)

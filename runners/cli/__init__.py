@@ -15,7 +15,13 @@ from runners.cli.common import UsageError
 from runners.cli.compare import add_compare
 from runners.cli.measure import add_sweep
 from runners.cli.model import add_model_reading, add_predict
-from runners.cli.results import add_dashboard, add_migrate, add_reading, add_salvage
+from runners.cli.results import (
+    add_dashboard,
+    add_migrate,
+    add_reading,
+    add_report,
+    add_salvage,
+)
 from runners.cli.tuning import add_tune
 from runners.domain.errors import CollsweepError
 
@@ -31,6 +37,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_compare,
     add_tune,
     add_algorithms,
+    add_report,
     add_dashboard,
     add_migrate,
     add_salvage,

@@ -189,6 +189,38 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         return 130
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write one run's self-contained HTML report (python -m dashboard.report: the dashboard's
+    figures, never imported here). Bad input is refused before the report is built."""
+    import subprocess
+
+    from runners import store
+    from runners.domain.names import checked_run_id
+    from runners.domain.outputs import check_outputs
+
+    run_id, path, out = checked_run_id(args.run), store_path(args), Path(args.out)
+    check_outputs([out])
+    if store.get_run(path, run_id) is None:
+        raise UsageError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    command = [sys.executable, "-m", "dashboard.report", run_id, "--store", str(path)]
+    return subprocess.run([*command, "--out", str(out)], check=False).returncode
+
+
+def add_report(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "report",
+        help="write one run as a self-contained HTML file (verdict, curves, assumptions)",
+        description="One HTML file to attach to a ticket: the run's verdict (winner strip, a "
+        "sentence per group, precision), each group's curves (relative and absolute), the "
+        "assumptions and the provenance. Plotly is inline: it opens without a server or the "
+        "network. The Verdict page of the dashboard offers the same file.",
+    )
+    parser.add_argument("run", help="run id (see collsweep runs)")
+    parser.add_argument("--out", required=True, help="the HTML file to write")
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_report)
+
+
 def add_dashboard(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "dashboard",
