@@ -118,7 +118,17 @@ class Params:
         """(alpha, beta) of the piecewise segment covering `nbytes`, else the whole-range fit."""
         if not self.segments:
             return self.alpha, self.beta
-        return self.segments[bisect.bisect_right(self.breakpoints, nbytes)]
+        return self.segments[self._segment(nbytes)]
+
+    def segment_start(self, nbytes: float) -> int | None:
+        """The breakpoint where the segment covering `nbytes` starts; None for the first
+        segment or a whole-range fit, whose alpha is a start-up cost (beyond it, alpha is only
+        that segment's intercept)."""
+        index = self._segment(nbytes) if self.segments else 0
+        return self.breakpoints[index - 1] if index else None
+
+    def _segment(self, nbytes: float) -> int:
+        return bisect.bisect_right(self.breakpoints, nbytes)
 
     def at_many(self, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """at() of every size in `nbytes`: (alphas, betas)."""

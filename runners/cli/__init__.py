@@ -14,7 +14,8 @@ from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
 from runners.cli.compare import add_compare
 from runners.cli.measure import add_sweep
-from runners.cli.model import add_model_reading, add_predict
+from runners.cli.model import add_model_reading
+from runners.cli.predict import add_predict
 from runners.cli.results import (
     add_dashboard,
     add_migrate,

@@ -1,0 +1,260 @@
+"""`collsweep predict`: one allreduce's predicted time, split into its terms, with given or
+stored parameters (`--algorithm all`: every algorithm, fastest first)."""
+
+from __future__ import annotations
+
+import argparse
+
+from runners.cli.common import (
+    UsageError,
+    add_store_option,
+    byte_size,
+    store_path,
+)
+from runners.domain.catalog import DTYPES, OPS, known_names
+
+
+def _check_prediction_input(args: argparse.Namespace) -> None:
+    """UsageError for an algorithm, size or parameter the models cannot take."""
+    import math
+
+    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.models import MODELS
+
+    if args.algorithm not in ALGORITHMS and args.algorithm not in (*MODELS, "all"):
+        known = known_names(dict.fromkeys([*ALGORITHMS, *MODELS]))
+        raise UsageError(f"unknown algorithm {args.algorithm!r}; known: {known}")
+    if args.ranks < 1 or args.bytes < 0:
+        raise UsageError("--ranks must be >= 1 and --bytes >= 0")
+    itemsize = DTYPES[args.dtype].itemsize
+    if args.bytes % itemsize:
+        raise UsageError(f"--bytes must be a multiple of {args.dtype}'s {itemsize} bytes")
+    for name in ("alpha", "beta", "gamma"):
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"--{name} must be a finite number >= 0, got {value}")
+
+
+def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str, str]:
+    """(alpha, beta, gamma or None, calibration id, what alpha is) from the store's
+    calibration: --calibration, else the run's own as every page picks it (--run), else the
+    newest ping-pong one."""
+    from runners import analysis, store
+    from runners.domain.fitting import PINGPONG_SOURCE
+
+    path = store_path(args)
+    cal = None
+    if args.calibration:
+        cal = store.get_calibration(path, args.calibration)
+    elif args.run:
+        if store.get_run(path, args.run) is None:
+            raise UsageError(f"no run {args.run!r} in {path}; see `collsweep runs`")
+        ids = store.calibration_order(path, args.run)
+        cal = next((c for i in ids if (c := store.get_calibration(path, i))), None)
+    else:
+        cal = store.latest_calibration(path, source=PINGPONG_SOURCE)
+    if cal is None:
+        which = f"calibration {args.calibration!r}" if args.calibration else "calibration"
+        raise UsageError(
+            f"no {which} in {path}: run `collsweep calibrate` first, or give --alpha, --beta "
+            "and --gamma"
+        )
+    params = analysis.Params.from_row(cal)
+    alpha, beta = params.at(args.bytes)
+    return (
+        alpha,
+        beta,
+        params.gamma(args.dtype, args.op),
+        params.calibration_id,
+        _alpha_is(params, args.bytes),
+    )
+
+
+def _alpha_is(params, nbytes: float) -> str:
+    """What the alpha used at this size is: the start-up of the fit (a latency), or, for a
+    size above a piecewise fit's first breakpoint, only the intercept of that segment's line."""
+    from runners.domain.units import format_bytes
+
+    start = params.segment_start(nbytes)
+    return "latency" if start is None else f"intercept of the fit from {format_bytes(start)}"
+
+
+def _prediction_parameters(
+    args: argparse.Namespace,
+) -> tuple[float, float, float, str | None, str]:
+    """alpha, beta, gamma: those given, the rest from a stored calibration; its id, and what
+    the alpha is (_alpha_is)."""
+    given = (args.alpha, args.beta, args.gamma)
+    if None not in given:
+        return (*given, None, "latency")
+    alpha, beta, gamma, cal_id, alpha_is = _stored_parameters(args)
+    if gamma is None and args.gamma is None:
+        raise UsageError(
+            f"calibration {cal_id} has no gamma for {args.dtype}/{args.op}: give --gamma, or "
+            f"run `collsweep calibrate --dtypes {args.dtype} --ops {args.op}`"
+        )
+    stored = (alpha, beta, gamma)
+    alpha, beta, gamma = (g if g is not None else s for g, s in zip(given, stored, strict=True))
+    return alpha, beta, gamma, cal_id, alpha_is if args.alpha is None else "latency"
+
+
+def prediction_report(args: argparse.Namespace) -> dict:
+    """The predicted time and its three terms for the command line's point, as a dict."""
+    _check_prediction_input(args)
+    return _report(args, args.algorithm, _prediction_parameters(args))
+
+
+def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict:
+    """One algorithm's closed-form prediction at the command line's point with `parameters`
+    (alpha, beta, gamma, calibration id, what alpha is)."""
+    from runners.analysis import model_of
+    from runners.domain.catalog import library_of
+    from runners.domain.models import predict
+
+    alpha, beta, gamma, cal_id, alpha_is = parameters
+    model = model_of(algorithm)
+    if model is None:
+        raise UsageError(f"{algorithm} has no model (its schedule is not one collsweep knows)")
+    itemsize = DTYPES[args.dtype].itemsize
+    point = (args.ranks, args.bytes, alpha, beta, gamma, itemsize)
+    # library_min leaves out the library algorithms that cannot run the op (its library's)
+    commutative, library = OPS[args.op].commutative, library_of(algorithm)
+    pred = predict(model, *point, commutative=commutative, library=library)
+    return {
+        "algorithm": algorithm,
+        "model": model,
+        "ranks": args.ranks,
+        "bytes": args.bytes,
+        "dtype": args.dtype,
+        "op": args.op,
+        "calibration_id": cal_id,
+        "alpha_s": alpha,
+        "alpha_is": alpha_is,
+        "beta_s_per_byte": beta,
+        "gamma_s_per_byte": gamma,
+        "predicted_s": pred.total_s,
+        "latency_s": pred.latency_s,
+        "bandwidth_s": pred.bandwidth_s,
+        "reduction_s": pred.reduction_s,
+        "messages": pred.messages,
+        "bytes_sent": pred.bytes_sent,
+        "bytes_reduced": pred.bytes_reduced,
+    }
+
+
+def _alpha_note(alpha_is: str) -> str:
+    """Nothing for a latency; for a segment's intercept, a warning that it is not one."""
+    return "" if alpha_is == "latency" else f" (the {alpha_is}, not a latency)"
+
+
+def _prediction_text(r: dict) -> str:
+    from runners.domain.units import format_bytes, format_per_byte, format_seconds
+
+    source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
+    return "\n".join(
+        [
+            f"{r['algorithm']} on {r['ranks']} ranks, {format_bytes(r['bytes'])} "
+            f"{r['dtype']}/{r['op']} (model {r['model']}, {source}, closed form):",
+            f"  predicted  {format_seconds(r['predicted_s'])}",
+            f"  latency    {format_seconds(r['latency_s'])} = {r['messages']:g} messages x alpha "
+            f"{format_seconds(r['alpha_s'])}" + _alpha_note(r["alpha_is"]),
+            f"  bandwidth  {format_seconds(r['bandwidth_s'])} = {format_bytes(r['bytes_sent'])} "
+            f"sent x beta {format_per_byte(r['beta_s_per_byte'])}",
+            f"  reduction  {format_seconds(r['reduction_s'])} = "
+            f"{format_bytes(r['bytes_reduced'])} reduced x gamma "
+            f"{format_per_byte(r['gamma_s_per_byte'])}",
+        ]
+    )
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Print the model's time for one allreduce, split into its three terms (with
+    `--algorithm all`, every algorithm that can run there, fastest first)."""
+    import json
+
+    if args.algorithm == "all":
+        reports = _every_algorithm(args)
+        print(json.dumps(reports, indent=1) if args.json else _ranking_text(reports))
+        return 0
+    report = prediction_report(args)
+    print(json.dumps(report, indent=1) if args.json else _prediction_text(report))
+    return 0
+
+
+def _every_algorithm(args: argparse.Namespace) -> list[dict]:
+    """The report of every algorithm that can run this point, fastest first."""
+    from runners.domain.catalog import ALGORITHMS, OPS
+    from runners.domain.libraries import DEFAULT
+
+    _check_prediction_input(args)
+    parameters = _prediction_parameters(args)  # one calibration read for every algorithm
+    commutative = OPS[args.op].commutative
+    reports = [
+        _report(args, name, parameters)
+        for name, spec in ALGORITHMS.items()
+        if spec.unsupported_reason(args.ranks, args.op, commutative) is None
+        and spec.runs_on == DEFAULT.name  # the same schedules on another library price the same
+    ]
+    return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
+
+
+def _ranking_text(reports: list[dict]) -> str:
+    """The ranking as a table in human units, with the point and parameters above it."""
+    import pandas as pd
+
+    from runners.domain.units import format_bytes, format_seconds
+
+    first = reports[0]
+    source = first["calibration_id"] or "given parameters"
+    head = (
+        f"every algorithm on {first['ranks']} ranks, {format_bytes(first['bytes'])} "
+        f"{first['dtype']}/{first['op']}, closed-form model ({source}), fastest first:"
+    )
+    table = pd.DataFrame(
+        {
+            "algorithm": [r["algorithm"] for r in reports],
+            "model": [r["model"] for r in reports],
+            **{
+                term: [format_seconds(r[f"{term}_s"]) for r in reports]
+                for term in ("predicted", "latency", "bandwidth", "reduction")
+            },
+        }
+    )
+    return head + "\n" + table.to_string(index=False)
+
+
+def add_predict(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "predict",
+        help="predict one allreduce's time with the alpha-beta-gamma model",
+        description="Print the predicted seconds of ALGORITHM on RANKS ranks for BYTES bytes "
+        "per rank and its latency (alpha), bandwidth (beta) and reduction (gamma) terms. "
+        "Parameters not given come from a stored ping-pong calibration (the newest, or "
+        "--calibration): alpha and beta of the segment covering BYTES, gamma of DTYPE/OP. "
+        "The library's autotuned 'mpi' is predicted as the fastest of the library's own "
+        "algorithms (library_min).",
+    )
+    parser.add_argument(
+        "--algorithm",
+        required=True,
+        help="e.g. ring, rabenseifner, mpi:ring, or all (ranked, fastest first)",
+    )
+    parser.add_argument("--ranks", type=int, required=True, help="number of ranks")
+    parser.add_argument(
+        "--bytes", type=byte_size, required=True, help="bytes per rank (K/M/G suffixes: binary)"
+    )
+    parser.add_argument("--alpha", type=float, help="seconds per message")
+    parser.add_argument("--beta", type=float, help="seconds per byte sent")
+    parser.add_argument("--gamma", type=float, help="seconds per byte reduced")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("--op", choices=sorted(OPS), default="sum")
+    parser.add_argument("--calibration", metavar="ID", help="stored calibration to use")
+    parser.add_argument(
+        "--run",
+        metavar="RUN",
+        help="use RUN's own calibration, as every dashboard page does (its launches' first); "
+        "default: the newest ping-pong calibration",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON object")
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_predict)
