@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from dashboard.data.base import StorePath
 from runners import store
+from runners.domain.provisional import stored_reason
 from runners.domain.winner_table import Cell, cells_of
 
 
@@ -25,9 +26,6 @@ def verdict_data(path: StorePath, run_id: str) -> VerdictData:
     """The stored winners of every group as cells, priced with the points' medians."""
     inputs = store.verdict_inputs(path, run_id)
     cells = cells_of(inputs["winners"], store.point_medians(path, run_id))
-    reason = next(
-        (w.get("provisional_reason") or "" for w in inputs["winners"] if w.get("provisional")),
-        "",
-    )
+    reason = stored_reason(inputs["winners"]) or ""
     met, ok = store.precision_counts(path, run_id)
     return VerdictData(cells, met, ok, reason, set(inputs["oversubscribed"]))

@@ -67,9 +67,9 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
-from runners.domain.assumptions import provisional_reason
 from runners.domain.errors import BadInput, Stopped
 from runners.domain.faults import hold_at
+from runners.domain.provisional import provisional_reason
 
 CROSSOVERS_SQL = """
 SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS

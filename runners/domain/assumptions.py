@@ -371,23 +371,6 @@ def _probe_spreads(probes: Sequence[Mapping[str, Any]]) -> list[tuple[float, str
     return spreads or [(1.0, "fewer than two probes per job")]
 
 
-UNSTABLE_CHECKS = ("quiet_machine", "stable_machine")
-
-
-def provisional_reason(checks: Iterable[Mapping[str, Any]]) -> str:
-    """Why a run's winners are provisional ('' when they are not): the run-level checks that
-    say the machine was busy before the sweep or changed state during it, violated. A winner
-    decided on such a machine may flip in the next run; `tune` will not use it unasked."""
-    broken = [
-        f"{row['name']}: {row['detail']}"
-        for row in checks
-        if row.get("name") in UNSTABLE_CHECKS
-        and row.get("state") == VIOLATED
-        and row.get("point_id") is None
-    ]
-    return "; ".join(broken)
-
-
 def run_checks(
     points: Iterable[PointFacts],
     cores: int,

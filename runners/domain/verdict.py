@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runners.domain.provisional import stored_reason
 from runners.domain.units import format_bytes
 
 TIE = "tie"
@@ -105,7 +106,7 @@ def verdict_lines(
     `oversubscribed` are flagged, predictions taken from `calibrations` in that order; winners
     stored as provisional (a busy or unsteady machine) say so, first, with the reason."""
     lines = []
-    reason = next((c.get("provisional_reason") for c in winners if c.get("provisional")), None)
+    reason = stored_reason(winners)
     if reason is not None:
         lines.append(
             f"provisional: the machine was not steady ({reason}); measure again on a quiet "
