@@ -19,6 +19,7 @@ from runners.analysis.points import Params, Point, predict_with, variant_of
 from runners.domain.catalog import ALGORITHMS, is_autotuned
 from runners.domain.models import model_for
 from runners.domain.pricing import TEXTBOOK, VARIANTS
+from runners.domain.text_table import aligned_lines
 
 ALL = "all"
 FAMILIES = ("hand-written", "forced library", "autotuned")
@@ -164,14 +165,10 @@ def accuracy_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                 _share_cell(total["crossover_inside_share"], total["measured_crossovers"]),
             )
         )
-    widths = [max(len(str(line[i])) for line in table) for i in range(len(header))]
     return [
         "  model accuracy: median |predicted/measured - 1| (p90) per family; measured winners "
         "named in decided cells; measured crossovers predicted inside their interval",
-        *(
-            "    " + "  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-            for line in table
-        ),
+        *aligned_lines(table, indent="    "),
     ]
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.names import checked_run_id
 from runners.domain.run_comparison import FASTER, SLOWER
+from runners.domain.text_table import aligned_lines
 from runners.domain.units import format_bytes, format_ratio
 
 if TYPE_CHECKING:
@@ -119,11 +120,7 @@ def change_table(rows: pd.DataFrame) -> list[str]:
         )
         for r in rows.itertuples(index=False)
     ]
-    widths = [max(len(line[i]) for line in (header, *body)) for i in range(len(header))]
-    return [
-        "  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-        for line in (header, *body)
-    ]
+    return aligned_lines([header, *body])
 
 
 def add_compare(sub: argparse._SubParsersAction) -> None:

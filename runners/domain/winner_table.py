@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runners.domain.catalog import ALGORITHMS, autotuned_of, library_of
+from runners.domain.text_table import aligned_lines
 from runners.domain.units import format_bytes, format_ratio, format_seconds
 
 Medians = Mapping[tuple[int, str, str, int, str], float]  # (ranks, dtype, op, bytes, alg) -> s
@@ -137,7 +138,7 @@ def group_tables(
         apart = " (oversubscribed: reported apart, not a test of the model)"
         title = f"p={ranks} {dtype} {op}" + (apart if ranks in oversubscribed else "")
         body = [_row(c) for c in cells]
-        lines += [*([""] if lines else []), title, *_aligned([HEADER, *body])]
+        lines += [*([""] if lines else []), title, *aligned_lines([HEADER, *body])]
     return lines
 
 
@@ -154,12 +155,3 @@ def _row(cell: Cell) -> tuple[str, ...]:
         format_seconds(cell.default_s) if cell.default_s else "-",
         format_ratio(speedup) if speedup else "-",
     )
-
-
-def _aligned(table: Sequence[tuple[str, ...]]) -> list[str]:
-    """Columns left-aligned, two spaces apart, indented."""
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
-    return [
-        "  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-        for line in table
-    ]
