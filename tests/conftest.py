@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,18 @@ def run_cli(
         cwd=cwd or ROOT,
         env={**os.environ, **(env or {})},
     )
+
+
+def wait_until(done: Callable[[], bool], limit_s: float, every_s: float = 0.2) -> bool:
+    """Poll `done` every `every_s` seconds until it holds (True) or `limit_s` have passed
+    (False): how a test waits for a state (a log line, a load, a process gone), never a
+    fixed sleep."""
+    deadline = time.monotonic() + limit_s
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(every_s)
+    return True
 
 
 class HeldPoint:

@@ -10,11 +10,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, HeldPoint, processes_with, run_cli
+from conftest import ROOT, HeldPoint, processes_with, run_cli, wait_until
 from test_sweep_mpi import only_run, points, write_spec
 
 from runners import store
@@ -55,12 +54,8 @@ def start(db: Path, spec: Path, *extra: str, env: dict | None = None, log: Path 
 
 def wait_for_text(log: Path, text: str, limit: float = 120) -> None:
     """Wait until ``text`` appears in the log file."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if log.exists() and text in log.read_text():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{text!r} never appeared in {log}:\n{log.read_text()[-2000:]}")
+    if not wait_until(lambda: log.exists() and text in log.read_text(), limit):
+        raise AssertionError(f"{text!r} never appeared in {log}:\n{log.read_text()[-2000:]}")
 
 
 def hold_store(db: Path, seconds: float) -> subprocess.Popen:
@@ -215,9 +210,7 @@ def test_ranks_leave_when_the_sweep_is_killed_outright(tmp_path: Path, reliabili
     assert len(rank_processes(sweep.pid)) >= 2
     sweep.kill()
     sweep.wait()
-    deadline = time.monotonic() + 15
-    while rank_processes(sweep.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: not rank_processes(sweep.pid), 15)
     assert rank_processes(sweep.pid) == []
     run_id = only_run(db)
     assert "abandoned" in run_cli("runs", "--store", str(db)).stdout

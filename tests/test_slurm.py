@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slurm_cluster
-from conftest import ROOT, HeldPoint
+from conftest import ROOT, HeldPoint, wait_until
 
 from runners import store
 
@@ -103,16 +102,6 @@ def test_a_sweep_inside_an_allocation_takes_single_node_from_it(
     ]
 
 
-def _until(done: Callable[[], bool], limit_s: float, every_s: float) -> bool:
-    """Poll `done` every `every_s` seconds until it holds or `limit_s` have passed."""
-    deadline = time.monotonic() + limit_s
-    while not done():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(every_s)
-    return True
-
-
 def _wait_for_job(cluster: slurm_cluster.SlurmCluster, job: str, limit_s: float = 240) -> None:
     """Until the job has left the queue (bounded)."""
 
@@ -122,7 +111,7 @@ def _wait_for_job(cluster: slurm_cluster.SlurmCluster, job: str, limit_s: float 
         )
         return queue.returncode == 0 and not queue.stdout.strip()
 
-    if not _until(gone, limit_s, 1.0):
+    if not wait_until(gone, limit_s, 1.0):
         pytest.fail(f"job {job} still queued after {limit_s:g} s:\n{cluster.log_tail()}")
 
 
@@ -212,7 +201,7 @@ def _wait_for_progress(
     def shown() -> bool:
         return log.exists() and log.read_text().count("] L1 p=") >= count
 
-    if not _until(shown, limit_s, 0.2):
+    if not wait_until(shown, limit_s, 0.2):
         pytest.fail(f"{log} never showed {count} points:\n{cluster.log_tail()}")
 
 
@@ -240,7 +229,7 @@ def test_a_cancelled_task_keeps_its_finished_points_and_resume_completes_them(
     cancel = subprocess.run(["scancel", job], capture_output=True, text=True, env=cluster.env())
     assert cancel.returncode == 0, cancel.stderr
     _wait_for_job(cluster, job)
-    _until(lambda: not _rank_processes(), 30, 0.5)
+    wait_until(lambda: not _rank_processes(), 30, 0.5)
     assert _rank_processes() == [], "ranks outlived the cancelled task"
     merged = _cli(cluster, "merge", "--job", job, "--store", str(main))
     assert merged.returncode == 1, merged.stdout + merged.stderr

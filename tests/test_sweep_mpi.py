@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, HeldPoint, run_cli
+from conftest import ROOT, HeldPoint, run_cli, wait_until
 
 from runners import store
 from runners.domain.launcher import is_oversubscribed
@@ -404,10 +404,8 @@ def test_a_sweep_on_a_loaded_machine_gives_provisional_winners_tune_refuses(
         for _ in range(os.cpu_count() or 2)
     ]
     try:
-        deadline = time.monotonic() + 600
-        while os.getloadavg()[0] < 1.2:
-            assert time.monotonic() < deadline, "the busy loops never showed in the load"
-            time.sleep(0.5)
+        shown = wait_until(lambda: os.getloadavg()[0] >= 1.2, 600, 0.5)
+        assert shown, "the busy loops never showed in the load"
         db, result = sweep(
             tmp_path,
             'sizes = [8, 65536]\nranks = [2]\nalgorithms = ["mpi", "mpi:ring"]\nlaunches = 2\n',
