@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runners.domain.catalog import BASE_ALGORITHMS, OPS
+from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, BASE_OF_COLLECTIVE, OPS
 from runners.jobs.verify import VerifyPlan, failed, verify_ranks
 
 pytestmark = pytest.mark.mpi
@@ -51,3 +51,31 @@ def test_noncommutative_results_follow_rank_order_with_odd_counts() -> None:
     )
     rows = verify_ranks(plan, 7)
     assert rows and all(r["status"] == "ok" for r in rows), rows
+
+
+@pytest.mark.parametrize("ranks", [3, 4, 6])
+def test_every_collective_is_exact_or_cleanly_refused(ranks: int) -> None:
+    """reduce_scatter, allgather, bcast and reduce, hand-written and MPICH's own: who holds
+    what afterwards (the root's buffer for reduce, every rank's for bcast), send buffers
+    untouched, rank order kept where the algorithm claims it."""
+    algorithms = tuple(
+        a for c, names in BASE_OF_COLLECTIVE.items() if c != "allreduce" for a in names
+    )
+    plan = VerifyPlan((ranks,), algorithms, ("float16", "int64"), tuple(OPS), timeout_s=300)
+    rows = verify_ranks(plan, ranks)
+    assert not failed(rows), failed(rows)[:5]
+    refused = {r["algorithm"] for r in rows if r["status"] == "refused"}
+    declared = {
+        a
+        for a in algorithms
+        if ALGORITHMS[a].commutative_only
+        or (ALGORITHMS[a].power_of_two_only and ranks & (ranks - 1))
+    }
+    assert refused == declared
+    noncommutative = {
+        r["algorithm"] for r in rows if r["op"] == "first_nonzero" and r["status"] == "ok"
+    }
+    assert {"reduce.binomial_tree", "reduce.rabenseifner", "reduce.mpi"} <= noncommutative
+    assert {r["op"] for r in rows if r["algorithm"].startswith(("allgather.", "bcast."))} == {
+        "none"
+    }

@@ -42,10 +42,21 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert {r["library"] for r in mine} == {"impi"} and len(mine) == 17
 
 
-@pytest.mark.parametrize("argv", [["--library", "ompi"], ["--collective", "bcast"]])
+@pytest.mark.parametrize("argv", [["--library", "ompi"], ["--collective", "alltoall"]])
 def test_an_unknown_library_or_collective_is_one_line_and_exit_2(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["algorithms", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown" in err[0]
+
+
+def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["algorithms", "--collective", "bcast", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["name"] for r in rows} == {
+        "bcast.binomial_tree",
+        "bcast.scatter_allgather",
+        "bcast.mpi",
+    }
+    assert {r["collective"] for r in rows} == {"bcast"}

@@ -14,7 +14,7 @@ from runners.cli.common import (
     name_list,
     store_path,
 )
-from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, known_names
+from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, known_names
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -31,7 +31,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
         sizes = [c * widest for c in counts]
         problem = problem or payload_problem(sizes, max(ranks), what="--counts (as bytes)")
-    algorithms = tuple(name_list(args.algorithms, VERIFIABLE, "algorithm"))
+    algorithms = tuple(_verified_algorithms(args, VERIFIABLE))
     problem = problem or libraries_problem(sorted({ALGORITHMS[a].runs_on for a in algorithms}))
     if problem:
         raise UsageError(problem)
@@ -58,6 +58,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _verified_algorithms(args: argparse.Namespace, verifiable: dict) -> list[str]:
+    """The algorithms --algorithms names for the --collectives asked (default: each
+    collective's hand-written ones and the library's own call)."""
+    from runners.domain.catalog import BASE_OF_COLLECTIVE, algorithms_of, collective_list
+
+    try:
+        collectives = collective_list(part.strip() for part in args.collectives.split(","))
+        if not args.algorithms:
+            return [a for c in collectives for a in BASE_OF_COLLECTIVE[c]]
+        names = algorithms_of((p.strip() for p in args.algorithms.split(",")), collectives)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    refused = [n for n in names if n not in verifiable]
+    if refused:
+        raise UsageError(f"cannot verify {', '.join(refused)}: configured by a file at start-up")
+    return names
+
+
 def add_verify(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "verify",
@@ -68,10 +86,16 @@ def add_verify(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--ranks", default="1,2,3,4,5,8", help="group sizes (default 1,2,3,4,5,8)")
     parser.add_argument(
+        "--collectives",
+        default="allreduce",
+        help="allreduce, reduce_scatter, allgather, bcast, reduce or all (default allreduce); "
+        "counts of reduce_scatter and allgather are per block (the vector is p times longer)",
+    )
+    parser.add_argument(
         "--algorithms",
-        default=",".join(BASE_ALGORITHMS),
-        help="default: the hand-written ones and mpi; any library's algorithm can be named "
-        "(impi:ring, ring@openmpi, ...): each forced one in a launch of its own",
+        default="",
+        help="default: each collective's hand-written ones and mpi; any library's algorithm "
+        "can be named (impi:ring, ring@openmpi, ...): each forced one in a launch of its own",
     )
     parser.add_argument("--dtypes", default=",".join(DTYPES), help="default: all")
     parser.add_argument("--ops", default=",".join(OPS), help="default: all")

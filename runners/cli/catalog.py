@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 from runners.cli.common import UsageError
-
-COLLECTIVE = "allreduce"  # every algorithm collsweep has today is an allreduce
+from runners.domain.collectives import COLLECTIVES
 
 
 def kind_of(name: str) -> str:
@@ -23,7 +22,7 @@ def kind_of(name: str) -> str:
     return "forced" if spec.forced else "autotuned"
 
 
-def catalog_rows(library: str | None = None) -> list[dict[str, Any]]:
+def catalog_rows(library: str | None = None, collective: str | None = None) -> list[dict[str, Any]]:
     """One row per algorithm: name, library (None for collsweep's own schedules on MPICH's
     point-to-point layer; the library for the same schedules on another one), collective,
     kind, the schedule that models it and its description."""
@@ -35,12 +34,14 @@ def catalog_rows(library: str | None = None) -> list[dict[str, Any]]:
         own = not spec.library and spec.runs_on == DEFAULT.name
         if library is not None and spec.runs_on != library:
             continue
+        if collective is not None and spec.collective != collective:
+            continue
         model = spec.modelled_by or getattr(modelled_spec(name), "name", None)
         rows.append(
             {
                 "name": name,
                 "library": None if own else spec.runs_on,
-                "collective": COLLECTIVE,
+                "collective": spec.collective,
                 "kind": kind_of(name),
                 "schedule": model,
                 "description": spec.description,
@@ -55,9 +56,9 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
     if args.library and args.library not in LIBRARIES:
         raise UsageError(f"unknown library {args.library}; known: {', '.join(sorted(LIBRARIES))}")
-    if args.collective and args.collective != COLLECTIVE:
-        raise UsageError(f"unknown collective {args.collective}; known: {COLLECTIVE}")
-    rows = catalog_rows(args.library)
+    if args.collective and args.collective not in COLLECTIVES:
+        raise UsageError(f"unknown collective {args.collective}; known: {', '.join(COLLECTIVES)}")
+    rows = catalog_rows(args.library, args.collective)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -81,6 +82,6 @@ def add_algorithms(sub: argparse._SubParsersAction) -> None:
         "schedule and description.",
     )
     parser.add_argument("--library", help="only this library's (mpich, openmpi, impi)")
-    parser.add_argument("--collective", help=f"only this collective ({COLLECTIVE})")
+    parser.add_argument("--collective", help=f"only this collective ({', '.join(COLLECTIVES)})")
     parser.add_argument("--json", action="store_true", help="JSON instead of a table")
     parser.set_defaults(handler=cmd_algorithms)

@@ -194,6 +194,7 @@ def _every_algorithm(args: argparse.Namespace) -> list[dict]:
         for name, spec in ALGORITHMS.items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
         and spec.runs_on == DEFAULT.name  # the same schedules on another library price the same
+        and spec.collective == "allreduce"
     ]
     return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
 

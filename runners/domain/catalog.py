@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runners.domain.algorithms import HAND_WRITTEN, impi, library, openmpi
+from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES, impi, library, openmpi
+from runners.domain.collectives import COLLECTIVES, qualified
 from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL
 
@@ -63,12 +64,23 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *impi.FORCED,
         impi.TUNED,
         impi.AUTOTUNER,
+        *OTHER_COLLECTIVES,
+        *library.OTHER_AUTOTUNED,
     )
 }
 
 # The algorithms whose code collsweep runs as it is, without a forcing environment.
 BASE_ALGORITHMS: dict[str, AlgorithmSpec] = {
     spec.name: spec for spec in (*HAND_WRITTEN, library.AUTOTUNED)
+}
+# The same for every collective: its hand-written algorithms and MPICH's own call.
+BASE_OF_COLLECTIVE: dict[str, tuple[str, ...]] = {
+    collective: tuple(
+        spec.name
+        for spec in (*HAND_WRITTEN, library.AUTOTUNED, *OTHER_COLLECTIVES, *library.OTHER_AUTOTUNED)
+        if spec.collective == collective
+    )
+    for collective in COLLECTIVES
 }
 
 
@@ -143,3 +155,40 @@ def library_knobs(algorithm: str) -> dict[str, str]:
 def known_names(table: dict) -> str:
     """A comma-separated list of a table's keys, for error messages."""
     return ", ".join(sorted(table))
+
+
+def collective_list(names: Iterable[str]) -> list[str]:
+    """Collective names as asked, `all` standing for every one; ValueError for unknown ones."""
+    names = list(names)
+    if "all" in names:
+        return list(COLLECTIVES)
+    unknown = [n for n in names if n not in COLLECTIVES]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown collective {', '.join(unknown) or '(none)'}; known: "
+            f"{known_names(COLLECTIVES)}, all"
+        )
+    return names
+
+
+def algorithms_of(names: Iterable[str], collectives: Iterable[str]) -> list[str]:
+    """Catalog names for algorithms named as a user names them: `ring` with
+    collectives allreduce and allgather is ring and allgather.ring; a qualified name stands
+    for itself. ValueError for a name no asked collective has."""
+    collectives, out, unknown = list(collectives), [], []
+    for name in names:
+        found = [
+            n
+            for c in collectives
+            for n in (name, qualified(c, name))
+            if n in ALGORITHMS and ALGORITHMS[n].collective == c
+        ]
+        if not found:
+            unknown.append(name)
+        out += [n for n in dict.fromkeys(found) if n not in out]
+    if unknown:
+        raise ValueError(
+            f"unknown algorithm {', '.join(unknown)} for {', '.join(collectives)}; known: "
+            + ", ".join(n for c in collectives for n in BASE_OF_COLLECTIVE[c])
+        )
+    return out

@@ -1,4 +1,4 @@
-"""What collsweep knows about one allreduce algorithm, in one place (pure: no MPI).
+"""What collsweep knows about one algorithm of a collective, in one place (pure: no MPI).
 
 Every algorithm is one `AlgorithmSpec`: its schedule (runners.domain.schedule) for the ones
 collsweep runs itself, what it supports, how the model and the assumption checks treat it, and
@@ -21,9 +21,20 @@ def whole_buffer(ranks: int) -> int:
     return 1
 
 
+def per_rank(ranks: int) -> int:
+    """Blocks of an algorithm that cuts the vector into one block per rank: p."""
+    return ranks
+
+
 @dataclass(frozen=True)
 class AlgorithmSpec:
-    """One allreduce algorithm: its schedule, what it needs, how it is modelled and drawn.
+    """One algorithm of one collective: its schedule, what it needs, how it is modelled and
+    drawn.
+
+    `collective` names the collective it implements (runners.domain.collectives); its name is
+    qualified by the collective except for allreduce's (`allgather.ring`). `rotated`: its
+    schedule works on a buffer rotated so the rank's own block comes first (Bruck's), which the
+    ranks rotate back after the last round.
 
     `parts(p)` is how many blocks the schedule cuts the buffer into on p ranks (1 = whole
     buffers; None = unknown, the autotuned library). `other_p` says, with {alg} for the name,
@@ -35,6 +46,8 @@ class AlgorithmSpec:
 
     name: str
     description: str
+    collective: str = "allreduce"
+    rotated: bool = False
     commutative_only: bool = False
     power_of_two_only: bool = False
     library: bool = False

@@ -9,9 +9,12 @@ No MPI here: the serial reference is plain numpy, independent of the code under 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from runners.domain.catalog import DTYPES, OPS
+from runners.domain.collectives import COLLECTIVES, NO_OP, ROOT, Collective
 
 MAX_VERIFIABLE_RANKS = 256
 
@@ -79,3 +82,33 @@ def mismatches(actual: np.ndarray, expected: np.ndarray) -> int:
     if actual.shape != expected.shape:
         return max(actual.size, expected.size)
     return int(np.count_nonzero(actual != expected))
+
+
+def collective_case(
+    collective: Collective, rank: int, size: int, count: int, dtype: str, op: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """One rank's send buffer, receive buffer (zeroed; bcast: the send buffer itself, zeroed
+    off the root) and expected result (None where the rank has none: reduce off the root) for a
+    `count`-element whole vector. A collective that reduces nothing takes the sum's pattern."""
+    pattern_op = op if collective.reduces else "sum"
+    send_count, recv_count = collective.buffer_counts(size, count)
+    if collective.name == "bcast":
+        buf = make_input(ROOT, count, dtype, pattern_op)
+        if rank != ROOT:
+            buf[...] = 0
+        return buf, buf, make_input(ROOT, count, dtype, pattern_op)
+    if collective.name == "allgather":
+        every = [make_input(r, send_count, dtype, pattern_op) for r in range(size)]
+        return every[rank], np.zeros_like(every[rank], shape=count), np.concatenate(every)
+    send = make_input(rank, count, dtype, op)
+    recv = np.zeros_like(send, shape=recv_count)
+    found = collective.result_range(rank, size, count)
+    if found is None:
+        return send, recv, None
+    return send, recv, expected_result(size, count, dtype, op)[found[0] : found[1]]
+
+
+def verified_ops(collective: str, ops: Iterable[str]) -> list[str]:
+    """The ops a check of `collective` runs: the ones asked for, or `none` for a collective
+    that reduces nothing."""
+    return list(ops) if COLLECTIVES[collective].reduces else [NO_OP]

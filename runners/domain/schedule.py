@@ -106,18 +106,26 @@ Contribution = tuple[int, ...]  # the ranks whose inputs an element holds, in re
 
 
 def simulate(
-    schedule: Schedule, size: int, count: int
+    schedule: Schedule,
+    size: int,
+    count: int,
+    start: Callable[[int, int, int], list[Contribution]] | None = None,
 ) -> tuple[list[list[Contribution]], list[dict[RoundKey, list[Contribution]]]]:
     """Run `schedule` symbolically: what each rank's every element holds, round by round.
 
     An element's value is the tuple of ranks whose inputs it combines, in operand order
     (a reduction appends the right operand's ranks to the left's), so a correct allreduce ends
-    with every element of every rank holding (0, 1, ..., size-1). Returns the final values and,
-    per rank, the values after each round it took part in. Raises ValueError when a receive
-    has no matching send (the schedule would deadlock or mismatch).
+    with every element of every rank holding (0, 1, ..., size-1). `start(rank, size, count)`
+    is what a rank's buffer holds first (default: its own input everywhere, as in allreduce;
+    () marks an element holding nothing yet). Returns the final values and, per rank, the
+    values after each round it took part in. Raises ValueError when a receive has no matching
+    send (the schedule would deadlock or mismatch).
     """
     steps = [schedule(rank, size, count) for rank in range(size)]
-    values = [[(rank,)] * count for rank in range(size)]
+    if start is None:
+        values = [[(rank,)] * count for rank in range(size)]
+    else:
+        values = [list(start(rank, size, count)) for rank in range(size)]
     history: list[dict[RoundKey, list[Contribution]]] = [{} for _ in range(size)]
     for key in sorted({s.round for rank_steps in steps for s in rank_steps}):
         in_round = {r: [s for s in steps[r] if s.round == key] for r in range(size)}

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from runners.domain import launcher
 from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, library_knobs
 from runners.domain.events import Checked, MalformedEvent, parse_event
-from runners.domain.inputs import default_counts
+from runners.domain.inputs import default_counts, verified_ops
 from runners.jobs import launch
 
 
@@ -98,7 +98,10 @@ def verify_ranks(plan: VerifyPlan, ranks: int) -> list[dict]:
             result = launch.run(job, plan.timeout_s)
         found = [asdict(e) for e in map(_checked, result.stdout.splitlines()) if e is not None]
         counts = plan.counts or default_counts(ranks)
-        expected = len(planned.algorithms) * len(plan.dtypes) * len(plan.ops) * len(counts)
+        per_count = sum(
+            len(verified_ops(ALGORITHMS[a].collective, plan.ops)) for a in planned.algorithms
+        )
+        expected = per_count * len(plan.dtypes) * len(counts)
         if result.returncode != 0 or len(found) < expected:
             found.append(_job_failure(ranks, result))
         rows += found
@@ -127,13 +130,14 @@ def summary_table(rows: list[dict]) -> str:
     for row in rows:
         cell = cells.setdefault((row["ranks"], row["algorithm"]), {})
         cell[row["status"]] = cell.get(row["status"], 0) + 1
-    header = f"{'ranks':>5}  {'algorithm':<20} {'ok':>5} {'refused':>8} {'wrong':>6}  verdict"
+    width = max((len(algorithm) for _, algorithm in cells), default=9)
+    header = f"{'ranks':>5}  {'algorithm':<{width}} {'ok':>5} {'refused':>8} {'wrong':>6}  verdict"
     lines = [header, "-" * len(header)]
     for (ranks, algorithm), cell in sorted(cells.items()):
         wrong = cell.get("mismatch", 0) + cell.get("error", 0)
         verdict = "CORRECT" if not wrong else "FAILED"
         lines.append(
-            f"{ranks:>5}  {algorithm:<20} {cell.get('ok', 0):>5} "
+            f"{ranks:>5}  {algorithm:<{width}} {cell.get('ok', 0):>5} "
             f"{cell.get('refused', 0):>8} {wrong:>6}  {verdict}"
         )
     return "\n".join(lines)

@@ -6,24 +6,31 @@ runners.jobs.verify as `python -m runners.ranks verify JOB`.
 
 from __future__ import annotations
 
-import numpy as np
 from mpi4py import MPI
 
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.collectives import COLLECTIVES
 from runners.domain.events import Checked, event_line
-from runners.domain.inputs import default_counts, expected_result, make_input, mismatches
+from runners.domain.inputs import collective_case, default_counts, mismatches, verified_ops
 from runners.ranks.algorithms import UnsupportedError, create
 from runners.ranks.mpi_ops import mpi_op
 
 
 def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Checked:
-    """Run one allreduce and compare every rank's result with the serial reference."""
+    """Run the algorithm's collective once on `count` elements (per block for collectives
+    of equal blocks) and compare every rank's result with the serial reference."""
     rank, size = comm.Get_rank(), comm.Get_size()
-    sendbuf = make_input(rank, count, dtype, op)
-    recvbuf = np.zeros_like(sendbuf)
+    collective = COLLECTIVES[ALGORITHMS[algorithm].collective]
+    whole = count * size if collective.equal_blocks else count
+    sendbuf, recvbuf, expected = collective_case(collective, rank, size, whole, dtype, op)
+    sent = sendbuf.copy()
     status, detail, wrong = "ok", "", 0
     try:
-        create(algorithm)(comm, sendbuf, recvbuf, mpi_op(op))
-        wrong = mismatches(recvbuf, expected_result(size, count, dtype, op))
+        create(algorithm)(comm, sendbuf, recvbuf, mpi_op(op) if collective.reduces else None)
+        if expected is not None:
+            wrong = mismatches(recvbuf, expected)
+        if sendbuf is not recvbuf:
+            wrong += mismatches(sendbuf, sent)
     except UnsupportedError as exc:
         status, detail = "refused", str(exc)
     counts = comm.gather(wrong, root=0)
@@ -40,7 +47,7 @@ def run(job: dict) -> None:
     counts = list(job.get("counts") or default_counts(comm.Get_size()))
     for algorithm in job["algorithms"]:
         for dtype in job["dtypes"]:
-            for op in job["ops"]:
+            for op in verified_ops(ALGORITHMS[algorithm].collective, job["ops"]):
                 for count in counts:
                     checked = check(comm, algorithm, dtype, op, count)
                     if comm.Get_rank() == 0:

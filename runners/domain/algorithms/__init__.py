@@ -1,7 +1,9 @@
 """One module per algorithm collsweep runs itself: its schedule and its descriptor.
 
-Adding an algorithm: a module here with `DESCRIPTOR = AlgorithmSpec(..., schedule=...)`,
-listed in HAND_WRITTEN. tests/test_schedules.py checks every entry end to end.
+Adding an algorithm: a module here (allreduce) or in its collective's package with
+`DESCRIPTOR = AlgorithmSpec(..., schedule=...)`, listed in HAND_WRITTEN or
+OTHER_COLLECTIVES. tests/test_schedules.py and tests/test_collective_schedules.py check every
+entry end to end.
 """
 
 from __future__ import annotations
@@ -10,6 +12,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from runners.domain.algorithms import binomial_tree, rabenseifner, recursive_doubling, ring
+from runners.domain.algorithms.allgather import bruck
+from runners.domain.algorithms.allgather import recursive_doubling as allgather_rd
+from runners.domain.algorithms.allgather import ring as allgather_ring
+from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
+from runners.domain.algorithms.bcast import scatter_allgather
+from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
+from runners.domain.algorithms.reduce import rabenseifner as reduce_rabenseifner
+from runners.domain.algorithms.reduce_scatter import pairwise, recursive_halving
+from runners.domain.algorithms.reduce_scatter import ring as reduce_scatter_ring
 from runners.domain.descriptor import AlgorithmSpec
 
 HAND_WRITTEN: tuple[AlgorithmSpec, ...] = (
@@ -17,6 +28,20 @@ HAND_WRITTEN: tuple[AlgorithmSpec, ...] = (
     binomial_tree.DESCRIPTOR,
     rabenseifner.DESCRIPTOR,
     ring.DESCRIPTOR,
+)
+
+# The hand-written algorithms of the collectives other than allreduce.
+OTHER_COLLECTIVES: tuple[AlgorithmSpec, ...] = (
+    reduce_scatter_ring.DESCRIPTOR,
+    recursive_halving.DESCRIPTOR,
+    pairwise.DESCRIPTOR,
+    allgather_ring.DESCRIPTOR,
+    allgather_rd.DESCRIPTOR,
+    bruck.DESCRIPTOR,
+    bcast_tree.DESCRIPTOR,
+    scatter_allgather.DESCRIPTOR,
+    reduce_tree.DESCRIPTOR,
+    reduce_rabenseifner.DESCRIPTOR,
 )
 
 

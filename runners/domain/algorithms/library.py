@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import AlgorithmSpec
 
 AUTOTUNED = AlgorithmSpec(
@@ -64,4 +65,20 @@ TUNED = AlgorithmSpec(
     short="tuned",
     parts=None,
     own_launch=True,
+)
+
+# MPICH's own MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce, autotuned.
+OTHER_AUTOTUNED: tuple[AlgorithmSpec, ...] = tuple(
+    AlgorithmSpec(
+        qualified(c.name, "mpi"),
+        f"the MPI library's own {c.mpi_call}, autotuned",
+        collective=c.name,
+        library=True,
+        color="#3b3b3b",
+        short="mpi",
+        parts=None,
+        other_p="the library picks its algorithm per call",
+    )
+    for c in COLLECTIVES.values()
+    if c.name != DEFAULT_COLLECTIVE
 )

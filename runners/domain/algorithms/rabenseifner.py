@@ -7,14 +7,15 @@ from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.schedule import CORE, Step, block_bounds
 
 
-def _core(fold: Fold, count: int) -> list[Step]:
-    """Reduce-scatter by recursive halving + allgather by recursive doubling on the core.
+def reduce_scatter_steps(fold: Fold, count: int) -> tuple[list[Step], tuple[int, int]]:
+    """Reduce-scatter by recursive halving on the core, and the range of the pof2 blocks
+    this core rank holds reduced at the end.
 
     The count is cut into pof2 datatype-aligned blocks (the first count % pof2 one element
-    larger; empty blocks when count < pof2). Reduce-scatter: in round k (mask 2^k, k rising)
-    a rank keeps half of its current block range (the lower half when its core-rank bit k is
-    0), sends the other half to core rank XOR 2^k and reduces the half it keeps, the lower
-    rank's data as the left operand. The allgather retraces the rounds with falling masks.
+    larger; empty blocks when count < pof2). In round k (mask 2^k, k rising) a rank keeps half
+    of its current block range (the lower half when its core-rank bit k is 0), sends the other
+    half to core rank XOR 2^k and reduces the half it keeps, the lower rank's data as the left
+    operand.
     """
     bounds = block_bounds(count, fold.pof2)
     steps: list[Step] = []
@@ -28,6 +29,14 @@ def _core(fold: Fold, count: int) -> list[Step]:
         k = len(steps)
         steps.append(Step((CORE, k), "reduce-scatter", partner, given, partner, kept, True, lower))
         mask <<= 1
+    return steps, (lo, hi)
+
+
+def _core(fold: Fold, count: int) -> list[Step]:
+    """Reduce-scatter by recursive halving (reduce_scatter_steps) + allgather by recursive
+    doubling on the core: the allgather retraces the rounds with falling masks."""
+    bounds = block_bounds(count, fold.pof2)
+    steps, (lo, hi) = reduce_scatter_steps(fold, count)
     mask = fold.pof2 >> 1
     while mask > 0:
         partner = fold.real_rank(fold.core_rank ^ mask)

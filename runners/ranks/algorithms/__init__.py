@@ -1,7 +1,7 @@
-"""The allreduce algorithms collsweep times, by name.
+"""The algorithms collsweep times, by name, for every collective.
 
-Every algorithm is a callable `allreduce(comm, sendbuf, recvbuf, op)` with MPI_Allreduce's
-contract; `create(name)` gives a fresh instance with its own kept scratch buffers. The
+Every algorithm is a callable `algorithm(comm, sendbuf, recvbuf, op)` with its collective's
+MPI call's contract; `create(name)` gives a fresh instance with its own kept scratch buffers. The
 hand-written ones all run their descriptor's schedule (runners.domain.algorithms).
 """
 
@@ -22,7 +22,7 @@ def create(name: str) -> Allreduce:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; known: {known_names(ALGORITHMS)}")
     spec = ALGORITHMS[name]
-    return LibraryAllreduce() if spec.library else ScheduledAllreduce(spec)
+    return LibraryAllreduce(name) if spec.library else ScheduledAllreduce(spec)
 
 
 __all__ = ["Allreduce", "UnsupportedError", "create"]

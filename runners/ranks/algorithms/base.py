@@ -1,4 +1,4 @@
-"""The interface every allreduce algorithm implements, and the helpers they share."""
+"""The interface every algorithm of every collective implements, and the helpers they share."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
 from runners.domain.catalog import ALGORITHMS, AlgorithmSpec
+from runners.domain.collectives import COLLECTIVES
 
 
 class UnsupportedError(ValueError):
@@ -17,7 +18,9 @@ class UnsupportedError(ValueError):
 
 
 class Allreduce:
-    """An allreduce with the contract of MPI_Allreduce on 1-D contiguous numpy buffers.
+    """A collective with the contract of its MPI call on 1-D contiguous numpy buffers
+    (MPI_Allreduce for allreduce's algorithms; bcast takes one buffer as both, and its
+    root is rank 0 as for reduce).
 
     Subclasses implement `_bound`; `__call__` checks the declared requirements first, so an
     unsupported case is refused on every rank alike, never answered wrongly. Scratch buffers
@@ -38,18 +41,32 @@ class Allreduce:
     def __call__(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> None:
-        """Reduce `sendbuf` over `comm` with `op` and leave the result in every `recvbuf`."""
+        """Run the collective on `sendbuf` and `recvbuf` (allreduce: reduce `sendbuf` over
+        `comm` with `op` and leave the result in every `recvbuf`)."""
         self.bind(comm, sendbuf, recvbuf, op)()
 
     def bind(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> Callable[[], None]:
         """Check once, then return a zero-argument call for a timing loop to repeat."""
-        self.check_supported(comm.Get_size(), op)
-        if sendbuf.shape != recvbuf.shape or sendbuf.dtype != recvbuf.dtype:
-            raise ValueError("sendbuf and recvbuf must have the same shape and dtype")
-        flat_send, flat_recv = sendbuf.reshape(-1), recvbuf.reshape(-1)
-        return self._bound(comm, flat_send, flat_recv, op)
+        size = comm.Get_size()
+        self.check_supported(size, op)
+        collective = COLLECTIVES[self.spec.collective]
+        whole = collective.whole_count(size, sendbuf.size)
+        if (sendbuf.size, recvbuf.size) != collective.buffer_counts(size, whole):
+            raise ValueError(
+                f"{collective.mpi_call} on {size} ranks takes buffers of "
+                f"{collective.buffer_counts(size, whole)} elements, got "
+                f"{(sendbuf.size, recvbuf.size)}"
+            )
+        if sendbuf.dtype != recvbuf.dtype:
+            raise ValueError("sendbuf and recvbuf must have the same dtype")
+        if collective.unsupported_count(whole, size):
+            raise UnsupportedError(collective.unsupported_count(whole, size))
+        if sendbuf is recvbuf:
+            flat = sendbuf.reshape(-1)
+            return self._bound(comm, flat, flat, op)
+        return self._bound(comm, sendbuf.reshape(-1), recvbuf.reshape(-1), op)
 
     def _bound(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
@@ -59,7 +76,8 @@ class Allreduce:
 
     def check_supported(self, ranks: int, op: MPI.Op) -> None:
         """Raise UnsupportedError when this algorithm cannot reduce `op` on `ranks` ranks."""
-        reason = self.spec.unsupported_reason(ranks, "this op", op.Is_commutative())
+        commutative = op is None or op == MPI.OP_NULL or op.Is_commutative()
+        reason = self.spec.unsupported_reason(ranks, "this op", commutative)
         if reason is not None:
             raise UnsupportedError(reason)
 

@@ -1,4 +1,5 @@
-"""The MPI library's own MPI_Allreduce."""
+"""The MPI library's own collective calls (MPI_Allreduce, MPI_Reduce_scatter_block,
+MPI_Allgather, MPI_Bcast, MPI_Reduce)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,25 @@ from functools import partial
 import numpy as np
 from mpi4py import MPI
 
+from runners.domain.collectives import ROOT
 from runners.ranks.algorithms.base import Allreduce, mpi_type
 
 
 class LibraryAllreduce(Allreduce):
-    """comm.Allreduce: the library's autotuned choice, or the algorithm its environment forces."""
+    """The library's own call: its autotuned choice, or the algorithm its environment forces."""
 
-    name = "mpi"
+    def __init__(self, name: str = "mpi") -> None:
+        super().__init__()
+        self.name = name
+
+    def check_supported(self, ranks: int, op: MPI.Op) -> None:
+        """Nothing to refuse: the library takes every group size and op (a forced algorithm
+        it cannot apply falls back, which the sweep detects and reports)."""
 
     def _bound(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> Callable[[], None]:
-        """comm.Allreduce itself, with its [buffer, count, datatype] specs built once.
+        """The library call itself, with its [buffer, count, datatype] specs built once.
 
         Building the specs and the extra Python frame per call cost about 0.3-0.4 us, most of
         what the harness added to an 8-byte MPI_Allreduce (benchmarks, figure 1); mpi4py
@@ -28,4 +36,15 @@ class LibraryAllreduce(Allreduce):
         dt = mpi_type(recvbuf)
         send = [memoryview(sendbuf), sendbuf.size, dt]
         recv = [memoryview(recvbuf), recvbuf.size, dt]
+        collective = self.spec.collective
+        if collective == "reduce_scatter":  # mpi4py counts the send buffer per block
+            send = [memoryview(sendbuf), recvbuf.size, dt]
+            return partial(comm.Reduce_scatter_block, send, recv, op)
+        if collective == "allgather":  # and the receive buffer per rank
+            recv = [memoryview(recvbuf), sendbuf.size, dt]
+            return partial(comm.Allgather, send, recv)
+        if collective == "bcast":
+            return partial(comm.Bcast, recv, ROOT)
+        if collective == "reduce":
+            return partial(comm.Reduce, send, recv, op, ROOT)
         return partial(comm.Allreduce, send, recv, op)

@@ -8,19 +8,24 @@ from functools import partial
 import numpy as np
 from mpi4py import MPI
 
+from runners.domain.collectives import COLLECTIVES
+from runners.domain.contract import rotation
 from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import Step, scratch_elements
+from runners.domain.schedule import Range, Step, scratch_elements
 from runners.ranks.algorithms.base import Allreduce, mpi_type
 
 Call = Callable[[], object]
+Copy = tuple[np.ndarray, np.ndarray]  # (destination, source)
 
 
 class ScheduledAllreduce(Allreduce):
     """Runs `spec.schedule` for this rank: the MPI calls are worked out at bind time.
 
-    `bind` turns every step into ready-made calls on fixed slices of the buffers
-    (Sendrecv / Send / Recv with explicit [buffer, count, datatype], then Reduce_local), so a
-    timed call only copies the input and makes those calls in order.
+    `bind` turns every step into ready-made calls on fixed slices of a working buffer of the
+    whole vector (Sendrecv / Send / Recv with explicit [buffer, count, datatype], then
+    Reduce_local), so a timed call only places the input, makes those calls in order and
+    takes out the result. The working buffer is the receive buffer where it holds the whole
+    vector in order (allreduce, allgather, bcast, reduce), else kept scratch space.
     """
 
     def __init__(self, spec: AlgorithmSpec) -> None:
@@ -33,18 +38,49 @@ class ScheduledAllreduce(Allreduce):
     def _bound(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> Callable[[], None]:
-        steps = self._schedule(comm.Get_rank(), comm.Get_size(), recvbuf.size)
+        rank, size = comm.Get_rank(), comm.Get_size()
+        collective = COLLECTIVES[self.spec.collective]
+        count = collective.whole_count(size, sendbuf.size)
+        steps = self._schedule(rank, size, count)
+        shift = rotation(self.spec, rank, size, count)
+        in_place = recvbuf.size == count and not shift
+        work = recvbuf if in_place else self.scratch("work", recvbuf, count)
         scratch = self.scratch("tmp", recvbuf, scratch_elements(steps))
+        before: list[Copy] = []
+        if sendbuf is not recvbuf and (found := collective.send_range(rank, size, count)):
+            before = _pieces(work, sendbuf, found, shift, count)
+        after: list[Copy] = []
+        if not in_place and (found := collective.result_range(rank, size, count)):
+            after = [(dst, src) for src, dst in _pieces(work, recvbuf, found, shift, count)]
         calls: list[Call] = []
         for step in steps:
-            calls += step_calls(comm, step, recvbuf, scratch, op)
-        return partial(_run, tuple(calls), sendbuf, recvbuf)
+            calls += step_calls(comm, step, work, scratch, op)
+        return partial(_run, tuple(before), tuple(calls), tuple(after))
 
 
-def _run(calls: tuple[Call, ...], sendbuf: np.ndarray, recvbuf: np.ndarray) -> None:
-    recvbuf[...] = sendbuf
+def _pieces(
+    work: np.ndarray, outside: np.ndarray, found: Range, shift: int, count: int
+) -> list[Copy]:
+    """The (work slice, outside slice) pairs that hold the vector's range `found` in a working
+    buffer rotated by `shift` (two pieces where the range wraps around its end)."""
+    start, stop = found
+    if stop <= start:
+        return []
+    first = (start - shift) % count
+    head = min(stop - start, count - first)
+    pairs = [(work[first : first + head], outside[:head])]
+    if head < stop - start:
+        pairs.append((work[: stop - start - head], outside[head : stop - start]))
+    return pairs
+
+
+def _run(before: tuple[Copy, ...], calls: tuple[Call, ...], after: tuple[Copy, ...]) -> None:
+    for dst, src in before:
+        dst[...] = src
     for call in calls:
         call()
+    for dst, src in after:
+        dst[...] = src
 
 
 def step_calls(

@@ -1,0 +1,1 @@
+"""The hand-written allgather algorithms, one module each."""

@@ -1,0 +1,1 @@
+"""The hand-written bcast algorithms, one module each."""

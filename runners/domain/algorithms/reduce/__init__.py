@@ -1,0 +1,1 @@
+"""The hand-written reduce algorithms, one module each."""

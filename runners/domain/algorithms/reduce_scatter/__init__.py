@@ -1,0 +1,1 @@
+"""The hand-written reduce_scatter algorithms, one module each."""
