@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from dashboard import charts, queries
 from runners import store
+from runners.domain.collectives import group_title
 from runners.domain.errors import CollsweepError
 from runners.domain.outputs import write_texts
 from runners.domain.winner_table import by_group, group_sentence
@@ -69,10 +70,11 @@ def _verdict(data: queries.VerdictData, figures: Figures) -> list[str]:
     if data.provisional_reason:
         reason = html.escape(data.provisional_reason)
         parts.append(f"<p class='warning'>Provisional: the machine was not steady ({reason}).</p>")
-    for (ranks, dtype, op), cells in by_group(data.cells).items():
+    for (ranks, dtype, op, collective), cells in by_group(data.cells).items():
         apart = " (oversubscribed: reported apart)" if ranks in data.oversubscribed else ""
         sentence = html.escape(group_sentence(cells))
-        parts.append(f"<p><b>p={ranks} {dtype} {op}</b>{apart}: {sentence}</p>")
+        title = html.escape(group_title(ranks, dtype, op, collective))
+        parts.append(f"<p><b>{title}</b>{apart}: {sentence}</p>")
     parts.append(figures.html(charts.winner_strip(data.cells)))
     return parts
 

@@ -23,6 +23,10 @@ from runners.domain.units import seconds_column
 
 STORE_KEY = "collsweep_store"
 LAST_RUN_KEY = "_collsweep_last_run"
+COLLECTIVE_HELP = (
+    "Each collective's algorithms compete with each other only; sizes mean the whole vector "
+    "(allgather, bcast: what every rank holds at the end; reduce_scatter, reduce: at the start)."
+)
 
 EMPTY_STORE = (
     "The results store `{path}` holds no runs yet. Run a first sweep (about a minute on two "
@@ -220,13 +224,21 @@ def choose_run(
 # --- display -----------------------------------------------------------------------------------
 
 
-def choose_run_with_points(path: Path) -> tuple[str, pd.DataFrame] | None:
-    """Pick a run and return it with its grid (run_grid); None, said so, when it has no points."""
+def choose_run_with_points(
+    path: Path, one_collective: bool = True
+) -> tuple[str, pd.DataFrame] | None:
+    """Pick a run and return it with its grid (run_grid); None, said so, when it has no points.
+    With `one_collective`, a run of several collectives asks which one (?coll=, allreduce
+    first) and the grid keeps that one's points only."""
     run_id = choose_run(queries.runs_table(path))
     grid = queries.run_grid(path, run_id)
     if grid.empty:
         st.info("This run has no points yet.")
         return None
+    collectives = sorted(grid["collective"].unique(), key=lambda c: (c != "allreduce", c))
+    if one_collective and len(collectives) > 1:
+        chosen = choose("Collective", collectives, "coll", help=COLLECTIVE_HELP)
+        grid = grid[grid["collective"] == chosen]
     return run_id, grid
 
 

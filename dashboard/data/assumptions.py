@@ -27,7 +27,7 @@ def _checks_cte(cat: Catalog) -> str:
     )
     return f"""
     pts AS (
-        SELECT point_id, algorithm, ranks, bytes, dtype, op, status, oversubscribed
+        SELECT point_id, algorithm, ranks, bytes, dtype, op, status, oversubscribed, collective
         FROM points WHERE run_id = $run
     ), checks AS (
         SELECT point_id, name, state, detail FROM assumptions
@@ -45,7 +45,7 @@ SELECT c.name, c.state, count(*) AS checks, count(c.point_id) AS points,
 FROM scoped c LEFT JOIN pts p USING (point_id)
 WHERE c.point_id IS NULL OR (
     ($ranks IS NULL OR p.ranks = $ranks) AND ($dtype IS NULL OR p.dtype = $dtype)
-    AND ($op IS NULL OR p.op = $op)
+    AND ($op IS NULL OR p.op = $op) AND coalesce(p.collective, 'allreduce') = $collective
     AND ($algorithms IS NULL OR list_contains($algorithms, p.algorithm)))
 GROUP BY ALL ORDER BY c.name, c.state
 """

@@ -108,11 +108,13 @@ class Scope:
     op: str | None = None
     algorithms: tuple[str, ...] | None = None
     calibration_id: str | None = None
+    collective: str = "allreduce"
 
     def words(self) -> str:
         """What the scope covers, in words ('p=2 float32 sum', 'float32 sum, every group
         size', 'the whole run'); algorithms are named elsewhere on a page."""
-        what = " ".join(x for x in (self.dtype, self.op) if x)
+        head = "" if self.collective == "allreduce" else self.collective
+        what = " ".join(x for x in (head, self.dtype, self.op) if x and x != "none")
         if self.ranks is not None:
             return f"p={self.ranks} {what}".strip()
         return f"{what}, every group size" if what else "the whole run"
@@ -127,4 +129,5 @@ class Scope:
             "op": self.op,
             "algorithms": algs,
             "cal": self.calibration_id,
+            "collective": self.collective,
         }

@@ -29,6 +29,7 @@ from runners.domain.verdict import verdict_lines
 _WINNERS_SQL = """
 SELECT ranks, bytes, winner AS algorithm, runner_up, decided FROM winners
 WHERE run_id = $run AND dtype = $dtype AND op = $op AND coalesce(library, 'all') = 'all'
+  AND coalesce(collective, 'allreduce') = $collective
 ORDER BY ranks, bytes
 """
 
@@ -37,6 +38,7 @@ SELECT p.ranks, p.bytes, p.algorithm, m.predicted_s
 FROM points p JOIN predictions m ON m.point_id = p.point_id
  AND m.calibration_id {OWN_CALIBRATIONS}
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND m.predicted_s > 0
+  AND coalesce(p.collective, 'allreduce') = $collective
   AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)
 QUALIFY row_number() OVER (
     PARTITION BY p.ranks, p.bytes ORDER BY m.predicted_s, contains(p.algorithm, ':'), p.algorithm
@@ -63,6 +65,7 @@ SELECT scope, ranks, dtype, op, points, model_pick_share, same_model_share, medi
        mean_slowdown
 FROM agreement
 WHERE run_id = $run AND calibration_id = $cal
+  AND coalesce(collective, 'allreduce') = $collective
   AND (scope IN ('run', 'dedicated', 'oversubscribed') OR (dtype = $dtype AND op = $op))
 ORDER BY scope = 'run' DESC, scope = 'dedicated' DESC, scope = 'oversubscribed' DESC, ranks
 """
@@ -97,13 +100,20 @@ def crossover_data(path: StorePath, scope: Scope) -> CrossoverData:
 
 
 def verdict(
-    path: StorePath, run_id: str, dtype: str, op: str, ranks: int | None = None
+    path: StorePath,
+    run_id: str,
+    dtype: str,
+    op: str,
+    ranks: int | None = None,
+    collective: str = "allreduce",
 ) -> list[str]:
-    """The run's verdict (runners.domain.verdict) for one dtype and op, one group size or all:
-    per group its winners by size and where the decided winner changes. [] before analysis."""
+    """The run's verdict (runners.domain.verdict) for one collective, dtype and op, one group
+    size or all: per group its winners by size and where the decided winner changes. [] before
+    analysis."""
 
     def mine(row: dict) -> bool:
-        return (row["dtype"], row["op"]) == (dtype, op) and ranks in (None, row["ranks"])
+        same = (row["dtype"], row["op"], row.get("collective") or "allreduce")
+        return same == (dtype, op, collective) and ranks in (None, row["ranks"])
 
     inputs = store.verdict_inputs(path, run_id)
     inputs["winners"] = [r for r in inputs["winners"] if mine(r)]

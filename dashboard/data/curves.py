@@ -46,6 +46,7 @@ LEFT JOIN predictions pr ON pr.point_id = p.point_id
  AND pr.calibration_id {OWN_CALIBRATIONS}
 LEFT JOIN flags f ON f.point_id = p.point_id
 WHERE p.run_id = $run AND p.ranks = $ranks AND p.dtype = $dtype AND p.op = $op
+  AND coalesce(p.collective, 'allreduce') = $collective
   AND ($algorithms IS NULL OR list_contains($algorithms, p.algorithm))
 ORDER BY p.algorithm, p.bytes
 """
@@ -77,6 +78,7 @@ def _crossovers(con: Connection, cat: Catalog, scope: Scope) -> pd.DataFrame:
         "FROM crossovers "
         "WHERE run_id = $run AND ($ranks IS NULL OR ranks = $ranks) "
         "AND ($dtype IS NULL OR dtype = $dtype) AND ($op IS NULL OR op = $op) "
+        "AND coalesce(collective, 'allreduce') = $collective "
         "AND ($algorithms IS NULL OR (list_contains($algorithms, algorithm_a) "
         "AND list_contains($algorithms, algorithm_b))) "
         f"{cal_filter} ORDER BY ranks, dtype, op, bytes, kind",
@@ -163,6 +165,7 @@ _PASS_SQL = """
 WITH view AS (
     SELECT point_id, algorithm, bytes FROM points
     WHERE run_id = $run AND ranks = $ranks AND dtype = $dtype AND op = $op
+      AND coalesce(collective, 'allreduce') = $collective
       AND ($algorithms IS NULL OR list_contains($algorithms, algorithm))
 ), per_pass AS (
     SELECT v.algorithm, v.bytes, s.pass, count(*) AS n, median(s.seconds) AS median_s

@@ -121,6 +121,7 @@ SELECT p.algorithm, p.ranks, p.bytes, m.model, p.median_s, m.predicted_s,
 FROM points p JOIN predictions m ON m.point_id = p.point_id
  AND m.calibration_id {OWN_CALIBRATIONS}
 WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
+  AND coalesce(p.collective, 'allreduce') = $collective
   AND ($ranks IS NULL OR p.ranks = $ranks) AND p.median_s > 0 AND m.predicted_s > 0
 ORDER BY p.algorithm, p.ranks, p.bytes
 """

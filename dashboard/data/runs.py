@@ -183,7 +183,8 @@ def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
     with _open(path) as con:
         return _df(
             con,
-            "SELECT algorithm, ranks, dtype, op, count(*) AS points, "
+            "SELECT algorithm, ranks, dtype, op, "
+            "coalesce(collective, 'allreduce') AS collective, count(*) AS points, "
             "count(*) FILTER (WHERE status = 'ok') AS ok "
             "FROM points WHERE run_id = $run GROUP BY ALL ORDER BY ranks, dtype, op, algorithm",
             {"run": run_id},

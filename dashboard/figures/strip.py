@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.best import _discrete_scale, _legend_traces
 from dashboard.figures.style import _empty_figure, short_name
+from runners.domain.collectives import group_title
 from runners.domain.units import format_bytes, format_ratio, format_seconds
 from runners.domain.winner_table import Cell, margin_text
 
@@ -42,8 +43,9 @@ def _hover(cell: Cell) -> str:
 
 
 def winner_strip(cells: Sequence[Cell]) -> go.Figure:
-    """One row per group (p, dtype, op), one cell per size, coloured by the winner; the cell
-    texts (`text`) and what they stand for (`customdata`) are the cells' own."""
+    """One row per group (p, dtype, op, collective), one cell per size, coloured by the
+    winner; the cell texts (`text`) and what they stand for (`customdata`) are the cells'
+    own."""
     if not cells:
         return _empty_figure("No winners stored for this run yet: `collsweep analyze RUN`.")
     groups = sorted({c.group for c in cells})
@@ -60,7 +62,7 @@ def winner_strip(cells: Sequence[Cell]) -> go.Figure:
         go.Heatmap(
             z=z,
             x=[format_bytes(s) for s in sizes],
-            y=[f"p={r} {d} {o}" for r, d, o in groups],
+            y=[group_title(*group) for group in groups],
             text=text,
             customdata=hover,
             texttemplate="%{text}",

@@ -89,9 +89,10 @@ def main(path: Path, overview: queries.Overview) -> None:
     cal = ui.choose("Calibration of the predictions", cals, "cal") if cals else None
     if cal is None:
         st.info("No predictions stored for this run yet: only measured choices are shown.")
-    scope = queries.Scope(run_id, dtype=dtype, op=op, calibration_id=cal)
+    collective = str(grid["collective"].iloc[0])
+    scope = queries.Scope(run_id, dtype=dtype, op=op, calibration_id=cal, collective=collective)
     data = queries.crossover_data(path, scope)
-    ui.show_verdict(queries.verdict(path, run_id, dtype, op), run_id)
+    ui.show_verdict(queries.verdict(path, run_id, dtype, op, collective=collective), run_id)
     ui.show_assumptions(data.summary, over=scope.words())
     ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
     st.caption(

@@ -119,11 +119,12 @@ def main(path: Path, overview: queries.Overview) -> None:
     in_view = grid[(grid["ranks"] == ranks) & (grid["dtype"] == dtype) & (grid["op"] == op)]
     in_view = _on_libraries(in_view)
     algorithms = ui.choose_many("Algorithms", sorted(in_view["algorithm"].unique()), "alg")
-    ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks)), run_id)
+    collective = str(grid["collective"].iloc[0])
+    ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks), collective), run_id)
     chart_slot = st.container()  # the chart comes first; its options sit below it
     left, right = st.columns(2)
     cal = _calibration(path, run_id, left)
-    scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal)
+    scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal, collective)
     data = queries.curves_data(path, scope)
     marked = _crossovers_shown(data, right)
     with chart_slot:

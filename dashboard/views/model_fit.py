@@ -139,6 +139,11 @@ def _residual_panel(path, run_id: str) -> None:
         st.info("No predictions stored for this run yet.")
         return
     grid = queries.run_grid(path, run_id)
+    collectives = sorted(grid["collective"].unique(), key=lambda c: (c != "allreduce", c))
+    collective = "allreduce"
+    if len(collectives) > 1:
+        collective = ui.choose("Collective", collectives, "coll", help=ui.COLLECTIVE_HELP)
+        grid = grid[grid["collective"] == collective]
     cols = st.columns(4)
     cal = ui.choose("Calibration of the predictions", cals, "cal", container=cols[0])
     dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=cols[1])
@@ -148,7 +153,12 @@ def _residual_panel(path, run_id: str) -> None:
         "Ranks", ["all", *sorted(grid["ranks"].unique().tolist())], "ranks", container=cols[3]
     )
     scope = queries.Scope(
-        run_id, None if ranks == "all" else int(ranks), dtype, op, calibration_id=cal
+        run_id,
+        None if ranks == "all" else int(ranks),
+        dtype,
+        op,
+        calibration_id=cal,
+        collective=str(collective),
     )
     resid = queries.residuals(path, scope)
     ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())

@@ -11,12 +11,13 @@ import streamlit as st
 
 from dashboard import charts, queries, ui
 from dashboard.report import report_html
+from runners.domain.collectives import group_title
 from runners.domain.winner_table import by_group, group_sentence
 
 
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
-    chosen = ui.choose_run_with_points(path)
+    chosen = ui.choose_run_with_points(path, one_collective=False)
     if chosen is None:
         return
     run_id, _ = chosen
@@ -38,9 +39,10 @@ def main(path: Path, overview: queries.Overview) -> None:
         return
     ui.chart(charts.winner_strip(data.cells), "winner_strip")
     lines = []
-    for (ranks, dtype, op), cells in groups.items():
+    for (ranks, dtype, op, collective), cells in groups.items():
         apart = " (oversubscribed: reported apart)" if ranks in data.oversubscribed else ""
-        lines.append(f"**p={ranks} {dtype} {op}**{apart}: {group_sentence(cells)}")
+        title = group_title(ranks, dtype, op, collective)
+        lines.append(f"**{title}**{apart}: {group_sentence(cells)}")
     st.markdown("\n\n".join(lines))
     st.caption(
         "Each cell: the winner and how much slower the runner-up is (paired launches); grey "

@@ -67,9 +67,11 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
+from runners.domain.catalog import collective_of
 from runners.domain.errors import BadInput, Stopped
 from runners.domain.faults import hold_at
 from runners.domain.provisional import provisional_reason
+from runners.store.migrations import COLLECTIVE_TABLES
 
 CROSSOVERS_SQL = """
 SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS
@@ -163,16 +165,21 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     libraries = {name: LibraryModels(mine, []) for name, mine in by_library(points).items()}
     calibrations = []
     for name, models in libraries.items():
-        mine = run_calibrations(path, run, models.points, progress, name)
+        fitted_on = [p for p in models.points if collective_of(p.algorithm) == "allreduce"]
+        mine = run_calibrations(path, run, fitted_on, progress, name)
         calibrations += mine
         models.params = [Params.from_row(cal) for cal in mine]
     probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])
     probes = probes.to_dict("records")
     # computed in memory, then stored in one transaction: all or nothing
     comparisons = Comparisons.load(path, run_id)
-    tables = _measured_tables(points, libraries, comparisons)
-    tables |= _model_tables(run, probes, libraries, comparisons, tables["crossovers"])
-    tables["crossovers"] = tables["crossovers"] + tables.pop("predicted_crossovers")
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for collective, mine in by_collective(points).items():
+        part = _collective_tables(run, probes, mine, libraries, comparisons)
+        for name, rows in part.items():
+            if name in COLLECTIVE_TABLES:
+                rows = [row | {"collective": collective} for row in rows]
+            tables[name] = tables.get(name, []) + rows
     tables["assumptions"] = assumption_rows(run, points, calibrations, probes)
     reason = provisional_reason(tables["assumptions"])
     for row in tables["winners"]:
@@ -191,6 +198,33 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         sum(row["decided"] for row in winners),
         tables["model_accuracy"],
     )
+
+
+def by_collective(points: Sequence[Point]) -> dict[str, list[Point]]:
+    """The run's points per collective: each is analysed on its own (its algorithms compete
+    with each other only)."""
+    out: dict[str, list[Point]] = {}
+    for point in points:
+        out.setdefault(collective_of(point.algorithm), []).append(point)
+    return out
+
+
+def _collective_tables(
+    run: Mapping[str, Any],
+    probes: Sequence[Mapping[str, Any]],
+    points: Sequence[Point],
+    libraries: Mapping[str, LibraryModels],
+    comparisons: Comparisons,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every analysis table of one collective's points, each library's calibrations pricing
+    its own algorithms."""
+    mine = {
+        name: LibraryModels(ps, libraries[name].params) for name, ps in by_library(points).items()
+    }
+    tables = _measured_tables(points, mine, comparisons)
+    tables |= _model_tables(run, probes, mine, comparisons, tables["crossovers"])
+    tables["crossovers"] = tables["crossovers"] + tables.pop("predicted_crossovers")
+    return tables
 
 
 def _measured_tables(

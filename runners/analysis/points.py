@@ -13,7 +13,8 @@ import numpy as np
 
 from runners import store
 from runners.domain.assumptions import PointFacts
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_of
+from runners.domain.catalog import ALGORITHMS, DTYPES, library_of, op_spec
+from runners.domain.collectives import NO_OP
 from runners.domain.models import Prediction, autotuned_model, model_for, predict
 from runners.domain.models import smooth_totals as models_smooth_totals
 from runners.domain.overheads import family_of as overhead_family
@@ -138,7 +139,10 @@ class Params:
         return chosen[:, 0], chosen[:, 1]
 
     def gamma(self, dtype: str, op: str) -> float | None:
-        """Seconds per byte reduced for dtype/op, or None when not calibrated."""
+        """Seconds per byte reduced for dtype/op, or None when not calibrated (0 for `none`,
+        the op of a collective that reduces nothing)."""
+        if op == NO_OP:
+            return 0.0
         value = self.gammas.get(f"{dtype}/{op}")
         return None if value is None else float(value)
 
@@ -226,7 +230,7 @@ def _priced(
         return schedule_prediction(*args, smooth=smooth)
     alpha, beta = params.at(nbytes)
     args = (model, ranks, nbytes, alpha, beta, gamma, itemsize)
-    commutative, library = OPS[op].commutative, library_of(algorithm)
+    commutative, library = op_spec(op).commutative, library_of(algorithm)
     return predict(*args, smooth=smooth, commutative=commutative, library=library)
 
 
@@ -253,7 +257,7 @@ def smooth_times(
         )
     args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, itemsize)
     return models_smooth_totals(
-        *args, commutative=OPS[op].commutative, library=library_of(algorithm)
+        *args, commutative=op_spec(op).commutative, library=library_of(algorithm)
     )
 
 

@@ -33,7 +33,17 @@ SPEC_FLAGS = {
     "--ranks": ("ranks", "ints", "group sizes, e.g. 2,3,4,8"),
     "--dtypes": ("dtypes", "names", f"datatypes: {known_names(DTYPES)}"),
     "--ops": ("ops", "names", f"reduction ops: {known_names(OPS)}"),
-    "--algorithms": ("algorithms", "names", "algorithms, e.g. ring,mpi,mpi:ring (see README)"),
+    "--algorithms": (
+        "algorithms",
+        "names",
+        "algorithms, e.g. ring,mpi,mpi:ring (see README); with --collectives, ring stands for "
+        "each collective's ring",
+    ),
+    "--collectives": (
+        "collectives",
+        "names",
+        "collectives: allreduce (default), reduce_scatter, allgather, bcast, reduce, or all",
+    ),
     "--libraries": (
         "libraries",
         "names",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runners.domain import topology
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, is_autotuned, modelled_spec
+from runners.domain.catalog import ALGORITHMS, DTYPES, is_autotuned, modelled_spec, op_spec
 from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.libraries import LIBRARIES
 from runners.domain.models import autotuned_model
@@ -132,7 +132,7 @@ def _modelled(algorithm: str) -> AlgorithmSpec:
 
 def commutative_op(point: PointFacts) -> dict[str, Any]:
     """Holds for commutative ops; a noncommutative op must keep rank order."""
-    if OPS[point.op].commutative:
+    if op_spec(point.op).commutative:
         return check("commutative_op", HOLDS, f"{point.op} is commutative", point.point_id)
     detail = (
         f"{point.op} is not commutative: operands must stay in rank order, so partial results "

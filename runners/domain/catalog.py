@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES, impi, library, openmpi
-from runners.domain.collectives import COLLECTIVES, qualified
+from runners.domain.collectives import COLLECTIVES, NO_OP, qualified
 from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL
 
@@ -46,6 +46,31 @@ OPS: dict[str, OpSpec] = {
         ),
     )
 }
+
+# The op column of a point of a collective that reduces nothing (allgather, bcast).
+NONE_OP = OpSpec(NO_OP, True, True, "no reduction: the collective moves data only")
+
+
+def op_spec(name: str) -> OpSpec:
+    """The op a point names: one of OPS, or `none` for a collective that reduces nothing."""
+    return NONE_OP if name == NO_OP else OPS[name]
+
+
+def ops_of(collective: str, ops: Iterable[str]) -> tuple[str, ...]:
+    """The ops a collective runs among `ops`: all of them, or `none` where it reduces nothing."""
+    return tuple(ops) if COLLECTIVES[collective].reduces else (NO_OP,)
+
+
+def local_name(algorithm: str) -> str:
+    """How an algorithm is named where its collective is already said (`ring` for
+    allgather.ring); unknown names as they are."""
+    spec = ALGORITHMS.get(algorithm)
+    return algorithm if spec is None else algorithm.removeprefix(f"{spec.collective}.")
+
+
+def collective_of(algorithm: str) -> str:
+    """The collective `algorithm` implements."""
+    return ALGORITHMS[algorithm].collective
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {

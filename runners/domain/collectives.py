@@ -165,3 +165,12 @@ DEFAULT_COLLECTIVE = "allreduce"
 def qualified(collective: str, name: str) -> str:
     """The catalog's name of algorithm `name` of `collective` (allreduce's keep their own)."""
     return name if collective == DEFAULT_COLLECTIVE else f"{collective}.{name}"
+
+
+def group_title(ranks: int, dtype: str, op: str, collective: str = DEFAULT_COLLECTIVE) -> str:
+    """A group's name in every table and sentence: `p=2 float32 sum` for allreduce (as ever),
+    the collective first for the others, and no op where it reduces nothing
+    (`allgather p=2 float32`)."""
+    head = "" if collective == DEFAULT_COLLECTIVE else f"{collective} "
+    tail = "" if op == NO_OP else f" {op}"
+    return f"{head}p={ranks} {dtype}{tail}"

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from runners.domain.catalog import DTYPES, OPS
-from runners.domain.collectives import COLLECTIVES, NO_OP, ROOT, Collective
+from runners.domain.catalog import DTYPES, OPS, ops_of
+from runners.domain.collectives import ROOT, Collective
 
 MAX_VERIFIABLE_RANKS = 256
 
@@ -111,4 +111,4 @@ def collective_case(
 def verified_ops(collective: str, ops: Iterable[str]) -> list[str]:
     """The ops a check of `collective` runs: the ones asked for, or `none` for a collective
     that reduces nothing."""
-    return list(ops) if COLLECTIVES[collective].reduces else [NO_OP]
+    return list(ops_of(collective, ops))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runners.domain.algorithms import HAND_WRITTEN
+from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.descriptor import MPICH
 from runners.domain.schedule import Schedule, critical_path
@@ -34,6 +34,8 @@ from runners.domain.schedule import Schedule, critical_path
 LOWER_BOUND = "lower_bound"
 LIBRARY_MIN = "library_min"
 MODELS: tuple[str, ...] = (*(spec.name for spec in HAND_WRITTEN), LOWER_BOUND, LIBRARY_MIN)
+# The other collectives' schedules, each its own model (no lower bound or library min yet).
+OTHER_MODELS: tuple[str, ...] = tuple(spec.name for spec in OTHER_COLLECTIVES)
 NOT_SCHEDULES = (LOWER_BOUND, LIBRARY_MIN)  # models that price no one schedule
 LIBRARY = "mpi"
 
@@ -71,7 +73,7 @@ def model_for(algorithm: str) -> str | None:
     and other forced names give None: the algorithm run is unknown, so it has no schedule of
     its own (autotuned_model says how it is predicted instead).
     """
-    if algorithm in MODELS:
+    if algorithm in MODELS or algorithm in OTHER_MODELS:
         return algorithm
     if algorithm in ALGORITHMS and ALGORITHMS[algorithm].modelled_by:
         return ALGORITHMS[algorithm].modelled_by
@@ -89,6 +91,8 @@ def autotuned_model(algorithm: str) -> str | None:
     spec = ALGORITHMS.get(algorithm)
     if spec is not None and spec.library and spec.forced and not spec.modelled_by:
         return None
+    if spec is not None and spec.library and spec.collective != "allreduce":
+        return None  # no forced algorithms of this collective listed: nothing to take the min of
     return model_for(algorithm) or LIBRARY_MIN
 
 

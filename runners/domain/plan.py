@@ -8,7 +8,8 @@ import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, library_of
+from runners.domain.catalog import ALGORITHMS, DTYPES, collective_of, library_of, op_spec, ops_of
+from runners.domain.collectives import COLLECTIVES
 from runners.domain.descriptor import MPICH
 from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, switching_mode_of
@@ -19,12 +20,13 @@ from runners.domain.switching import LAUNCH, RUNTIME, library_config, settings
 
 @dataclass(frozen=True)
 class Cell:
-    """One (bytes, dtype, op) of a job; its algorithms are timed alternately."""
+    """One (collective, bytes, dtype, op) of a job; its algorithms are timed alternately."""
 
     nbytes: int
     dtype: str
     op: str
     algorithms: tuple[str, ...]
+    collective: str = "allreduce"
 
     @property
     def count(self) -> int:
@@ -110,12 +112,16 @@ def plan_launches(
 
 
 def skip_reason(algorithm: str, ranks: int, op: str, nbytes: int, dtype: str) -> str | None:
-    """Why a point is not measured, or None: the algorithm's declared requirements, or the
-    library would run another algorithm in its place (a fallback, from its source)."""
-    spec, commutative = ALGORITHMS[algorithm], OPS[op].commutative
+    """Why a point is not measured, or None: the algorithm's declared requirements, the
+    collective's (equal blocks need a multiple of p elements), or the library would run
+    another algorithm in its place (a fallback, from its source)."""
+    spec, commutative = ALGORITHMS[algorithm], op_spec(op).commutative
     itemsize = DTYPES[dtype].itemsize
-    return spec.unsupported_reason(ranks, op, commutative) or spec.fallback_reason(
-        nbytes // itemsize, itemsize, ranks, commutative
+    count = nbytes // itemsize
+    return (
+        spec.unsupported_reason(ranks, op, commutative)
+        or COLLECTIVES[spec.collective].unsupported_count(count, ranks)
+        or spec.fallback_reason(count, itemsize, ranks, commutative)
     )
 
 
@@ -202,29 +208,36 @@ def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]
 
 def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[str]) -> list[Cell]:
     cells = []
-    for nbytes in spec.sizes:
-        for dtype in spec.dtypes:
-            for op in spec.ops:
-                todo = tuple(
-                    a
-                    for a in algs
-                    if skip_reason(a, ranks, op, nbytes, dtype) is None
-                    and PointKey(run_id, a, ranks, nbytes, dtype, op).point_id() not in done
-                )
-                if todo:
-                    cells.append(Cell(nbytes, dtype, op, todo))
+    for collective in dict.fromkeys(collective_of(a) for a in algs):
+        mine = [a for a in algs if collective_of(a) == collective]
+        for nbytes in spec.sizes:
+            for dtype in spec.dtypes:
+                for op in ops_of(collective, spec.ops):
+                    todo = tuple(
+                        a
+                        for a in mine
+                        if skip_reason(a, ranks, op, nbytes, dtype) is None
+                        and PointKey(run_id, a, ranks, nbytes, dtype, op).point_id() not in done
+                    )
+                    if todo:
+                        cells.append(Cell(nbytes, dtype, op, todo, collective))
     return cells
+
+
+def _grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
+    """Every (ranks, algorithm, op, bytes, dtype) the spec asks for: each algorithm with the
+    ops of its collective (`none` for one that reduces nothing)."""
+    for ranks, alg in itertools.product(spec.ranks, spec.algorithms):
+        ops = ops_of(collective_of(alg), spec.ops)
+        for op, nbytes, dtype in itertools.product(ops, spec.sizes, spec.dtypes):
+            yield ranks, alg, op, nbytes, dtype
 
 
 def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
     """The id of every point the spec asks for, measured or declared unsupported."""
     return {
         PointKey(run_id, alg, ranks, nbytes, dtype, op).point_id()
-        for ranks in spec.ranks
-        for alg in spec.algorithms
-        for nbytes in spec.sizes
-        for dtype in spec.dtypes
-        for op in spec.ops
+        for ranks, alg, op, nbytes, dtype in _grid(spec)
     }
 
 
@@ -233,9 +246,7 @@ def skipped_points(
 ) -> list[dict]:
     """Point rows for every combination an algorithm declares it cannot run."""
     rows = []
-    for ranks, alg, op, nbytes, dtype in itertools.product(
-        spec.ranks, spec.algorithms, spec.ops, spec.sizes, spec.dtypes
-    ):
+    for ranks, alg, op, nbytes, dtype in _grid(spec):
         reason = skip_reason(alg, ranks, op, nbytes, dtype)
         key = PointKey(run_id, alg, ranks, nbytes, dtype, op)
         if reason is not None and key.point_id() not in done:

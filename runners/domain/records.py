@@ -11,7 +11,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runners.domain.catalog import DTYPES, library_of
+from runners.domain.catalog import DTYPES, collective_of, library_of
 from runners.domain.launcher import is_oversubscribed
 from runners.domain.stats import StopRule
 from runners.domain.switching import LAUNCH, library_config
@@ -19,7 +19,7 @@ from runners.domain.switching import LAUNCH, library_config
 
 @dataclass(frozen=True)
 class PointKey:
-    """One point of a run: algorithm x ranks x bytes x dtype x op."""
+    """One point of a run: algorithm (of its collective) x ranks x bytes x dtype x op."""
 
     run_id: str
     algorithm: str
@@ -39,6 +39,7 @@ class PointKey:
             "point_id": self.point_id(),
             "run_id": self.run_id,
             "algorithm": self.algorithm,
+            "collective": collective_of(self.algorithm),
             "library": library_of(self.algorithm),
             "library_config": library_config(self.algorithm, switching),
             "ranks": self.ranks,

@@ -12,12 +12,15 @@ from typing import Any
 from runners.domain.catalog import (
     ALGORITHMS,
     BASE_ALGORITHMS,
+    BASE_OF_COLLECTIVE,
     DTYPES,
     OPS,
+    collective_list,
     known_names,
     library_of,
     on_libraries,
 )
+from runners.domain.collectives import DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
@@ -43,6 +46,7 @@ class SweepSpec:
     dtypes: tuple[str, ...] = ("float32",)
     ops: tuple[str, ...] = ("sum",)
     algorithms: tuple[str, ...] = tuple(BASE_ALGORITHMS)
+    collectives: tuple[str, ...] = (DEFAULT_COLLECTIVE,)
     # The timing policy's keys, flat as in the TOML; their defaults are TimingPolicy's.
     warmup: int = TimingPolicy.warmup
     min_iterations: int = TimingPolicy.min_iterations
@@ -146,6 +150,16 @@ MAXIMA = {
 
 def _problems(spec: SweepSpec) -> list[str]:
     problems = _check_names(spec.algorithms, ALGORITHMS, "algorithm")
+    foreign = [
+        a
+        for a in spec.algorithms
+        if a in ALGORITHMS and ALGORITHMS[a].collective not in spec.collectives
+    ]
+    if foreign:
+        problems.append(
+            f"algorithms {', '.join(foreign)} are not of the collectives swept "
+            f"({', '.join(spec.collectives)}): add their collective to collectives"
+        )
     problems += _check_names(spec.dtypes, DTYPES, "dtype")
     problems += _check_names(spec.ops, OPS, "op")
     if min(spec.ranks) < 1:
@@ -202,6 +216,33 @@ def _problems(spec: SweepSpec) -> list[str]:
             "default launcher"
         )
     return problems
+
+
+def _collectives(values: dict[str, Any]) -> list[str]:
+    """Set values' collectives (given, `all` for every one; else those the algorithms name;
+    else allreduce) and the algorithms (given, each as the user names it, `ring` standing for
+    every asked collective's ring; else every collective's hand-written ones and MPICH's own
+    call); the problems found."""
+    try:
+        asked = values.get("collectives")
+        collectives = collective_list(asked) if asked is not None else None
+    except ValueError as exc:
+        return [str(exc)]
+    names = values.get("algorithms")
+    if collectives is None:
+        named = [ALGORITHMS[n].collective for n in names or () if n in ALGORITHMS]
+        collectives = list(dict.fromkeys(named)) or [DEFAULT_COLLECTIVE]
+    values["collectives"] = tuple(collectives)
+    if names is None:
+        values["algorithms"] = tuple(a for c in collectives for a in BASE_OF_COLLECTIVE[c])
+        return []
+    out: list[str] = []
+    for name in names:
+        found = [n for c in collectives for n in (qualified(c, name),) if n in ALGORITHMS]
+        mine = name in ALGORITHMS and ALGORITHMS[name].collective in collectives
+        out += [name] if mine or not found else found
+    values["algorithms"] = tuple(out)
+    return []
 
 
 def _is_vendor_tuned(algorithm: str) -> bool:
@@ -267,7 +308,7 @@ _STR_KEYS = (
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
     """Drop repeated entries of the list keys (first kept), noting each key that had some."""
-    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms", "libraries"):
+    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms", "libraries", "collectives"):
         if key not in values:
             continue
         unique = tuple(dict.fromkeys(values[key]))
@@ -297,7 +338,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             f"max = {format_bytes(raw['sizes']['max'])}"
         )
     values["ranks"] = _as_tuple(raw["ranks"], "ranks", int)
-    for key in ("dtypes", "ops", "algorithms", "libraries"):
+    for key in ("dtypes", "ops", "algorithms", "libraries", "collectives"):
         if key in raw:
             values[key] = _as_tuple(raw[key], key, str)
     for keys, kind in ((_INT_KEYS, int), (_FLOAT_KEYS, float), (_STR_KEYS, str)):
@@ -309,6 +350,9 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             if not isinstance(raw[key], bool):
                 raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
             values[key] = raw[key]
+    named = _collectives(values)
+    if named:
+        raise SpecError("; ".join(named))
     _add_tuned(values)
     _add_vendor_tuned(values)
     _without_repeats(values, notes)

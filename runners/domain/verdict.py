@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runners.domain.catalog import local_name
+from runners.domain.collectives import DEFAULT_COLLECTIVE, group_title
 from runners.domain.provisional import stored_reason
 from runners.domain.units import format_bytes
 
@@ -96,6 +98,16 @@ def _change(before: Band, after: Band, measured: list, predicted: list) -> str:
     return f"{head}: {where}; predicted at {sizes}{verdict} [{best[0]['calibration_id']}]"
 
 
+def _group(row: Mapping[str, Any]) -> tuple[int, str, str, str]:
+    """A winners or crossovers row's group: (ranks, dtype, op, collective)."""
+    return row["ranks"], row["dtype"], row["op"], row.get("collective") or DEFAULT_COLLECTIVE
+
+
+def _local(row: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """The row with its algorithm columns named within their collective (catalog.local_name)."""
+    return {**row, **{n: local_name(row[n]) for n in names if row.get(n)}}
+
+
 def verdict_lines(
     winners: Sequence[Mapping[str, Any]],
     crossovers: Sequence[Mapping[str, Any]],
@@ -113,17 +125,15 @@ def verdict_lines(
             "machine before acting on these winners (`collsweep tune` refuses them unless "
             "given --accept-provisional)"
         )
-    keyed = itertools.groupby(
-        sorted(winners, key=lambda c: (c["ranks"], c["dtype"], c["op"])),
-        key=lambda c: (c["ranks"], c["dtype"], c["op"]),
-    )
-    for (ranks, dtype, op), cells in keyed:
+    winners = [_local(row, "winner", "runner_up") for row in winners]
+    crossovers = [_local(row, "algorithm_a", "algorithm_b") for row in crossovers]
+    keyed = itertools.groupby(sorted(winners, key=_group), key=_group)
+    for (ranks, dtype, op, collective), cells in keyed:
         group_bands = bands(list(cells))
         flag = " (oversubscribed, more ranks than cores)" if ranks in oversubscribed else ""
         flag += " (provisional)" if reason is not None else ""
-        lines.append(
-            f"p={ranks} {dtype} {op}{flag}: " + "; ".join(b.describe() for b in group_bands)
-        )
-        mine = [c for c in crossovers if (c["ranks"], c["dtype"], c["op"]) == (ranks, dtype, op)]
+        title = group_title(ranks, dtype, op, collective)
+        lines.append(f"{title}{flag}: " + "; ".join(b.describe() for b in group_bands))
+        mine = [c for c in crossovers if _group(c) == (ranks, dtype, op, collective)]
         lines += [f"    {line}" for line in change_lines(group_bands, mine, calibrations)]
     return lines

@@ -1,7 +1,9 @@
 """The answer per size, one home for the terminal's tables and the dashboard's winner strip:
-per (ranks, dtype, op) group and size the best algorithm and its time, the runner-up, the margin
-between them with its interval (decided or a tie), the library's default and the best one's
-speed-up over it, and whether the run's winners are provisional; then one sentence per group.
+per (ranks, dtype, op, collective) group and size the best algorithm and its time, the
+runner-up, the margin between them with its interval (decided or a tie), the library's default
+and the best one's speed-up over it, and whether the run's winners are provisional; then one
+sentence per group. Algorithms are named within their group's collective (`ring`, not
+`allgather.ring`: the title says allgather).
 
 Pure: it reads rows of the stored `winners` table (every library's algorithms competing) and
 the points' medians; the default of a cell is the autotuned entry of the winner's library.
@@ -14,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runners.domain.catalog import ALGORITHMS, autotuned_of, library_of
+from runners.domain.catalog import ALGORITHMS, autotuned_of, library_of, local_name
+from runners.domain.collectives import DEFAULT_COLLECTIVE, group_title, qualified
 from runners.domain.text_table import aligned_lines
 from runners.domain.units import format_bytes, format_ratio, format_seconds
 
 Medians = Mapping[tuple[int, str, str, int, str], float]  # (ranks, dtype, op, bytes, alg) -> s
-Group = tuple[int, str, str]  # (ranks, dtype, op)
+Group = tuple[int, str, str, str]  # (ranks, dtype, op, collective)
 HEADER = (
     "size",
     "best",
@@ -56,21 +59,27 @@ class Cell:
 
     @property
     def answer(self) -> str:
-        """The winner, or 'tie a ~ b'."""
-        return self.best if self.decided else f"tie {self.best} ~ {self.runner_up}"
+        """The winner, or 'tie a ~ b', named within the group's collective."""
+        best, runner_up = local_name(self.best), local_name(self.runner_up)
+        return best if self.decided else f"tie {best} ~ {runner_up}"
 
 
 def default_of(algorithm: str) -> str:
-    """The library default a cell's winner is held against: its library's autotuned entry."""
-    return autotuned_of(library_of(algorithm)) if algorithm in ALGORITHMS else ""
+    """The library default a cell's winner is held against: its library's autotuned entry of
+    the winner's collective ('' where there is none)."""
+    if algorithm not in ALGORITHMS:
+        return ""
+    found = qualified(ALGORITHMS[algorithm].collective, autotuned_of(library_of(algorithm)))
+    return found if found in ALGORITHMS else ""
 
 
 def cells_of(winners: Sequence[Mapping[str, Any]], medians: Medians) -> list[Cell]:
     """A cell per winners row, by group then size."""
     out = []
     for row in winners:
-        group = (int(row["ranks"]), row["dtype"], row["op"])
-        where = (*group, int(row["bytes"]))
+        collective = row.get("collective") or DEFAULT_COLLECTIVE
+        group = (int(row["ranks"]), row["dtype"], row["op"], collective)
+        where = (*group[:3], int(row["bytes"]))
         default = default_of(row["winner"])
         out.append(
             Cell(
@@ -134,9 +143,11 @@ def group_tables(
 ) -> list[str]:
     """Every group's table, a title line first, a blank line between groups."""
     lines: list[str] = []
-    for (ranks, dtype, op), cells in by_group(cells_of(winners, medians)).items():
+    for (ranks, dtype, op, collective), cells in by_group(cells_of(winners, medians)).items():
         apart = " (oversubscribed: reported apart, not a test of the model)"
-        title = f"p={ranks} {dtype} {op}" + (apart if ranks in oversubscribed else "")
+        title = group_title(ranks, dtype, op, collective) + (
+            apart if ranks in oversubscribed else ""
+        )
         body = [_row(c) for c in cells]
         lines += [*([""] if lines else []), title, *aligned_lines([HEADER, *body])]
     return lines
@@ -147,11 +158,11 @@ def _row(cell: Cell) -> tuple[str, ...]:
     speedup = cell.speedup
     return (
         format_bytes(cell.nbytes),
-        cell.best,
+        local_name(cell.best),
         format_seconds(cell.best_s) if cell.best_s else "-",
-        cell.runner_up,
+        local_name(cell.runner_up),
         margin_text(cell),
-        cell.default if cell.default_s else "-",
+        local_name(cell.default) if cell.default_s else "-",
         format_seconds(cell.default_s) if cell.default_s else "-",
         format_ratio(speedup) if speedup else "-",
     )

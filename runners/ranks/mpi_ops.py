@@ -8,6 +8,8 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import to_numpy_dtype
 
+from runners.domain.collectives import NO_OP
+
 _BUILTIN = {"sum": MPI.SUM, "prod": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN}
 
 
@@ -20,8 +22,11 @@ def _first_nonzero(inbuf, inoutbuf, datatype: MPI.Datatype) -> None:
 
 
 @cache
-def mpi_op(name: str) -> MPI.Op:
-    """The MPI.Op for a catalog op name (user ops are created once per process)."""
+def mpi_op(name: str) -> MPI.Op | None:
+    """The MPI.Op for a catalog op name (user ops are created once per process); None for
+    `none`, the op of a collective that reduces nothing."""
+    if name == NO_OP:
+        return None
     if name in _BUILTIN:
         return _BUILTIN[name]
     if name == "first_nonzero":

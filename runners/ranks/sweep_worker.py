@@ -24,9 +24,10 @@ from mpi4py import MPI
 from runners.domain import switching
 from runners.domain.algorithms.openmpi import AUTOTUNED_SETTINGS
 from runners.domain.catalog import ALGORITHMS, DTYPES
+from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE
 from runners.domain.descriptor import MPICH
 from runners.domain.events import CellStarted, Done, Event, Hello, PointMeasured, Probe, event_line
-from runners.domain.inputs import expected_result, fill_input, mismatches
+from runners.domain.inputs import collective_case, mismatches
 from runners.domain.libraries import LIBRARIES, PER_COMMUNICATOR, short_library_version
 from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule
@@ -89,27 +90,41 @@ def last_level_cache_bytes() -> int:
 
 @dataclass
 class Buffers:
-    """The send/receive buffer pairs of a cell: one pair, or a rotation for cold caches."""
+    """The send/receive buffer pairs of a cell: one pair, or a rotation for cold caches.
+
+    bcast's pairs are one buffer each (the root's holds the input and is never cleared);
+    `expected` is None where the rank holds no result (reduce off the root)."""
 
     pairs: list[tuple[np.ndarray, np.ndarray]]
-    expected: np.ndarray
+    expected: np.ndarray | None
     sent: np.ndarray  # this rank's input, kept to check the send buffers stay untouched
+    keep_input: bool = False  # the receive buffer is the input (bcast's root)
 
     @classmethod
-    def make(cls, comm: MPI.Comm, count: int, dtype: str, op: str, cold: bool) -> Buffers:
-        """Allocate and write every buffer (no zero pages), and the expected result."""
-        nbytes = max(count * DTYPES[dtype].itemsize, 1)
+    def make(cls, comm: MPI.Comm, cell: dict, count: int, cold: bool) -> Buffers:
+        """Allocate and write every buffer (no zero pages), and the expected result, for a
+        whole vector of `count` elements of the cell's collective."""
+        collective = COLLECTIVES[cell.get("collective", DEFAULT_COLLECTIVE)]
+        rank, size = comm.Get_rank(), comm.Get_size()
+        nbytes = max(count * DTYPES[cell["dtype"]].itemsize, 1)
         copies = 1
         if cold:
             copies = min(math.ceil(2 * last_level_cache_bytes() / (2 * nbytes)), 64)
             copies = max(1, min(copies, MAX_COLD_BYTES // (2 * nbytes)))
-        sent = np.empty(count, dtype=DTYPES[dtype])
-        fill_input(sent, comm.Get_rank(), op)
-        pairs = [(sent.copy(), np.empty_like(sent)) for _ in range(copies)]
-        return cls(pairs, expected_result(comm.Get_size(), count, dtype, op), sent)
+        send, recv, expected = collective_case(
+            collective, rank, size, count, cell["dtype"], cell["op"]
+        )
+        if send is recv:
+            pairs = [(buf, buf) for buf in [send] + [send.copy() for _ in range(copies - 1)]]
+        else:
+            pairs = [(send.copy(), np.empty_like(recv)) for _ in range(copies)]
+        keep = send is recv and collective.send_range(rank, size, count) is not None
+        return cls(pairs, expected, send.copy(), keep)
 
     def clear_results(self) -> None:
         """Overwrite every receive buffer, so a stale right answer cannot pass a check."""
+        if self.keep_input:
+            return
         for _, recv in self.pairs:
             recv.fill(0)
 
@@ -128,8 +143,12 @@ class PointState:
 
 def check_results(comm: MPI.Comm, buffers: Buffers) -> str:
     """Compare every rank's results (and untouched inputs) exactly; '' when all correct."""
-    wrong = sum(mismatches(recv, buffers.expected) for _, recv in buffers.pairs)
-    wrong += sum(mismatches(send, buffers.sent) for send, _ in buffers.pairs)
+    wrong = 0
+    for send, recv in buffers.pairs:
+        if buffers.expected is not None:
+            wrong += mismatches(recv, buffers.expected)
+        if send is not recv:
+            wrong += mismatches(send, buffers.sent)
     per_rank = comm.allgather(wrong)
     if not any(per_rank):
         return ""
@@ -235,7 +254,7 @@ def run_cell(
     emit(comm, CellStarted(cell["nbytes"], cell["dtype"], cell["op"]))
     count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
     timing = TimingPolicy.from_dict(job["timing"])
-    buffers = Buffers.make(comm, count, cell["dtype"], cell["op"], timing.cache_mode == "cold")
+    buffers = Buffers.make(comm, cell, count, timing.cache_mode == "cold")
     states = {a: PointState(a) for a in cell["algorithms"]}
     for alg, state in states.items():
         here = library.turn(alg)

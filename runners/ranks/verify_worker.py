@@ -26,7 +26,7 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Ch
     sent = sendbuf.copy()
     status, detail, wrong = "ok", "", 0
     try:
-        create(algorithm)(comm, sendbuf, recvbuf, mpi_op(op) if collective.reduces else None)
+        create(algorithm)(comm, sendbuf, recvbuf, mpi_op(op))
         if expected is not None:
             wrong = mismatches(recvbuf, expected)
         if sendbuf is not recvbuf:

@@ -277,9 +277,24 @@ _V8 = [
     "UPDATE winners SET provisional = false, provisional_reason = ''",
 ]
 
+# Schema 9: the collective is a dimension (issue 30). Every table keyed by a point or a group of
+# points says which collective; rows before were allreduce's.
+COLLECTIVE_TABLES = (
+    "points", "winners", "crossovers", "best_choices", "agreement", "against_default",
+    "model_accuracy",
+)  # fmt: skip
+_V9 = [
+    statement
+    for table in COLLECTIVE_TABLES
+    for statement in (
+        f"ALTER TABLE {table} ADD COLUMN collective VARCHAR",
+        f"UPDATE {table} SET collective = 'allreduce'",
+    )
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
 MIGRATIONS: list[Migration] = [
-    (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8)
+    (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9)
 ]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
