@@ -122,6 +122,10 @@ def test_metric_values_convert_time_to_bandwidths() -> None:
     assert (alg.y, alg.y_low, alg.y_high, alg.y_pred) == pytest.approx((1.0, 0.5, 2.0, 1.25))
     bus = charts.metric_values(points, "busbw").iloc[0]
     assert bus.y == pytest.approx(1.5) and bus.y_high == pytest.approx(3.0)
+    factors = {"ring": 1.5, "allgather.ring": 0.75, "bcast.binomial_tree": 1.0}
+    for algorithm, factor in factors.items():  # nccl-tests' factor of each collective
+        bus = charts.metric_values(points.assign(algorithm=algorithm), "busbw").iloc[0]
+        assert bus.y == pytest.approx(factor)
     with pytest.raises(ValueError, match="unknown metric"):
         charts.metric_values(points, "flops")
 

@@ -16,6 +16,8 @@ from dashboard.figures.style import (
     rgba,
     short_name,
 )
+from runners.domain.catalog import ALGORITHMS
+from runners.domain.collectives import COLLECTIVES
 from runners.domain.units import format_bytes, format_seconds
 
 # --- curves ------------------------------------------------------------------------------------
@@ -28,7 +30,8 @@ def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
     relative: each time over the fastest median at its size among the points shown (1: the
     fastest), intervals likewise; no band or prediction (the absolute metrics draw them).
     time: microseconds. algbw: bytes / time / 1e9 GB/s (bands and intervals flip: the p95
-    time gives the low bandwidth). busbw: algbw x 2 (ranks - 1) / ranks.
+    time gives the low bandwidth). busbw: algbw x the collective's factor (nccl-tests': allreduce
+    2 (ranks - 1) / ranks, reduce_scatter and allgather (ranks - 1) / ranks, bcast and reduce 1).
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
@@ -55,7 +58,7 @@ def metric_values(points: pd.DataFrame, metric: str) -> pd.DataFrame:
         for new, old in cols.items():
             out[new] = out[old].astype(float) * 1e6
         return out
-    factor = 2 * (out["ranks"] - 1) / out["ranks"] if metric == "busbw" else 1.0
+    factor = busbw_factors(out) if metric == "busbw" else 1.0
     per_second = out["bytes"].astype(float) / 1e9 * factor
     flipped = {
         "y_low": "y_high",
@@ -253,6 +256,22 @@ def _crossover_trace(values: pd.DataFrame, rows: pd.DataFrame, kind: str) -> go.
         hoverinfo="text",
         name=f"{kind} crossover",
         meta={"role": "crossover", "kind": kind},
+    )
+
+
+def busbw_factors(points: pd.DataFrame) -> pd.Series:
+    """nccl-tests' busbw / algbw of each point: its collective's factor at its group size."""
+
+    def factor(algorithm: str, ranks: int) -> float:
+        spec = ALGORITHMS.get(algorithm)  # a name it does not know: allreduce's, as ever
+        collective = spec.collective if spec is not None else "allreduce"
+        return COLLECTIVES[collective].busbw(int(ranks))
+
+    algorithms = points["algorithm"] if "algorithm" in points else ["allreduce"] * len(points)
+    return pd.Series(
+        [factor(a, r) for a, r in zip(algorithms, points["ranks"], strict=True)],
+        index=points.index,
+        dtype=float,
     )
 
 

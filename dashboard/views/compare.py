@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.collectives import group_title
 from runners.domain.run_comparison import WITHIN_NOISE
 from runners.domain.units import format_bytes
 
@@ -64,7 +65,7 @@ def summary_sentence(s: dict, winners: list) -> str:
     the ratio that exclude 1) and the cells whose decided winner changed."""
     changed = [w for w in winners if w.changed]
     where = "; ".join(
-        f"p={w.cell[0]} {w.cell[1]} {w.cell[2]} {format_bytes(w.cell[3])}: "
+        f"{group_title(*w.cell[:3], w.cell[4])} {format_bytes(w.cell[3])}: "
         f"{w.winner_a} -> {w.winner_b}"
         for w in changed
     )

@@ -74,30 +74,31 @@ from runners.domain.provisional import provisional_reason
 from runners.store.migrations import COLLECTIVE_TABLES
 
 CROSSOVERS_SQL = """
-SELECT ranks, dtype, op, algorithm_a, algorithm_b, kind, coalesce(calibration_id, '') AS
-       calibration_id, bytes, low_bytes, high_bytes, detail
+SELECT collective, ranks, dtype, op, algorithm_a, algorithm_b, kind,
+       coalesce(calibration_id, '') AS calibration_id, bytes, low_bytes, high_bytes, detail
 FROM crossovers
 WHERE run_id = ?
-ORDER BY ranks, dtype, op, least(algorithm_a, algorithm_b), greatest(algorithm_a, algorithm_b),
-         kind, calibration_id, bytes
+ORDER BY collective, ranks, dtype, op, least(algorithm_a, algorithm_b),
+         greatest(algorithm_a, algorithm_b), kind, calibration_id, bytes
 """
 
 WINNERS_SQL = """
-SELECT ranks, dtype, op, bytes, winner, runner_up,
+SELECT collective, ranks, dtype, op, bytes, winner, runner_up,
        CASE WHEN decided THEN 'decided' ELSE 'tie' END AS verdict,
        round(ratio, 3) AS ratio, round(ratio_low, 3) AS ratio_low,
        round(ratio_high, 3) AS ratio_high, launches, pairing
 FROM winners
 WHERE run_id = ? AND coalesce(library, 'all') = 'all'
-ORDER BY ranks, dtype, op, bytes
+ORDER BY collective, ranks, dtype, op, bytes
 """
 
 AGREEMENT_SQL = """
-SELECT scope, calibration_id, points, model_pick_share, median_slowdown, mean_slowdown,
-       same_model_share
+SELECT collective, scope, calibration_id, points, model_pick_share, median_slowdown,
+       mean_slowdown, same_model_share
 FROM agreement
 WHERE run_id = ?
-ORDER BY scope <> 'run', scope <> 'dedicated', scope <> 'oversubscribed', ranks, dtype, op,
+ORDER BY collective <> 'allreduce', collective, scope <> 'run', scope <> 'dedicated',
+         scope <> 'oversubscribed', ranks, dtype, op,
          calibration_id
 """
 
@@ -140,11 +141,14 @@ class AnalysisSummary:
         for row in self.agreement:
             if row["scope"] in ("dedicated", "oversubscribed"):
                 apart = " (reported apart)" if row["scope"] == "oversubscribed" else ""
+                which = row.get("collective", "allreduce")
+                which = "" if which == "allreduce" else f"{which}: "
                 lines.append(
-                    f"  {row['calibration_id']}, {row['scope']} groups{apart}: the model picks "
-                    f"the measured best in {row['model_pick_share']:.0%} of {row['points']} "
-                    f"cells, the right schedule in {row['same_model_share']:.0%}; median "
-                    f"slowdown of its pick {row['median_slowdown']:.0%}"
+                    f"  {which}{row['calibration_id']}, {row['scope']} groups{apart}: "
+                    f"the model picks the measured best in {row['model_pick_share']:.0%} "
+                    f"of {row['points']} cells, the right schedule in "
+                    f"{row['same_model_share']:.0%}; median slowdown of its pick "
+                    f"{row['median_slowdown']:.0%}"
                 )
         lines += accuracy_lines(self.accuracy)
         return "\n".join(lines)

@@ -148,14 +148,15 @@ def accuracy_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     and placement (what `collsweep analyze` prints)."""
     if not rows:
         return []
-    header = ("calibration", "variant", "placement", *FAMILIES, "winners", "crossovers")
-    table = [header]
-    for head in dict.fromkeys((r["calibration_id"], r["variant"], r["placement"]) for r in rows):
-        mine = {
-            r["family"]: r
-            for r in rows
-            if (r["calibration_id"], r["variant"], r["placement"]) == head
-        }
+    header = ("collective", "calibration", "variant", "placement", *FAMILIES)
+    table = [(*header, "winners", "crossovers")]
+
+    def head_of(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+        collective = row.get("collective", "allreduce")
+        return collective, row["calibration_id"], row["variant"], row["placement"]
+
+    for head in dict.fromkeys(head_of(r) for r in rows):
+        mine = {r["family"]: r for r in rows if head_of(r) == head}
         total = mine[ALL]
         table.append(
             (

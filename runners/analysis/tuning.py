@@ -79,9 +79,11 @@ class GroupTuning:
 
 
 def competes(algorithm: str, library: str = DEFAULT.name) -> bool:
-    """Whether an algorithm can be named in `library`'s table (or is its default)."""
+    """Whether an algorithm can be named in `library`'s table (or is its default): tuning
+    files hold allreduce's choices only so far (no other collective has forced entries)."""
     spec = ALGORITHMS[algorithm]
-    return spec.library and spec.runs_on == library and not spec.own_launch
+    allreduce = spec.collective == "allreduce"
+    return spec.library and spec.runs_on == library and not spec.own_launch and allreduce
 
 
 def group_tunings(

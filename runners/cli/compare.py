@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from runners.cli.common import UsageError, add_store_option, store_path
+from runners.domain.collectives import group_title
 from runners.domain.names import checked_run_id
 from runners.domain.run_comparison import FASTER, SLOWER
 from runners.domain.text_table import aligned_lines
@@ -60,6 +61,7 @@ def as_json(found: RunComparison, failures: list[str]) -> dict[str, Any]:
                 "dtype": w.cell[1],
                 "op": w.cell[2],
                 "bytes": w.cell[3],
+                "collective": w.cell[4],
                 "winner_a": w.winner_a or None,
                 "winner_b": w.winner_b or None,
                 "changed": w.changed,
@@ -90,10 +92,9 @@ def text_lines(found: RunComparison, failures: list[str]) -> list[str]:
         f"the winner changed in {s['winner_changes']}" + (":" if changed else ""),
     ]
     for w in changed:
-        ranks, dtype, op, nbytes = w.cell
-        lines.append(
-            f"  p={ranks} {dtype} {op} {format_bytes(nbytes)}: {w.winner_a} -> {w.winner_b}"
-        )
+        ranks, dtype, op, nbytes, collective = w.cell
+        title = group_title(ranks, dtype, op, collective)
+        lines.append(f"  {title} {format_bytes(nbytes)}: {w.winner_a} -> {w.winner_b}")
     if failures:
         lines += ["", f"failing (--fail-on): {'; '.join(failures)}"]
     return lines

@@ -19,6 +19,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
     --format csv or json gives every row), sizes in B/KiB/MiB."""
     import pandas as pd
 
+    from runners.domain.collectives import group_title
     from runners.domain.units import format_bytes
 
     def sizes(rows, interval: bool) -> str:
@@ -34,7 +35,8 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
     pairs = [" / ".join(sorted(p)) for p in zip(frame.algorithm_a, frame.algorithm_b, strict=True)]
     frame = frame.assign(pair=pairs)
     blocks = [f"predicted with calibration {used or '(none)'}"]
-    for (ranks, dtype, op), group in frame.groupby(["ranks", "dtype", "op"]):
+    keys = ["collective", "ranks", "dtype", "op"]
+    for (collective, ranks, dtype, op), group in frame.groupby(keys, sort=False):
         rows = [
             {
                 "pair": pair,
@@ -44,7 +46,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
             for pair, mine in group.groupby("pair")
         ]
         table = pd.DataFrame(rows).to_string(index=False)
-        blocks.append(f"\np={ranks} {dtype} {op}:\n{table}")
+        blocks.append(f"\n{group_title(ranks, dtype, op, collective)}:\n{table}")
     return "\n".join(blocks)
 
 
@@ -91,7 +93,8 @@ def _winners_table(winners) -> str:
             for r, lo, hi in zip(winners.ratio, winners.ratio_low, winners.ratio_high, strict=True)
         ],
     )
-    columns = ["ranks", "dtype", "op", "bytes", "winner", "runner_up", "verdict", "ratio"]
+    columns = ["collective", "ranks", "dtype", "op", "bytes", "winner", "runner_up", "verdict"]
+    columns += ["ratio"]
     return shown[columns].to_string(index=False)
 
 

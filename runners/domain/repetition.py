@@ -248,14 +248,19 @@ def launch_spread(rep: Repetition) -> float | None:
 
 
 def point_summary(
-    rep: Repetition, nbytes: int, ranks: int, target_rel_ci: float, spread_floor: float = 0.0
+    rep: Repetition,
+    nbytes: int,
+    ranks: int,
+    target_rel_ci: float,
+    spread_floor: float = 0.0,
+    collective: str = "allreduce",
 ) -> dict:
     """A point's columns from all its samples: statistics, the repeat interval (with the job's
     pooled launch-to-launch spread as `spread_floor`), bandwidths, and whether the interval
     met the target (`ci_target_met` applies to it, not the within-launch CI)."""
     summary = summarize(rep.seconds)
     low, high = median_launch_interval(rep, repeat=True, spread_floor=spread_floor)
-    algbw, busbw = bandwidths(nbytes, ranks, summary.median_s)
+    algbw, busbw = bandwidths(nbytes, ranks, summary.median_s, collective)
     relative = (high - low) / 2 / summary.median_s if summary.median_s > 0 else math.inf
     return summary.as_dict() | {
         "interval_low_s": low,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SLOWER, FASTER, WITHIN_NOISE = "slower", "faster", "within noise"
-Cell = tuple[int, str, str, int]  # (ranks, dtype, op, bytes)
+Cell = tuple[int, str, str, int, str]  # (ranks, dtype, op, bytes, collective)
 
 
 @dataclass(frozen=True)
@@ -85,13 +85,12 @@ def winner_changes(
     """Every cell both runs have a winners row for (every library's algorithms competing),
     with each run's decided winner."""
 
+    def cell(r: Mapping[str, Any]) -> Cell:
+        collective = r.get("collective") or "allreduce"
+        return int(r["ranks"]), r["dtype"], r["op"], int(r["bytes"]), collective
+
     def decided(rows: Iterable[Mapping[str, Any]]) -> dict[Cell, str]:
-        return {
-            (int(r["ranks"]), r["dtype"], r["op"], int(r["bytes"])): (
-                r["winner"] if r["decided"] else ""
-            )
-            for r in rows
-        }
+        return {cell(r): r["winner"] if r["decided"] else "" for r in rows}
 
     a, b = decided(rows_a), decided(rows_b)
     return [WinnerChange(cell, a[cell], b[cell]) for cell in sorted(a.keys() & b.keys())]

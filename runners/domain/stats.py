@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE
+
 Z_95 = 1.959964
 
 
@@ -78,12 +80,15 @@ def summarize(samples: np.ndarray) -> Summary:
     )
 
 
-def bandwidths(nbytes: int, ranks: int, seconds: float) -> tuple[float, float]:
-    """nccl-tests' algbw and busbw in GB/s: busbw = algbw * 2(p-1)/p."""
+def bandwidths(
+    nbytes: int, ranks: int, seconds: float, collective: str = DEFAULT_COLLECTIVE
+) -> tuple[float, float]:
+    """nccl-tests' algbw and busbw in GB/s: busbw = algbw times the collective's factor
+    (allreduce 2(p-1)/p; reduce_scatter and allgather (p-1)/p; bcast and reduce 1)."""
     if seconds <= 0:
         return math.nan, math.nan
     algbw = nbytes / seconds / 1e9
-    return algbw, algbw * 2 * (ranks - 1) / ranks
+    return algbw, algbw * COLLECTIVES[collective].busbw(ranks)
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,8 @@ class PointHistory:
             )
             floor = self._pooled_spread(point_id, row.get("job") or "", rep)
             target = timing.target_rel_ci
-            row |= point_summary(rep, row["bytes"], row["ranks"], target, floor)
+            collective = row.get("collective") or "allreduce"
+            row |= point_summary(rep, row["bytes"], row["ranks"], target, floor, collective)
         samples = [
             {"point_id": point_id, "run_id": row["run_id"], "iteration": i, **s}
             for i, s in enumerate(merged)

@@ -36,7 +36,7 @@ ORDER BY a.ranks, a.dtype, a.op, a.algorithm, a.bytes
 """
 
 WINNERS_SQL = """
-SELECT ranks, dtype, op, bytes, winner, decided FROM winners
+SELECT ranks, dtype, op, bytes, collective, winner, decided FROM winners
 WHERE run_id = ? AND coalesce(library, 'all') = 'all'
 """
 
