@@ -22,15 +22,19 @@ def calls_of(stdout: str) -> dict[int, list[int]]:
     return {row["rank"]: row["calls"] for row in rows}
 
 
-def mpich_calls(ranks: int, count: int, knobs: dict[str, str]) -> dict[int, list[int]]:
-    """The counting op's calls in one MPICH MPI_Allreduce of `count` float64 on `ranks` ranks,
-    the library configured by `knobs` (environment read at start-up)."""
+def mpich_calls(
+    ranks: int, count: int, knobs: dict[str, str], collective: str = "allreduce"
+) -> dict[int, list[int]]:
+    """The counting op's calls in one MPICH MPI_Allreduce (or `collective`: reduce,
+    reduce_scatter) of `count` float64 on `ranks` ranks, the library configured by `knobs`
+    (environment read at start-up)."""
     knobs = {
         **launcher.default_knobs(ranks),
         **knobs,
         "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
     }
-    result = launch.run(launch.Job(ranks, "library_fingerprint", [str(count)], knobs), 120)
+    argv = [str(count), collective]
+    result = launch.run(launch.Job(ranks, "library_fingerprint", argv, knobs), 120)
     assert result.returncode == 0, result.stderr
     return calls_of(result.stdout)
 

@@ -58,5 +58,12 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.binomial_tree",
         "bcast.scatter_allgather",
         "bcast.mpi",
+        "bcast.mpi:binomial",
+        "bcast.mpi:scatter_ring_allgather",
+    }
+    forced = {r["name"]: r["schedule"] for r in rows if r["kind"] == "forced"}
+    assert forced == {
+        "bcast.mpi:binomial": "bcast.binomial_tree",
+        "bcast.mpi:scatter_ring_allgather": "bcast.scatter_allgather",
     }
     assert {r["collective"] for r in rows} == {"bcast"}

@@ -132,3 +132,57 @@ def test_forced_algorithms_share_the_launches_when_switched_at_run_time(
     for row in pairs.itertuples(index=False):
         shared = how == "runtime" or "mpi:ring" not in (row.winner, row.runner_up)
         assert row.pairing == ("same launch" if shared else "same round"), row
+
+
+def collective_calls(algorithm: str, collective: str) -> dict[int, list[int]]:
+    """Per rank, the counting op's calls in one MPICH `collective` of 1024 float64 on 4 ranks
+    with `algorithm` forced as a sweep forces it (by environment, a launch of its own)."""
+    return mpich_calls(4, 1024, library_knobs(algorithm), collective)
+
+
+def test_forced_reduce_scatter_algorithms_leave_their_own_fingerprints() -> None:
+    """Recursive halving reduces half the vector, then a quarter; pairwise exchange reduces
+    one block p-1 times (MPICH's reduce-scatter by name, MPIR_CVAR_REDUCE_SCATTER_BLOCK_...)."""
+    halving = collective_calls("reduce_scatter.mpi:recursive_halving", "reduce_scatter")
+    pairwise = collective_calls("reduce_scatter.mpi:pairwise", "reduce_scatter")
+    assert halving == {r: [512, 256] for r in range(4)}
+    assert pairwise == {r: [256, 256, 256] for r in range(4)}
+
+
+def test_forced_binomial_reduce_reduces_on_inner_nodes_only() -> None:
+    assert collective_calls("reduce.mpi:binomial", "reduce") == {
+        0: [1024, 1024],
+        1: [],
+        2: [1024],
+        3: [],
+    }
+
+
+def test_forced_reduce_scatter_gather_is_named_by_mpich_itself() -> None:
+    """As for allreduce's reduce_scatter_allgather: a user op cannot run it, and MPICH says so
+    by the name collsweep forced (a built-in op, as a sweep's, runs it)."""
+    knobs = {
+        **launcher.default_knobs(4),
+        **library_knobs("reduce.mpi:reduce_scatter_gather"),
+        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
+    }
+    result = launch.run(launch.Job(4, "library_fingerprint", ["1024", "reduce"], knobs), 120)
+    assert result.returncode == 0, result.stderr
+    assert "Reduce reduce_scatter_gather cannot be applied" in result.stderr
+
+
+def test_other_collectives_forced_algorithms_run_in_launches_of_their_own() -> None:
+    """Only allreduce's MPICH enum order is verified for MPI_T, so the others are forced by
+    name in the environment of a launch each; allreduce's still share one launch."""
+    from runners.domain.plan import plan_groups
+    from runners.domain.spec import parse_spec
+
+    text = "sizes=[4096]\nranks=[2]\ncollectives=['allreduce', 'allgather']\n"
+    spec = parse_spec(text + "algorithms=['ring', 'mpi', 'mpi:ring', 'mpi:brucks']")
+    groups = {g.config: g for g in plan_groups(spec, "x", switching="runtime")}
+    assert set(groups) == {"", "allgather.mpi:ring", "allgather.mpi:brucks"}
+    own = groups["allgather.mpi:brucks"]
+    assert own.knobs["MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM"] == "brucks" and not own.switches
+    shared = groups[""]
+    measured = {a for cell in shared.cells for a in cell.algorithms}
+    assert "mpi:ring" in shared.switches and {"allgather.ring", "allgather.mpi"} <= measured

@@ -231,7 +231,10 @@ def _priced(
     alpha, beta = params.at(nbytes)
     args = (model, ranks, nbytes, alpha, beta, gamma, itemsize)
     commutative, library = op_spec(op).commutative, library_of(algorithm)
-    return predict(*args, smooth=smooth, commutative=commutative, library=library)
+    collective = ALGORITHMS[algorithm].collective
+    return predict(
+        *args, smooth=smooth, commutative=commutative, library=library, collective=collective
+    )
 
 
 def smooth_times(
@@ -257,7 +260,10 @@ def smooth_times(
         )
     args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, itemsize)
     return models_smooth_totals(
-        *args, commutative=op_spec(op).commutative, library=library_of(algorithm)
+        *args,
+        commutative=op_spec(op).commutative,
+        library=library_of(algorithm),
+        collective=ALGORITHMS[algorithm].collective,
     )
 
 

@@ -91,6 +91,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         impi.AUTOTUNER,
         *OTHER_COLLECTIVES,
         *library.OTHER_AUTOTUNED,
+        *library.OTHER_FORCED,
     )
 }
 

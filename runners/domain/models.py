@@ -91,13 +91,15 @@ def autotuned_model(algorithm: str) -> str | None:
     spec = ALGORITHMS.get(algorithm)
     if spec is not None and spec.library and spec.forced and not spec.modelled_by:
         return None
-    if spec is not None and spec.library and spec.collective != "allreduce":
-        return None  # no forced algorithms of this collective listed: nothing to take the min of
     return model_for(algorithm) or LIBRARY_MIN
 
 
 def library_models(
-    ranks: int, count: float, commutative: bool = True, library: str = MPICH
+    ranks: int,
+    count: float,
+    commutative: bool = True,
+    library: str = MPICH,
+    collective: str = "allreduce",
 ) -> tuple[str, ...]:
     """The library algorithms (as 'mpi:<name>') its autotuner could pick for this call: those
     with a model that can run the op on `ranks` ranks and, for block schedules, at least one
@@ -106,6 +108,8 @@ def library_models(
     out = []
     for name, spec in ALGORITHMS.items():
         if not (spec.library and spec.modelled_by and spec.runs_on == library):
+            continue
+        if spec.collective != collective:
             continue
         if spec.unsupported_reason(ranks, "op", commutative) is not None:
             continue
@@ -128,6 +132,7 @@ def predict(
     smooth: bool = False,
     commutative: bool = True,
     library: str = MPICH,
+    collective: str = "allreduce",
 ) -> Prediction:
     """Predict one allreduce of `nbytes` bytes on `ranks` ranks with the given parameters.
 
@@ -139,7 +144,7 @@ def predict(
     model = _resolve(algorithm)
     _check(ranks, nbytes, itemsize)
     if model == LIBRARY_MIN:
-        candidates = library_models(ranks, nbytes / itemsize, commutative, library)
+        candidates = library_models(ranks, nbytes / itemsize, commutative, library, collective)
         args = (ranks, nbytes, alpha, beta, gamma, itemsize)
         preds = [predict(name, *args, smooth=smooth) for name in candidates]
         return min(preds, key=lambda p: p.total_s)
@@ -165,6 +170,7 @@ def smooth_totals(
     *,
     commutative: bool = True,
     library: str = MPICH,
+    collective: str = "allreduce",
 ) -> np.ndarray:
     """predict(..., smooth=True).total_s at every size in `nbytes`, each with its own alpha
     and beta: the counts are proportional to the size wherever every block holds an element,
@@ -174,7 +180,9 @@ def smooth_totals(
     if model != LIBRARY_MIN:
         messages, sent, reduced = _many_counts(model, ranks, nbytes, itemsize)
         return messages * alphas + sent * betas + reduced * gamma + 0.0
-    choices = [library_models(ranks, n / itemsize, commutative, library) for n in nbytes]
+    choices = [
+        library_models(ranks, n / itemsize, commutative, library, collective) for n in nbytes
+    ]
     totals = np.full(nbytes.shape, np.inf)
     for names in set(choices):
         mine = np.array([c == names for c in choices])

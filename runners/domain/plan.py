@@ -172,7 +172,7 @@ def _config(algorithm: str, switching: str, other_switching: str) -> str:
     shared job)."""
     spec = ALGORITHMS[algorithm]
     lib = LIBRARIES[spec.runs_on]
-    if spec.own_launch:
+    if spec.own_launch or (spec.forced and not lib.switches_at_run_time(spec)):
         return algorithm
     mode = switching_mode_of(lib, switching, other_switching)
     if lib.runtime_forcing == PER_CALL:
@@ -189,7 +189,7 @@ def _knobs(algorithms: list[str], switching: str, library: str) -> dict[str, str
     at run time needs, or what forces the job's one forced algorithm for the whole launch."""
     lib = LIBRARIES[library]
     forced = [a for a in algorithms if ALGORITHMS[a].forced]
-    if switching == RUNTIME and forced:
+    if switching == RUNTIME and forced and lib.switches_at_run_time(ALGORITHMS[forced[0]]):
         return lib.shared_env()
     return lib.forcing_env(ALGORITHMS[forced[0] if forced else algorithms[0]])
 
@@ -198,9 +198,10 @@ def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]
     """MPI_T settings per algorithm, for a job that has a forced library algorithm to switch
     (per call, MPICH: every algorithm's, written before its turn; per communicator, Open MPI:
     the forced ones', written before each one's communicator is made)."""
-    if switching != RUNTIME:
-        return {}
+    lib = LIBRARIES[library_of(algorithms[0])]
     forced = [a for a in algorithms if ALGORITHMS[a].forced]
+    if switching != RUNTIME or not all(lib.switches_at_run_time(ALGORITHMS[a]) for a in forced):
+        return {}
     if LIBRARIES[library_of(algorithms[0])].runtime_forcing == PER_COMMUNICATOR:
         return {a: settings(a) for a in forced}
     return {a: settings(a) for a in algorithms} if forced else {}

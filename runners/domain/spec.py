@@ -239,8 +239,7 @@ def _collectives(values: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for name in names:
         found = [n for c in collectives for n in (qualified(c, name),) if n in ALGORITHMS]
-        mine = name in ALGORITHMS and ALGORITHMS[name].collective in collectives
-        out += [name] if mine or not found else found
+        out += list(dict.fromkeys(found)) or [name]  # an unknown name is reported later
     values["algorithms"] = tuple(out)
     return []
 

@@ -82,3 +82,76 @@ OTHER_AUTOTUNED: tuple[AlgorithmSpec, ...] = tuple(
     for c in COLLECTIVES.values()
     if c.name != DEFAULT_COLLECTIVE
 )
+
+# MPICH's algorithms of the other collectives, forced by name (MPIR_CVAR_<COLL>_INTRA_ALGORITHM
+# at start-up: a launch each), each modelled by collsweep's schedule of the same algorithm.
+OTHER_FORCED: tuple[AlgorithmSpec, ...] = tuple(
+    AlgorithmSpec(
+        qualified(collective, f"mpi:{forced}"),
+        f"MPICH's {COLLECTIVES[collective].mpi_call} forced to {text}",
+        collective=collective,
+        commutative_only=commutative,
+        power_of_two_only=power_of_two,
+        library=True,
+        forced=forced,
+        color=color,
+        short=f"mpi:{short}",
+        modelled_by=qualified(collective, model),
+    )
+    for collective, forced, text, commutative, power_of_two, color, model, short in (
+        (
+            "reduce_scatter",
+            "recursive_halving",
+            "recursive halving",
+            True,
+            False,
+            "#17becf",
+            "recursive_halving",
+            "rh",
+        ),
+        (
+            "reduce_scatter",
+            "pairwise",
+            "pairwise exchange",
+            True,
+            False,
+            "#bcbd22",
+            "pairwise",
+            "pair",
+        ),
+        ("allgather", "ring", "ring", False, False, "#bcbd22", "ring", "ring"),
+        (
+            "allgather",
+            "recursive_doubling",
+            "recursive doubling",
+            False,
+            True,
+            "#8c564b",
+            "recursive_doubling",
+            "rd",
+        ),
+        ("allgather", "brucks", "Bruck", False, False, "#17becf", "bruck", "bruck"),
+        ("bcast", "binomial", "binomial tree", False, False, "#8c564b", "binomial_tree", "tree"),
+        (
+            "bcast",
+            "scatter_ring_allgather",
+            "scatter + ring allgather",
+            False,
+            False,
+            "#17becf",
+            "scatter_allgather",
+            "sag",
+        ),
+        ("reduce", "binomial", "binomial tree", False, False, "#8c564b", "binomial_tree", "tree"),
+        (
+            "reduce",
+            "reduce_scatter_gather",
+            "reduce-scatter + gather (Rabenseifner)",
+            True,
+            False,
+            "#17becf",
+            "rabenseifner",
+            "rab",
+        ),
+    )
+)

@@ -116,6 +116,11 @@ class LibrarySpec:
         """The MPI_T values that make `spec` run (where runtime_forcing allows it)."""
         return {}
 
+    def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
+        """Whether MPI_T can force `spec` in a shared launch (where runtime_forcing allows it
+        at all); False: it needs a launch of its own, forced by environment."""
+        return True
+
     def forcing_text(self, spec: AlgorithmSpec) -> str:
         """The settings that force `spec`, as NAME=VALUE words."""
         return " ".join(f"{name}={value}" for name, value in spec.settings)

@@ -41,6 +41,16 @@ ALGORITHM_VALUES = (
     "k_reduce_scatter_allgather",
     "ccl",
 )
+# The algorithm cvar of each collective. Only allreduce's is switched at run time (its enum
+# order is verified); the others force by name, read from the environment at start-up, so a
+# forced algorithm of theirs runs in a launch of its own.
+INTRA_CVARS = {
+    "allreduce": ALGORITHM_CVAR,
+    "reduce_scatter": "MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM",
+    "allgather": "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM",
+    "bcast": "MPIR_CVAR_BCAST_INTRA_ALGORITHM",
+    "reduce": "MPIR_CVAR_REDUCE_INTRA_ALGORITHM",
+}
 VERIFIED_LIBRARIES = ("MPICH 5.0.",)  # runs.mpi_version prefixes whose enum order is checked
 FALLBACK_KNOB = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}  # a fallback says so on stderr
 TUNING_FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"  # the file mpi:tuned follows
@@ -94,12 +104,12 @@ class Mpich(LibrarySpec):
         return tuning.tuning_file_problem(tuning_file)
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
-        """MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM for a forced algorithm, device-level
+        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM for a forced algorithm, device-level
         (shared-memory) collectives off, or MPICH would bypass the generic algorithm selection."""
         if not spec.forced:
             return {}
         return {
-            ALGORITHM_CVAR: spec.forced,
+            INTRA_CVARS[spec.collective]: spec.forced,
             "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
             **FALLBACK_KNOB,
         }
@@ -118,8 +128,12 @@ class Mpich(LibrarySpec):
         }
 
     def forcing_text(self, spec: AlgorithmSpec) -> str:
-        """MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=<name>."""
-        return f"{ALGORITHM_CVAR}={spec.forced}"
+        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name>."""
+        return f"{INTRA_CVARS[spec.collective]}={spec.forced}"
+
+    def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
+        """Allreduce's forced algorithms only (the verified enum order)."""
+        return spec.collective == "allreduce"
 
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """'MPI_T <cvar>=<name>' or 'env <cvar>=<name>'; the tuning file for mpi:tuned."""
@@ -127,7 +141,7 @@ class Mpich(LibrarySpec):
             return f"env {TUNING_FILE_CVAR} (the run's tuning_file)"
         if not spec.forced:
             return ""
-        how = "MPI_T" if switching == RUNTIME else "env"
+        how = "MPI_T" if switching == RUNTIME and self.switches_at_run_time(spec) else "env"
         return f"{how} {self.forcing_text(spec)}"
 
 
