@@ -1,8 +1,9 @@
 """Runs inside every rank for figure 2: two algorithms timed in alternating iterations.
 
 Usage: python -m benchmarks.paired_worker ALG_A ALG_B BUDGET_S MAX_ITERATIONS BYTES [BYTES ...]
-For each size both algorithms get their own buffers (runners.ranks.sweep_worker.Buffers, float32,
-SUM) and are run and checked once as a sweep does (a forced MPICH algorithm that falls back
+For each size both algorithms (of one collective) get their own buffers
+(runners.ranks.sweep_worker.Buffers, float32, SUM; no op where the collective reduces nothing)
+and are run and checked once as a sweep does (a forced MPICH algorithm that falls back
 is reported, not timed). Then runners.ranks.harness.measure times them with the two calls in
 rotation, so iteration i runs A when i is even and B when odd: the same Barrier-synchronised,
 max-over-ranks iterations as a sweep, with any load from other processes shared evenly.
@@ -17,6 +18,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
+from runners.domain.catalog import ALGORITHMS, ops_of
 from runners.domain.stats import StopRule, summarize
 from runners.ranks.algorithms import create
 from runners.ranks.harness import measure
@@ -26,12 +28,14 @@ from runners.ranks.sweep_worker import Buffers, check_results, first_call
 DTYPE, OP, WARMUP, MIN_ITERATIONS = "float32", "sum", 10, 40
 
 
-def not_timeable(comm: MPI.Comm, names: list[str], impls: list, buffers: list[Buffers]) -> str:
+def not_timeable(
+    comm: MPI.Comm, names: list[str], impls: list, buffers: list[Buffers], op: str
+) -> str:
     """Run and check each algorithm once, as a sweep does; '' when both can be timed."""
     reasons = [
         f"{name}: {why}"
         for name, impl, buf in zip(names, impls, buffers, strict=True)
-        if (why := first_call(comm, name, impl, buf, OP))
+        if (why := first_call(comm, name, impl, buf, op))
     ]
     return "; ".join(reasons)
 
@@ -59,11 +63,14 @@ def split_summary(samples: np.ndarray) -> dict:
 def time_pair(comm: MPI.Comm, names: list[str], nbytes: int, rule: StopRule) -> dict:
     """Both algorithms at one size: medians, CIs and iterations, or why not timed."""
     count = nbytes // np.dtype(DTYPE).itemsize
+    collective = ALGORITHMS[names[0]].collective
+    (op,) = ops_of(collective, [OP])
+    cell = {"dtype": DTYPE, "op": op, "collective": collective}
     impls = [create(name) for name in names]
-    buffers = [Buffers.make(comm, count, DTYPE, OP, cold=False) for _ in names]
-    if why := not_timeable(comm, names, impls, buffers):
+    buffers = [Buffers.make(comm, cell, count, cold=False) for _ in names]
+    if why := not_timeable(comm, names, impls, buffers, op):
         return {"bytes": nbytes, "skipped": why}
-    calls = [i.bind(comm, *b.pairs[0], mpi_op(OP)) for i, b in zip(impls, buffers, strict=True)]
+    calls = [i.bind(comm, *b.pairs[0], mpi_op(op)) for i, b in zip(impls, buffers, strict=True)]
     for buf in buffers:
         buf.clear_results()
     samples = measure(comm, calls, rule, WARMUP)
