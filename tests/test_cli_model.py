@@ -357,3 +357,66 @@ def test_predict_all_ranks_every_algorithm_that_can_run(capsys: pytest.CaptureFi
         == {name for name, spec in ALGORITHMS.items() if not spec.commutative_only}
         != set(ALGORITHMS)
     )
+
+
+@pytest.mark.parametrize(
+    ("collective", "algorithm", "messages", "sent", "reduced"),
+    [  # Thakur, Rabenseifner & Gropp's closed forms at p = 8, n = 1 MiB (README's table)
+        ("reduce_scatter", "recursive_halving", 3, 7 / 8, 7 / 8),
+        ("reduce_scatter", "pairwise", 7, 7 / 8, 7 / 8),
+        ("allgather", "bruck", 3, 7 / 8, 0),
+        ("bcast", "scatter_allgather", 3 + 7, 2 * 7 / 8, 0),
+        ("reduce", "rabenseifner", 6, 2 * 7 / 8, 7 / 8),
+        ("bcast", "mpi:binomial", 3, 3, 0),
+    ],
+)
+def test_predict_names_algorithms_within_a_collective(
+    capsys: pytest.CaptureFixture,
+    collective: str,
+    algorithm: str,
+    messages: int,
+    sent: float,
+    reduced: float,
+) -> None:
+    """`predict --collective C --algorithm A`: A of C, priced by its schedule; a collective
+    that reduces nothing has no reduction term."""
+    point = ("--ranks", "8", "--bytes", "1M", "--alpha", "2e-6", "--beta", "1e-10", "--gamma")
+    got = cli_json(
+        capsys,
+        "predict",
+        "--collective",
+        collective,
+        "--algorithm",
+        algorithm,
+        *point,
+        "1e-10",
+        "--json",
+    )
+    assert got["collective"] == collective and got["algorithm"].startswith(f"{collective}.")
+    n = 2**20
+    assert (got["messages"], got["bytes_sent"], got["bytes_reduced"]) == pytest.approx(
+        (messages, sent * n, reduced * n)
+    )
+    assert got["reduction_s"] == pytest.approx(reduced * n * 1e-10)
+
+
+def test_predict_ranks_a_collectives_own_algorithms(capsys: pytest.CaptureFixture) -> None:
+    point = ("--ranks", "4", "--bytes", "64K", "--alpha", "2e-6", "--beta", "1e-10")
+    ranked = cli_json(
+        capsys,
+        "predict",
+        "--collective",
+        "allgather",
+        "--algorithm",
+        "all",
+        *point,
+        "--gamma",
+        "0",
+        "--json",
+    )
+    assert {r["collective"] for r in ranked} == {"allgather"}
+    assert {"allgather.ring", "allgather.bruck", "allgather.mpi"} <= {
+        r["algorithm"] for r in ranked
+    }
+    bad = ["predict", "--collective", "bcast", "--algorithm", "bruck", *point, "--gamma", "0"]
+    assert cli.main(bad) == 2

@@ -11,19 +11,32 @@ from runners.cli.common import (
     byte_size,
     store_path,
 )
-from runners.domain.catalog import DTYPES, OPS, known_names
+from runners.domain.catalog import DTYPES, OPS
 
 
 def _check_prediction_input(args: argparse.Namespace) -> None:
     """UsageError for an algorithm, size or parameter the models cannot take."""
     import math
 
-    from runners.domain.catalog import ALGORITHMS
-    from runners.domain.models import MODELS
+    from runners.domain.catalog import ALGORITHMS, algorithms_of, collective_list
+    from runners.domain.models import NOT_SCHEDULES
 
-    if args.algorithm not in ALGORITHMS and args.algorithm not in (*MODELS, "all"):
-        known = known_names(dict.fromkeys([*ALGORITHMS, *MODELS]))
-        raise UsageError(f"unknown algorithm {args.algorithm!r}; known: {known}")
+    if args.collective is None:  # a qualified name says its collective
+        found = ALGORITHMS.get(args.algorithm)
+        args.collective = found.collective if found is not None else "allreduce"
+    try:
+        (args.collective,) = collective_list([args.collective])
+        if args.algorithm not in ("all", *NOT_SCHEDULES):
+            (args.algorithm, *_) = algorithms_of([args.algorithm], [args.collective])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.algorithm in ALGORITHMS and ALGORITHMS[args.algorithm].collective != args.collective:
+        raise UsageError(
+            f"{args.algorithm} is a {ALGORITHMS[args.algorithm].collective} algorithm; "
+            f"add --collective {ALGORITHMS[args.algorithm].collective}"
+        )
+    if args.algorithm in NOT_SCHEDULES and args.collective != "allreduce":
+        raise UsageError(f"{args.algorithm} models allreduce; name a {args.collective} algorithm")
     if args.ranks < 1 or args.bytes < 0:
         raise UsageError("--ranks must be >= 1 and --bytes >= 0")
     itemsize = DTYPES[args.dtype].itemsize
@@ -108,7 +121,8 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     """One algorithm's closed-form prediction at the command line's point with `parameters`
     (alpha, beta, gamma, calibration id, what alpha is)."""
     from runners.analysis import model_of
-    from runners.domain.catalog import library_of
+    from runners.domain.catalog import ALGORITHMS, library_of
+    from runners.domain.collectives import COLLECTIVES
     from runners.domain.models import predict
 
     alpha, beta, gamma, cal_id, alpha_is = parameters
@@ -119,9 +133,14 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     point = (args.ranks, args.bytes, alpha, beta, gamma, itemsize)
     # library_min leaves out the library algorithms that cannot run the op (its library's)
     commutative, library = OPS[args.op].commutative, library_of(algorithm)
-    pred = predict(model, *point, commutative=commutative, library=library)
+    collective = ALGORITHMS[algorithm].collective if algorithm in ALGORITHMS else "allreduce"
+    if not COLLECTIVES[collective].reduces:
+        point = (*point[:4], 0.0, itemsize)  # nothing reduced: gamma plays no part
+    extra = {"collective": collective}
+    pred = predict(model, *point, **extra, commutative=commutative, library=library)
     return {
         "algorithm": algorithm,
+        "collective": collective,
         "model": model,
         "ranks": args.ranks,
         "bytes": args.bytes,
@@ -184,17 +203,19 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
     """The report of every algorithm that can run this point, fastest first."""
     from runners.domain.catalog import ALGORITHMS, OPS
+    from runners.domain.collectives import COLLECTIVES
     from runners.domain.libraries import DEFAULT
 
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm
-    commutative = OPS[args.op].commutative
+    commutative, itemsize = OPS[args.op].commutative, DTYPES[args.dtype].itemsize
     reports = [
         _report(args, name, parameters)
         for name, spec in ALGORITHMS.items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
         and spec.runs_on == DEFAULT.name  # the same schedules on another library price the same
-        and spec.collective == "allreduce"
+        and spec.collective == args.collective
+        and not COLLECTIVES[spec.collective].unsupported_count(args.bytes // itemsize, args.ranks)
     ]
     return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
 
@@ -240,9 +261,17 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="e.g. ring, rabenseifner, mpi:ring, or all (ranked, fastest first)",
     )
+    parser.add_argument(
+        "--collective",
+        help="allreduce (default), reduce_scatter, allgather, bcast or reduce: ALGORITHM is "
+        "named within it (ring: that collective's ring)",
+    )
     parser.add_argument("--ranks", type=int, required=True, help="number of ranks")
     parser.add_argument(
-        "--bytes", type=byte_size, required=True, help="bytes per rank (K/M/G suffixes: binary)"
+        "--bytes",
+        type=byte_size,
+        required=True,
+        help="bytes of the whole vector (per rank for allreduce; K/M/G suffixes: binary)",
     )
     parser.add_argument("--alpha", type=float, help="seconds per message")
     parser.add_argument("--beta", type=float, help="seconds per byte sent")
