@@ -19,6 +19,7 @@ import numpy as np
 from mpi4py import MPI
 
 from runners.domain.catalog import ALGORITHMS, ops_of
+from runners.domain.plan import skip_reason
 from runners.domain.stats import StopRule, summarize
 from runners.ranks.algorithms import create
 from runners.ranks.harness import measure
@@ -66,6 +67,10 @@ def time_pair(comm: MPI.Comm, names: list[str], nbytes: int, rule: StopRule) -> 
     collective = ALGORITHMS[names[0]].collective
     (op,) = ops_of(collective, [OP])
     cell = {"dtype": DTYPE, "op": op, "collective": collective}
+    size = comm.Get_size()
+    reasons = [why for name in names if (why := skip_reason(name, size, op, nbytes, DTYPE))]
+    if reasons:  # what a sweep would skip (too few elements for p equal blocks, say)
+        return {"bytes": nbytes, "skipped": reasons[0]}
     impls = [create(name) for name in names]
     buffers = [Buffers.make(comm, cell, count, cold=False) for _ in names]
     if why := not_timeable(comm, names, impls, buffers, op):
