@@ -79,3 +79,15 @@ def test_every_collective_is_exact_or_cleanly_refused(ranks: int) -> None:
     assert {r["op"] for r in rows if r["algorithm"].startswith(("allgather.", "bcast."))} == {
         "none"
     }
+
+
+def test_open_mpi_and_intel_mpi_run_every_collective_of_their_own_exactly() -> None:
+    """`<collective>.openmpi` and `<collective>.impi`: each library's own call of the other
+    collectives, on its own ranks (its mpiexec, its libmpi), checked as MPICH's are."""
+    others = [c for c in BASE_OF_COLLECTIVE if c != "allreduce"]
+    names = tuple(f"{c}.{lib}" for c in others for lib in ("openmpi", "impi"))
+    plan = VerifyPlan((3,), names, ("float32", "int64"), ("sum", "first_nonzero"), timeout_s=300)
+    rows = verify_ranks(plan, 3)
+    assert rows and not failed(rows), failed(rows)[:5]
+    assert {r["algorithm"] for r in rows if r["status"] == "ok"} == set(names)
+    assert {ALGORITHMS[n].runs_on for n in names} == {"openmpi", "impi"}

@@ -92,6 +92,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *OTHER_COLLECTIVES,
         *library.OTHER_AUTOTUNED,
         *library.OTHER_FORCED,
+        *openmpi.OTHER_AUTOTUNED,
+        *impi.OTHER_AUTOTUNED,
     )
 }
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES
 from runners.domain.catalog import ALGORITHMS
-from runners.domain.descriptor import MPICH
+from runners.domain.descriptor import MPICH, AlgorithmSpec
 from runners.domain.schedule import Schedule, critical_path
 
 LOWER_BOUND = "lower_bound"
@@ -91,7 +91,22 @@ def autotuned_model(algorithm: str) -> str | None:
     spec = ALGORITHMS.get(algorithm)
     if spec is not None and spec.library and spec.forced and not spec.modelled_by:
         return None
-    return model_for(algorithm) or LIBRARY_MIN
+    own = model_for(algorithm)
+    if own is None and spec is not None and not _has_forced_models(spec):
+        return None  # the library lists none of its algorithms of this collective
+    return own or LIBRARY_MIN
+
+
+def _has_forced_models(spec: AlgorithmSpec) -> bool:
+    """Whether `spec`'s library lists forced, modelled algorithms of `spec`'s collective (what
+    library_min takes the fastest of)."""
+    return any(
+        s.library
+        and s.modelled_by
+        and s.runs_on == spec.runs_on
+        and s.collective == spec.collective
+        for s in ALGORITHMS.values()
+    )
 
 
 def library_models(

@@ -20,6 +20,7 @@ this way: with a user-defined op they run recursive doubling, so their shared-me
 from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
+from runners.domain.algorithms.library import autotuned_collectives
 from runners.domain.descriptor import IMPI, AlgorithmSpec
 
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
@@ -142,3 +143,5 @@ SHADES = {
     "ring": "#ffb44b",
 }
 HAND_WRITTEN_HERE = hand_written_on(IMPI, "Intel MPI", "i", SHADES)
+# Intel MPI's own call of the other collectives, autotuned (its tuning table).
+OTHER_AUTOTUNED = autotuned_collectives("impi", "Intel MPI", "#000087", "impi", IMPI)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
-from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.descriptor import MPICH, AlgorithmSpec
 
 AUTOTUNED = AlgorithmSpec(
     "mpi",
@@ -67,21 +67,32 @@ TUNED = AlgorithmSpec(
     own_launch=True,
 )
 
-# MPICH's own MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce, autotuned.
-OTHER_AUTOTUNED: tuple[AlgorithmSpec, ...] = tuple(
-    AlgorithmSpec(
-        qualified(c.name, "mpi"),
-        f"the MPI library's own {c.mpi_call}, autotuned",
-        collective=c.name,
-        library=True,
-        color="#3b3b3b",
-        short="mpi",
-        parts=None,
-        other_p="the library picks its algorithm per call",
+
+def autotuned_collectives(
+    name: str, title: str, color: str, short: str, runs_on: str = MPICH
+) -> tuple[AlgorithmSpec, ...]:
+    """A library's own call of every collective but allreduce, autotuned: `<collective>.<name>`
+    (on a library other than MPICH standing for MPICH's `<collective>.mpi`)."""
+    return tuple(
+        AlgorithmSpec(
+            qualified(c.name, name),
+            f"{title}'s own {c.mpi_call}, autotuned",
+            collective=c.name,
+            library=True,
+            color=color,
+            short=short,
+            parts=None,
+            runs_on=runs_on,
+            mirrors="" if runs_on == MPICH else qualified(c.name, "mpi"),
+            other_p="the library picks its algorithm per call",
+        )
+        for c in COLLECTIVES.values()
+        if c.name != DEFAULT_COLLECTIVE
     )
-    for c in COLLECTIVES.values()
-    if c.name != DEFAULT_COLLECTIVE
-)
+
+
+# MPICH's own MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce, autotuned.
+OTHER_AUTOTUNED = autotuned_collectives("mpi", "the MPI library", "#3b3b3b", "mpi")
 
 # MPICH's algorithms of the other collectives, forced by name (MPIR_CVAR_<COLL>_INTRA_ALGORITHM
 # at start-up: a launch each), each modelled by collsweep's schedule of the same algorithm.

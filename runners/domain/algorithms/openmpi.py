@@ -17,6 +17,7 @@ commutative. Such points are stored as skipped, never timed under the wrong name
 from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
+from runners.domain.algorithms.library import autotuned_collectives
 from runners.domain.descriptor import OPENMPI, AlgorithmSpec
 
 ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
@@ -147,3 +148,5 @@ SHADES = {
     "ring": "#791e93",
 }
 HAND_WRITTEN_HERE = hand_written_on(OPENMPI, "Open MPI", "o", SHADES)
+# Open MPI's own call of the other collectives, autotuned (coll/tuned's decision rules).
+OTHER_AUTOTUNED = autotuned_collectives("openmpi", "Open MPI", "#6ce11e", "ompi", OPENMPI)
