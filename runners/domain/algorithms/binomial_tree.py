@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
+from runners.domain.algorithms.bcast.binomial_tree import tree_steps
+from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
 from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.schedule import CORE, Step
 
@@ -12,40 +15,18 @@ from runners.domain.schedule import CORE, Step
 def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     """Binomial-tree reduce + binomial-tree broadcast, for any p.
 
-    Reduce: in round k a rank whose lowest set bit is 2^k sends its partial result (covering
-    ranks [r, r + 2^k)) to r - 2^k, which appends it on the right, so noncommutative ops
-    keep rank order. Broadcast: the same tree in reverse, ceil(log2 p) more rounds.
+    Reduce (reduce.binomial_tree's schedule): in round k a rank whose lowest set bit is 2^k
+    sends its partial result (covering ranks [r, r + 2^k)) to r - 2^k, which appends it on
+    the right, so noncommutative ops keep rank order. Broadcast (bcast.binomial_tree's): the
+    same tree in reverse, ceil(log2 p) more rounds.
     """
-    whole, depth = (0, count), (size - 1).bit_length()
-    steps: list[Step] = []
-    mask, k = 1, 0
-    while mask < size:  # reduce towards rank 0
-        if rank & mask:
-            steps.append(Step((CORE, k), "reduce", send_to=rank - mask, send=whole))
-            break
-        if rank + mask < size:
-            steps.append(
-                Step(
-                    (CORE, k),
-                    "reduce",
-                    recv_from=rank + mask,
-                    recv=whole,
-                    reduce=True,
-                    mine_is_left=True,
-                )
-            )
-        mask, k = mask << 1, k + 1
-    if rank:
-        steps.append(
-            Step((CORE, 2 * depth - 1 - k), "broadcast", recv_from=rank - mask, recv=whole)
-        )
-    mask >>= 1
-    while mask > 0:  # then pass the result down the same tree
-        if rank + mask < size:
-            k = mask.bit_length() - 1
-            steps.append(Step((CORE, 2 * depth - 1 - k), "broadcast", rank + mask, whole))
-        mask >>= 1
-    return tuple(steps)
+    depth = (size - 1).bit_length()
+    whole = (0, count)
+    down = [
+        replace(s, round=(CORE, depth + s.round[1]))
+        for s in tree_steps(rank, size, lambda a, b: whole, "broadcast")
+    ]
+    return (*reduce_tree.schedule(rank, size, count), *down)
 
 
 DESCRIPTOR = AlgorithmSpec(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from runners.domain.algorithms.allgather import ring
@@ -18,8 +19,7 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     steps = tree_steps(rank, size, lambda first, stop: (bounds[first], bounds[stop]), "scatter")
     depth = (size - 1).bit_length()
     steps += [
-        Step((CORE, depth + s.round[1]), s.phase, s.send_to, s.send, s.recv_from, s.recv)
-        for s in ring.schedule(rank, size, count)
+        replace(s, round=(CORE, depth + s.round[1])) for s in ring.schedule(rank, size, count)
     ]
     return tuple(steps)
 
