@@ -30,6 +30,7 @@ from runners.domain.events import Calibrated, event_line
 from runners.domain.inputs import fill_input
 from runners.domain.records import TimingPolicy
 from runners.domain.stats import StopRule, summarize
+from runners.ranks.algorithms.base import skewed_empty
 from runners.ranks.harness import SYNC_CADENCE, measure
 from runners.ranks.mpi_ops import mpi_op
 from runners.ranks.overheads import time_copy, time_exchange, time_overheads
@@ -94,10 +95,11 @@ def time_pingpong(pair: MPI.Comm, nbytes: int, rule: StopRule, warmup: int) -> d
 
 
 def reduction_call(pair: MPI.Comm, dtype: str, op: str, nbytes: int) -> Callable[[], None]:
-    """inoutbuf = inbuf o inoutbuf on written inputs, as the algorithms combine blocks."""
+    """inoutbuf = inbuf o inoutbuf on written inputs, as the algorithms combine blocks: a
+    received block in their scratch space into the result buffer."""
     count = nbytes // DTYPES[dtype].itemsize
-    inbuf = np.empty(count, dtype=DTYPES[dtype])
-    inoutbuf = np.empty_like(inbuf)
+    inbuf = skewed_empty(count, DTYPES[dtype])  # as the algorithms' scratch is placed
+    inoutbuf = np.empty(count, dtype=DTYPES[dtype])
     fill_input(inbuf, 1 - pair.Get_rank(), op)
     fill_input(inoutbuf, pair.Get_rank(), op)
     reduce_local = mpi_op(op).Reduce_local
