@@ -186,3 +186,16 @@ def test_other_collectives_forced_algorithms_run_in_launches_of_their_own() -> N
     shared = groups[""]
     measured = {a for cell in shared.cells for a in cell.algorithms}
     assert "mpi:ring" in shared.switches and {"allgather.ring", "allgather.mpi"} <= measured
+
+
+def test_forced_allgather_recursive_doubling_is_named_by_mpich_itself() -> None:
+    """Allgather takes no op to count with; what proves the name forces that algorithm is
+    MPICH refusing it by that name where it cannot run (3 ranks: not a power of two)."""
+    knobs = {
+        **launcher.default_knobs(3),
+        **library_knobs("allgather.mpi:recursive_doubling"),
+        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
+    }
+    result = launch.run(launch.Job(3, "library_fingerprint", ["12", "allgather"], knobs), 120)
+    assert result.returncode == 0, result.stderr
+    assert "Allgather recursive_doubling cannot be applied" in result.stderr
