@@ -336,3 +336,17 @@ def test_a_store_that_fails_its_checksums_is_refused_and_never_written(
     clean = clean and not Path(f"{demo_copy}.wal").exists()
     reliability.bad_input(f"store failing its checksums: {command[0]}", clean)
     assert clean, err
+
+
+def test_verify_counts_of_equal_block_collectives_are_sized_as_their_whole_vector(
+    capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    """allgather's counts are per block, so its vector is p times larger: the largest count
+    one rank's buffers could hold is refused for allgather on 4 ranks, before any rank
+    starts."""
+    from runners.domain.capacity import largest_payload
+
+    per_rank = largest_payload(4) // 8  # float64 elements the ranks of p=4 can hold
+    argv = ["verify", "--ranks", "4", "--dtypes", "float64", "--counts", str(per_rank)]
+    assert "--counts (as bytes) up to" in refused(capsys, *argv, "--collectives", "allgather")
+    reliability.bad_input("verify --collectives allgather --counts (whole vector too big)", True)

@@ -15,6 +15,7 @@ from runners.cli.common import (
     store_path,
 )
 from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, known_names
+from runners.domain.collectives import COLLECTIVES
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -27,11 +28,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     ranks = tuple(int_list(args.ranks))
     problem = ranks_problem(ranks, physical_cores())
     counts = tuple(int_list(args.counts)) if args.counts else ()
+    algorithms = tuple(_verified_algorithms(args, VERIFIABLE))
     if counts:  # each count of the widest dtype, on every rank of the largest group
         widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
-        sizes = [c * widest for c in counts]
+        per_block = any(COLLECTIVES[ALGORITHMS[a].collective].equal_blocks for a in algorithms)
+        whole = widest * (max(ranks) if per_block else 1)  # counts per block: p blocks
+        sizes = [c * whole for c in counts]
         problem = problem or payload_problem(sizes, max(ranks), what="--counts (as bytes)")
-    algorithms = tuple(_verified_algorithms(args, VERIFIABLE))
     problem = problem or libraries_problem(sorted({ALGORITHMS[a].runs_on for a in algorithms}))
     if problem:
         raise UsageError(problem)
