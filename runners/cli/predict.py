@@ -187,7 +187,7 @@ def _prediction_text(r: dict) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    """Print the model's time for one allreduce, split into its three terms (with
+    """Print the model's time for one collective call, split into its three terms (with
     `--algorithm all`, every algorithm that can run there, fastest first)."""
     import json
 
@@ -248,7 +248,7 @@ def _ranking_text(reports: list[dict]) -> str:
 def add_predict(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "predict",
-        help="predict one allreduce's time with the alpha-beta-gamma model",
+        help="predict one collective call's time with the alpha-beta-gamma model",
         description="Print the predicted seconds of ALGORITHM on RANKS ranks for BYTES bytes "
         "per rank and its latency (alpha), bandwidth (beta) and reduction (gamma) terms. "
         "Parameters not given come from a stored ping-pong calibration (the newest, or "
