@@ -1,4 +1,4 @@
-"""`collsweep predict`: one allreduce's predicted time, split into its terms, with given or
+"""`collsweep predict`: one collective call's predicted time, split into its terms, with given or
 stored parameters (`--algorithm all`: every algorithm, fastest first)."""
 
 from __future__ import annotations
