@@ -19,21 +19,35 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     """
     if size == 1:
         return ()
+    reduced = ring_pass(rank, size, count, first=rank, phase="reduce-scatter", reduce=True)
+    gathered = ring_pass(rank, size, count, first=rank + 1, phase="allgather", start=size - 1)
+    return (*reduced, *gathered)
+
+
+def ring_pass(
+    rank: int,
+    size: int,
+    count: int,
+    first: int,
+    phase: str,
+    reduce: bool = False,
+    start: int = 0,
+) -> tuple[Step, ...]:
+    """p-1 ring steps over p near-equal blocks (rounds start, start+1, ...): in step s a rank
+    sends block first - s to its right neighbour and receives block first - s - 1 from its
+    left, reducing it when `reduce`. Every ring schedule is passes of this: allreduce's
+    reduce-scatter (first = rank) and allgather (first = rank + 1), reduce_scatter's
+    (first = rank - 1, ending with its own block) and allgather's (first = rank)."""
     bounds = block_bounds(count, size)
     right, left = (rank + 1) % size, (rank - 1) % size
 
     def block(i: int) -> tuple[int, int]:
         return bounds[i % size], bounds[i % size + 1]
 
-    steps = [
-        Step((CORE, s), "reduce-scatter", right, block(rank - s), left, block(rank - s - 1), True)
+    return tuple(
+        Step((CORE, start + s), phase, right, block(first - s), left, block(first - s - 1), reduce)
         for s in range(size - 1)
-    ]
-    steps += [
-        Step((CORE, size - 1 + s), "allgather", right, block(rank + 1 - s), left, block(rank - s))
-        for s in range(size - 1)
-    ]
-    return tuple(steps)
+    )
 
 
 def _ring_parts(ranks: int) -> int:

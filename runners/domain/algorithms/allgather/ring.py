@@ -4,24 +4,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from runners.domain.algorithms.ring import ring_pass
 from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import CORE, Step, block_bounds
+from runners.domain.schedule import Step
 
 
 @lru_cache(maxsize=1024)
 def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     """Ring allgather, for any p: in step s a rank sends block rank - s to its right
     neighbour and receives block rank - s - 1 from its left."""
-    bounds = block_bounds(count, size)
-    right, left = (rank + 1) % size, (rank - 1) % size
-
-    def block(i: int) -> tuple[int, int]:
-        return bounds[i % size], bounds[i % size + 1]
-
-    return tuple(
-        Step((CORE, s), "allgather", right, block(rank - s), left, block(rank - s - 1))
-        for s in range(size - 1)
-    )
+    return ring_pass(rank, size, count, first=rank, phase="allgather")
 
 
 DESCRIPTOR = AlgorithmSpec(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from runners.domain.algorithms.ring import ring_pass
 from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import CORE, Step, block_bounds
+from runners.domain.schedule import Step
 
 
 @lru_cache(maxsize=1024)
@@ -17,20 +18,7 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     left, so after p-1 steps block r is complete on rank r. Each partial result travels
     around the ring starting after its block's owner: commutative ops only.
     """
-    if size == 1:
-        return ()
-    bounds = block_bounds(count, size)
-    right, left = (rank + 1) % size, (rank - 1) % size
-
-    def block(i: int) -> tuple[int, int]:
-        return bounds[i % size], bounds[i % size + 1]
-
-    return tuple(
-        Step(
-            (CORE, s), "reduce-scatter", right, block(rank - s - 1), left, block(rank - s - 2), True
-        )
-        for s in range(size - 1)
-    )
+    return ring_pass(rank, size, count, first=rank - 1, phase="reduce-scatter", reduce=True)
 
 
 DESCRIPTOR = AlgorithmSpec(
