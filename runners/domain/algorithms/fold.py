@@ -47,6 +47,16 @@ class Fold:
             core = rank - rem
         return Fold(rank, size, pof2, rem, core)
 
+    def fold_in(self, count: int) -> list[Step]:
+        """This rank's fold-in step, if it has one: of the first 2*rem ranks, the even one sends
+        its whole buffer to its odd neighbour, which reduces it (the even rank's data left)."""
+        whole = (0, count)
+        if self.rank >= 2 * self.rem:
+            return []
+        if self.rank % 2 == 0:
+            return [Step((FOLD_IN, 0), "fold in", send_to=self.rank + 1, send=whole)]
+        return [Step((FOLD_IN, 0), "fold in", recv_from=self.rank - 1, recv=whole, reduce=True)]
+
     def real_rank(self, core_rank: int) -> int:
         """The communicator rank that plays core rank `core_rank`."""
         return core_rank * 2 + 1 if core_rank < self.rem else core_rank + self.rem
@@ -64,11 +74,7 @@ def folded(core: Callable[[Fold, int], list[Step]]) -> Schedule:
     def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
         fold = Fold.of(rank, size)
         whole = (0, count)
-        steps: list[Step] = []
-        if rank < 2 * fold.rem and rank % 2 == 0:
-            steps.append(Step((FOLD_IN, 0), "fold in", send_to=rank + 1, send=whole))
-        elif rank < 2 * fold.rem:
-            steps.append(Step((FOLD_IN, 0), "fold in", recv_from=rank - 1, recv=whole, reduce=True))
+        steps = fold.fold_in(count)
         if fold.core_rank >= 0 and size > 1:
             steps += core(fold, count)
         if rank < 2 * fold.rem and rank % 2:

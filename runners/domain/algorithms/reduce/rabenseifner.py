@@ -7,7 +7,7 @@ from functools import lru_cache
 from runners.domain.algorithms.fold import FOLD_NOTE, Fold, core_parts
 from runners.domain.algorithms.rabenseifner import reduce_scatter_steps
 from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import CORE, FOLD_IN, FOLD_OUT, Step, block_bounds
+from runners.domain.schedule import CORE, FOLD_OUT, Step, block_bounds
 
 
 @lru_cache(maxsize=1024)
@@ -17,11 +17,7 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     sends what it holds to core rank - m and is done. Non-power-of-two p folds first, and
     core rank 0 (real rank 1 then) sends the result to rank 0 at the end."""
     fold, whole = Fold.of(rank, size), (0, count)
-    steps: list[Step] = []
-    if rank < 2 * fold.rem and rank % 2 == 0:
-        steps.append(Step((FOLD_IN, 0), "fold in", send_to=rank + 1, send=whole))
-    elif rank < 2 * fold.rem:
-        steps.append(Step((FOLD_IN, 0), "fold in", recv_from=rank - 1, recv=whole, reduce=True))
+    steps = fold.fold_in(count)
     if fold.core_rank >= 0 and size > 1:
         scattered, (lo, hi) = reduce_scatter_steps(fold, count)
         steps += scattered + _gather(fold, count, lo, hi, len(scattered))

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from runners.domain.algorithms.fold import Fold
 from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import CORE, FOLD_IN, FOLD_OUT, Step, block_bounds
+from runners.domain.schedule import CORE, FOLD_OUT, Step, block_bounds
 
 
 def _first_block(fold: Fold, core_rank: int) -> int:
@@ -26,13 +26,7 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     combine out of rank order: commutative ops only.
     """
     fold, bounds = Fold.of(rank, size), block_bounds(count, size)
-    steps: list[Step] = []
-    if rank < 2 * fold.rem and rank % 2 == 0:
-        steps.append(Step((FOLD_IN, 0), "fold in", send_to=rank + 1, send=(0, count)))
-    elif rank < 2 * fold.rem:
-        steps.append(
-            Step((FOLD_IN, 0), "fold in", recv_from=rank - 1, recv=(0, count), reduce=True)
-        )
+    steps = fold.fold_in(count)
     if fold.core_rank >= 0 and size > 1:
         steps += _halving(fold, bounds)
     if rank < 2 * fold.rem and rank % 2:
