@@ -199,21 +199,28 @@ def collective_list(names: Iterable[str]) -> list[str]:
     return names
 
 
+def resolve_name(name: str, collectives: Iterable[str]) -> list[str]:
+    """The catalog names a user's algorithm name stands for among `collectives`: `ring` with
+    allreduce and allgather is ring and allgather.ring; a qualified name stands for itself
+    (where its collective is asked); [] for a name no asked collective has."""
+    found = [
+        n
+        for c in collectives
+        for n in (name, qualified(c, name))
+        if n in ALGORITHMS and ALGORITHMS[n].collective == c
+    ]
+    return list(dict.fromkeys(found))
+
+
 def algorithms_of(names: Iterable[str], collectives: Iterable[str]) -> list[str]:
-    """Catalog names for algorithms named as a user names them: `ring` with
-    collectives allreduce and allgather is ring and allgather.ring; a qualified name stands
-    for itself. ValueError for a name no asked collective has."""
+    """Catalog names for algorithms named as a user names them (resolve_name); ValueError for
+    a name no asked collective has."""
     collectives, out, unknown = list(collectives), [], []
     for name in names:
-        found = [
-            n
-            for c in collectives
-            for n in (name, qualified(c, name))
-            if n in ALGORITHMS and ALGORITHMS[n].collective == c
-        ]
+        found = resolve_name(name, collectives)
         if not found:
             unknown.append(name)
-        out += [n for n in dict.fromkeys(found) if n not in out]
+        out += [n for n in found if n not in out]
     if unknown:
         raise ValueError(
             f"unknown algorithm {', '.join(unknown)} for {', '.join(collectives)}; known: "

@@ -19,8 +19,9 @@ from runners.domain.catalog import (
     known_names,
     library_of,
     on_libraries,
+    resolve_name,
 )
-from runners.domain.collectives import DEFAULT_COLLECTIVE, qualified
+from runners.domain.collectives import DEFAULT_COLLECTIVE
 from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
@@ -236,11 +237,10 @@ def _collectives(values: dict[str, Any]) -> list[str]:
     if names is None:
         values["algorithms"] = tuple(a for c in collectives for a in BASE_OF_COLLECTIVE[c])
         return []
-    out: list[str] = []
-    for name in names:
-        found = [n for c in collectives for n in (qualified(c, name),) if n in ALGORITHMS]
-        out += list(dict.fromkeys(found)) or [name]  # an unknown name is reported later
-    values["algorithms"] = tuple(out)
+    # a name no swept collective has is kept, and reported by _problems (unknown or foreign)
+    values["algorithms"] = tuple(
+        n for name in names for n in resolve_name(name, collectives) or [name]
+    )
     return []
 
 
