@@ -235,11 +235,19 @@ def choose_run_with_points(
     if grid.empty:
         st.info("This run has no points yet.")
         return None
-    collectives = sorted(grid["collective"].unique(), key=lambda c: (c != "allreduce", c))
-    if one_collective and len(collectives) > 1:
-        chosen = choose("Collective", collectives, "coll", help=COLLECTIVE_HELP)
-        grid = grid[grid["collective"] == chosen]
+    if one_collective:
+        _, grid = choose_collective(grid)
     return run_id, grid
+
+
+def choose_collective(grid: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The collective a page shows (?coll=, allreduce first; a picker only when the run has
+    several) and the grid's rows of it."""
+    collectives = sorted(grid["collective"].unique(), key=lambda c: (c != "allreduce", c))
+    chosen = collectives[0] if collectives else "allreduce"
+    if len(collectives) > 1:
+        chosen = choose("Collective", collectives, "coll", help=COLLECTIVE_HELP)
+    return str(chosen), grid[grid["collective"] == chosen]
 
 
 def show_verdict(lines: Sequence[str], run_id: str) -> None:

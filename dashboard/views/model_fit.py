@@ -139,11 +139,7 @@ def _residual_panel(path, run_id: str) -> None:
         st.info("No predictions stored for this run yet.")
         return
     grid = queries.run_grid(path, run_id)
-    collectives = sorted(grid["collective"].unique(), key=lambda c: (c != "allreduce", c))
-    collective = "allreduce"
-    if len(collectives) > 1:
-        collective = ui.choose("Collective", collectives, "coll", help=ui.COLLECTIVE_HELP)
-        grid = grid[grid["collective"] == collective]
+    collective, grid = ui.choose_collective(grid)
     cols = st.columns(4)
     cal = ui.choose("Calibration of the predictions", cals, "cal", container=cols[0])
     dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=cols[1])
@@ -158,7 +154,7 @@ def _residual_panel(path, run_id: str) -> None:
         dtype,
         op,
         calibration_id=cal,
-        collective=str(collective),
+        collective=collective,
     )
     resid = queries.residuals(path, scope)
     ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())
