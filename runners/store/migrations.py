@@ -283,13 +283,10 @@ COLLECTIVE_TABLES = (
     "points", "winners", "crossovers", "best_choices", "agreement", "against_default",
     "model_accuracy",
 )  # fmt: skip
+# The column's default fills the older rows and any row written without the column.
 _V9 = [
-    statement
+    f"ALTER TABLE {table} ADD COLUMN collective VARCHAR DEFAULT 'allreduce'"
     for table in COLLECTIVE_TABLES
-    for statement in (
-        f"ALTER TABLE {table} ADD COLUMN collective VARCHAR",
-        f"UPDATE {table} SET collective = 'allreduce'",
-    )
 ]
 
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).

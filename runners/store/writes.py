@@ -63,8 +63,6 @@ def _insert(con: Connection, table: str, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     columns = _table_columns(con, table)
-    if "collective" in columns:  # rows that do not say are allreduce's, as before schema 9
-        rows = [row if "collective" in row else {**row, "collective": "allreduce"} for row in rows]
     _check_keys(table, rows, columns)
     used = [c for c in columns if any(c in row for row in rows)]
     frame = pd.DataFrame(
