@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
 from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES
 from runners.domain.catalog import ALGORITHMS
-from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.descriptor import MPICH
 from runners.domain.schedule import Schedule, critical_path
 
 LOWER_BOUND = "lower_bound"
@@ -92,19 +93,17 @@ def autotuned_model(algorithm: str) -> str | None:
     if spec is not None and spec.library and spec.forced and not spec.modelled_by:
         return None
     own = model_for(algorithm)
-    if own is None and spec is not None and not _has_forced_models(spec):
+    if own is None and spec is not None and not _has_forced_models(spec.runs_on, spec.collective):
         return None  # the library lists none of its algorithms of this collective
     return own or LIBRARY_MIN
 
 
-def _has_forced_models(spec: AlgorithmSpec) -> bool:
-    """Whether `spec`'s library lists forced, modelled algorithms of `spec`'s collective (what
-    library_min takes the fastest of)."""
+@cache
+def _has_forced_models(library: str, collective: str) -> bool:
+    """Whether `library` lists forced, modelled algorithms of `collective` (what library_min
+    takes the fastest of); asked for every point priced, so answered once."""
     return any(
-        s.library
-        and s.modelled_by
-        and s.runs_on == spec.runs_on
-        and s.collective == spec.collective
+        s.library and s.modelled_by and s.runs_on == library and s.collective == collective
         for s in ALGORITHMS.values()
     )
 
