@@ -31,9 +31,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     algorithms = tuple(_verified_algorithms(args, VERIFIABLE))
     if counts:  # each count of the widest dtype, on every rank of the largest group
         widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
-        per_block = any(COLLECTIVES[ALGORITHMS[a].collective].equal_blocks for a in algorithms)
-        whole = widest * (max(ranks) if per_block else 1)  # counts per block: p blocks
-        sizes = [c * whole for c in counts]
+        checked = {COLLECTIVES[ALGORITHMS[a].collective] for a in algorithms}
+        sizes = [c.checked_count(n, max(ranks)) * widest for c in checked for n in counts]
         problem = problem or payload_problem(sizes, max(ranks), what="--counts (as bytes)")
     problem = problem or libraries_problem(sorted({ALGORITHMS[a].runs_on for a in algorithms}))
     if problem:

@@ -45,6 +45,11 @@ class Collective:
             return count // size, count
         return count, count
 
+    def checked_count(self, count: int, size: int) -> int:
+        """The whole vector `collsweep verify` checks for one of its counts: per block for
+        the collectives of equal blocks (p of them), so edge counts stay edges."""
+        return count * size if self.equal_blocks else count
+
     def whole_count(self, size: int, send_count: int) -> int:
         """The whole vector's elements, from a call's send buffer."""
         return send_count * size if self.name == "allgather" else send_count

@@ -21,7 +21,7 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Ch
     of equal blocks) and compare every rank's result with the serial reference."""
     rank, size = comm.Get_rank(), comm.Get_size()
     collective = COLLECTIVES[ALGORITHMS[algorithm].collective]
-    whole = count * size if collective.equal_blocks else count
+    whole = collective.checked_count(count, size)
     sendbuf, recvbuf, expected = collective_case(collective, rank, size, whole, dtype, op)
     sent = sendbuf.copy()
     status, detail, wrong = "ok", "", 0
