@@ -59,7 +59,7 @@ from dashboard.data.runs import (
     runs_table,
     time_span_note,
 )
-from dashboard.data.tuning import tuned_entry_of, tuned_runs, tuning_file_of, tuning_ratios
+from dashboard.data.tuning import tuned_entries, tuned_runs, tuning_file_of, tuning_ratios
 from dashboard.data.user_sql import (
     FALLBACK_EXAMPLES,
     USER_SQL_MAX_ROWS,
@@ -123,7 +123,7 @@ __all__ = [
     "runs_table",
     "schema_reference",
     "time_span_note",
-    "tuned_entry_of",
+    "tuned_entries",
     "tuned_runs",
     "tuning_file_of",
     "tuning_ratios",

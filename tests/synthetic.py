@@ -26,7 +26,7 @@ import numpy as np
 
 from runners import store
 from runners.domain import tuning
-from runners.domain.catalog import DTYPES, library_of
+from runners.domain.catalog import DTYPES, collective_of, library_of, ops_of
 from runners.domain.fitting import fit_linear, fit_piecewise
 from runners.domain.models import model_for, predict
 from runners.domain.records import PointKey
@@ -201,6 +201,7 @@ def spec_toml(spec: RunSpec) -> str:
             f"dtypes = {list(spec.dtypes)}".replace("'", '"'),
             f"ops = {list(spec.ops)}".replace("'", '"'),
             f"algorithms = {list(spec.algorithms)}".replace("'", '"'),
+            f"collectives = {_collectives(spec)}".replace("'", '"'),
             f"passes = {spec.passes}",
             f"launches = {spec.launches}",
             'launcher = "mpiexec -n {ranks}"',
@@ -208,6 +209,10 @@ def spec_toml(spec: RunSpec) -> str:
             "",
         ]
     )
+
+
+def _collectives(spec: RunSpec) -> list[str]:
+    return list(dict.fromkeys(collective_of(a) for a in spec.algorithms))
 
 
 def run_row(spec: RunSpec) -> dict[str, Any]:
@@ -249,8 +254,12 @@ def point_id(spec: RunSpec, algorithm: str, ranks: int, nbytes: int, dtype: str,
 
 
 def _cells(spec: RunSpec) -> Iterator[tuple[str, int, int, str, str]]:
-    """Every (algorithm, ranks, bytes, dtype, op) of the run's grid."""
-    return itertools.product(spec.algorithms, spec.ranks, spec.sizes, spec.dtypes, spec.ops)
+    """Every (algorithm, ranks, bytes, dtype, op) of the run's grid (op `none` for an
+    algorithm of a collective that reduces nothing)."""
+    for algorithm in spec.algorithms:
+        ops = ops_of(collective_of(algorithm), spec.ops)
+        for cell in itertools.product(spec.ranks, spec.sizes, spec.dtypes, ops):
+            yield (algorithm, *cell)
 
 
 def true_time(algorithm: str, ranks: int, nbytes: int, dtype: str) -> float:
@@ -297,6 +306,7 @@ def _point(spec: RunSpec, cell: tuple[str, int, int, str, str], seconds: np.ndar
         "point_id": point_id(spec, *cell),
         "run_id": spec.run_id,
         "algorithm": algorithm,
+        "collective": collective_of(algorithm),
         "library_config": _library_config(algorithm),
         "ranks": ranks,
         "bytes": nbytes,
@@ -398,11 +408,13 @@ def pingpong_calibration(host: str) -> dict[str, Any]:
     }
 
 
-def write_tuning_file(folder: Path, per_ranks: dict[int, list[Band]]) -> Path:
-    """A tuning file and its shared-memory table, as collsweep tune writes them."""
+def write_tuning_file(
+    folder: Path, per_ranks: dict[int, list[Band]], collective: str = "allreduce"
+) -> Path:
+    """A tuning file and its shared-memory table, as collsweep tune writes them (one
+    collective's subtree tuned)."""
     path = Path(folder) / "tuned.json"
-    mpir = tuning.mpir_table(per_ranks, tuning.library_table(tuning.MPIR_TABLE))
-    posix = tuning.posix_table(per_ranks, tuning.library_table(tuning.POSIX_TABLE))
+    mpir, posix = tuning.mpich_tables({collective: per_ranks})
     path.write_text(json.dumps(mpir))
     tuning.posix_path(path).write_text(json.dumps(posix))
     return path

@@ -61,6 +61,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.mpi",
         "bcast.mpi:binomial",
         "bcast.mpi:scatter_ring_allgather",
+        "bcast.mpi:tuned",
         "bcast.openmpi",
         "bcast.impi",
     }

@@ -26,7 +26,8 @@ def tuned_store(folder: Path, slowdown: float) -> Path:
     path = synthetic.write_tuning_file(folder, per_ranks)
     bands = [{"upto_bytes": 64, "algorithm": "mpi:recursive_doubling"}]
     bands.append({"upto_bytes": None, "algorithm": "mpi (library default)"})
-    provenance = {"run_id": "r-source", "groups": {"2": {"bands": bands}}}
+    groups = {"2": {"bands": bands}}
+    provenance = {"run_id": "r-source", "collectives": {"allreduce": {"groups": groups}}}
     tuning.provenance_path(path).write_text(json.dumps(provenance))
     spec = synthetic.RunSpec(
         run_id=RUN,

@@ -261,7 +261,7 @@ def test_tune_writes_intel_mpis_json_tree_from_a_run(
     uptos = [int(key.split("=")[1]) for key in tree]
     assert 1024 <= uptos[0] < 32768 <= uptos[1] < 1048576 and uptos[2] == -1
     provenance = json.loads(provenance_path(out).read_text())
-    sizes = {s["bytes"]: s for s in provenance["groups"]["2"]["sizes"]}
+    sizes = {s["bytes"]: s for s in provenance["collectives"]["allreduce"]["groups"]["2"]["sizes"]}
     assert sizes[1048576]["choice"] == "impi:ring" and sizes[1048576]["decided"]
     assert sizes[1024]["choice"] is None and sizes[1024]["stand_in_for_default"] == "impi:ring"
     assert sizes[1024]["stand_in_slower_than_default"]  # the default won at 1 KiB: said
@@ -318,7 +318,7 @@ def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) 
 
     out = tmp_path / "impi.json"
     bands = {4: [Band(8192, "impi:ring"), Band(None, "impi:rabenseifner")]}
-    [(path, table)] = impi.tuning_tables(out, bands, ALGORITHMS).items()
+    [(path, table)] = impi.tuning_tables(out, {"allreduce": bands}, ALGORITHMS).items()
     path.write_text(json.dumps(table))
     knobs = {**impi.tuning_env(out), "PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
     found = {}

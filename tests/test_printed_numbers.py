@@ -165,7 +165,12 @@ def test_tune_summary_shows_the_files_boundaries(decades: Path, tmp_path: Path) 
     out = tmp_path / "tuned.json"
     text = cli_output("tune", RUN, "--store", str(decades), "--out", str(out))
     provenance = json.loads(out.with_name(out.name + ".provenance.json").read_text())
-    bounds = [b["upto_bytes"] for g in provenance["groups"].values() for b in g["bands"]]
+    bounds = [
+        b["upto_bytes"]
+        for c in provenance["collectives"].values()
+        for g in c["groups"].values()
+        for b in g["bands"]
+    ]
     assert assert_all_from(text, [float(b) for b in bounds if b is not None]) >= 1
 
 

@@ -36,9 +36,9 @@ def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
     assert "p=2: " in printed and "p=3" not in printed  # other groups are oversubscribed
     provenance = json.loads(tuning.provenance_path(out).read_text())
     assert provenance["run_id"] == RUN_A and provenance["library"].startswith("MPICH 5.0.")
-    bands = provenance["groups"]["2"]["bands"]
+    bands = provenance["collectives"]["allreduce"]["groups"]["2"]["bands"]
     assert [b["upto_bytes"] for b in bands] == [b.upto for b in expected.bands]
-    for size in provenance["groups"]["2"]["sizes"]:
+    for size in provenance["collectives"]["allreduce"]["groups"]["2"]["sizes"]:
         if size["choice"]:
             assert size["decided"] and size["ratio_high"] < 1  # interval clear of a tie
     assert set(provenance["assumptions"]) >= {"not_oversubscribed", "single_node"}
@@ -112,3 +112,48 @@ def test_sweep_refuses_a_bad_tuning_file_before_any_rank(
     assert main([*args, "--tuning-file", str(tmp_path / "none.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not store.exists()
+
+
+def test_tune_writes_each_collectives_subtree_from_its_own_winners(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run of allreduce and bcast where only bcast's forced binomial tree beats the default
+    (from 32 KiB): the file replaces bcast's subtree alone, hands those sizes from the
+    shared-memory layer to it, and the validation spec times bcast.mpi:tuned."""
+    sizes = (8, 512, 32768, 262144)
+    times = {("bcast.mpi", n): 1e-6 * (1 + n / 4096) for n in sizes}
+    times |= {("bcast.mpi:binomial", n): 1e-6 * (1.5 + n / 16384) for n in sizes}
+    times |= {(a, n): 2e-6 * (1 + n / 4096) for a in ("mpi", "mpi:ring") for n in sizes}
+    run = synthetic.RunSpec(
+        run_id="r20261203-150000-cccc",
+        ranks=(2,),
+        sizes=sizes,
+        algorithms=("mpi", "mpi:ring", "bcast.mpi", "bcast.mpi:binomial"),
+        timeout_point=False,
+        exact_times=times,
+    )
+    db = tmp_path / "c.duckdb"
+    synthetic.build_store(db, [run])
+    out, check = tmp_path / "t.json", tmp_path / "v.toml"
+    argv = ["tune", run.run_id, "--store", str(db), "--out", str(out)]
+    assert main([*argv, "--validate-spec", str(check)]) == 0
+    printed = capsys.readouterr().out
+    assert "bcast p=2: up to " in printed and "and larger: mpi:binomial" in printed
+    assert "\np=2" not in printed  # allreduce: nothing decided against its default
+    table = json.loads(out.read_text())
+    generic = tuning.library_table(tuning.MPIR_TABLE)
+    assert table[tuning.ALLREDUCE] == generic[tuning.ALLREDUCE]
+    sized = table["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
+    [(low, default), (high, chosen)] = sized.items()
+    assert 512 <= int(low.split("<=")[1]) < 32768 and high == "avg_msg_size=any"
+    assert default == generic["collective=bcast"]["comm_type=intra"]
+    assert chosen == {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    posix = json.loads(tuning.posix_path(out).read_text())
+    handed = posix["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
+    assert handed["avg_msg_size=any"] == tuning.to_generic("bcast")
+    provenance = json.loads(tuning.provenance_path(out).read_text())
+    assert set(provenance["collectives"]) == {"bcast"}
+    assert provenance["collectives"]["bcast"]["op"] == "none"
+    spec = load_spec(check)
+    assert spec.collectives == ("bcast",)
+    assert set(spec.algorithms) == {"bcast.mpi", "bcast.mpi:binomial", "bcast.mpi:tuned"}

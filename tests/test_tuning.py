@@ -147,3 +147,44 @@ def test_band_ranges_read_as_size_ranges() -> None:
         "above 181 B and larger",
     ]
     assert tuning.band_ranges([None]) == ["every size"]
+
+
+def test_each_collective_has_its_own_subtree_size_condition_and_guards() -> None:
+    """bcast is sized by avg_msg_size, allgather and reduce_scatter_block by total_msg_size
+    (csel.c defines no avg_msg_size for them); MPICH's restrictions guard each leaf."""
+    per_collective = {
+        "bcast": {2: [Band(4096, None), Band(None, "bcast.mpi:binomial")]},
+        "allgather": {4: [Band(None, "allgather.mpi:recursive_doubling")]},
+        "reduce_scatter": {2: [Band(None, "reduce_scatter.mpi:pairwise")]},
+        "reduce": {2: [Band(None, "reduce.mpi:reduce_scatter_gather")]},
+    }
+    mpir, posix = tuning.mpich_tables(per_collective)
+    generic = tuning.library_table(tuning.MPIR_TABLE)
+    assert _allreduce(mpir) == _allreduce(generic)  # untouched: not tuned
+    bcast = mpir["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
+    default = generic["collective=bcast"]["comm_type=intra"]
+    assert bcast == {
+        "avg_msg_size<=4096": default,
+        "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_binomial": {}},
+    }
+    allgather = mpir["collective=allgather"]["comm_type=intra"]["comm_size<=4"]
+    assert allgather == {
+        "total_msg_size=any": {
+            "comm_size=pow2": {"algorithm=MPIR_Allgather_intra_recursive_doubling": {}},
+            "comm_size=any": {"algorithm=MPIR_Allgather_intra_brucks": {}},
+        }
+    }
+    scatter = mpir["collective=reduce_scatter_block"]["comm_type=intra"]["comm_size<=2"]
+    assert scatter["total_msg_size=any"] == {
+        "is_commutative=yes": {"algorithm=MPIR_Reduce_scatter_block_intra_pairwise": {}},
+        "is_commutative=any": {"algorithm=MPIR_Reduce_scatter_block_intra_recursive_doubling": {}},
+    }
+    reduce = mpir["collective=reduce"]["comm_type=intra"]["comm_size<=2"]["avg_msg_size=any"]
+    assert reduce["is_op_built_in=no"] == reduce["count<pow2"]
+    assert reduce["is_op_built_in=no"] == {"algorithm=MPIR_Reduce_intra_binomial": {}}
+    # the shared-memory layer hands bcast's tuned band to the generic selection, keeps its own
+    # default elsewhere; it takes no allgather or reduce_scatter_block at all
+    handed = posix["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
+    own = tuning.library_table(tuning.POSIX_TABLE)["collective=bcast"]["comm_type=intra"]
+    assert handed == {"avg_msg_size<=4096": own, "avg_msg_size=any": tuning.to_generic("bcast")}
+    assert "collective=allgather" not in posix

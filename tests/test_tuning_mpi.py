@@ -61,3 +61,43 @@ def test_a_sweep_times_mpi_tuned_in_its_own_launches_with_the_files_provenance(
     knobs = environment["jobs"]["ranks=2 config=mpi:tuned"]
     assert knobs[tuning.FILE_CVAR] == str(path.resolve())
     assert tuning.FILE_CVAR not in environment["jobs"]["ranks=2 config=default"]
+
+
+def test_mpich_accepts_a_file_naming_every_forced_algorithm_of_every_collective(
+    tmp_path: Path,
+) -> None:
+    """MPICH aborts at start-up on a leaf naming a function it does not have ("unrecognized
+    key"): a file with a band for each of its forced algorithms of each collective loads, and a
+    reduce-scatter under it still computes the right result."""
+    from runners.domain.catalog import ALGORITHMS
+
+    per_collective: dict[str, dict[int, list[Band]]] = {}
+    for name, spec in ALGORITHMS.items():
+        if spec.forced and spec.runs_on == "mpich":
+            bands = per_collective.setdefault(spec.collective, {2: []})[2]
+            bands.append(Band(8 * (len(bands) + 1), name))
+    for groups in per_collective.values():
+        groups[2].append(Band(None, None))
+    assert set(per_collective) == set(tuning.MPICH_COLLECTIVES)
+    mpir, posix = tuning.mpich_tables(per_collective)
+    path = tmp_path / "every.json"
+    path.write_text(json.dumps(mpir))
+    tuning.posix_path(path).write_text(json.dumps(posix))
+    calls = mpich_calls(2, 64, tuning.tuning_knobs(path), "reduce_scatter")
+    assert set(calls) == {0, 1}
+
+
+def test_a_reduce_scatter_subtree_names_the_algorithm_on_each_side_of_a_boundary(
+    tmp_path: Path,
+) -> None:
+    """p=4, float64, sized by the whole vector (total_msg_size): up to 4 KiB pairwise (a
+    quarter of the count, p-1 times), above it recursive halving (a half, then a quarter);
+    without the file MPICH runs recursive halving at 2 KiB."""
+    pairwise, halving = "reduce_scatter.mpi:pairwise", "reduce_scatter.mpi:recursive_halving"
+    per_ranks = {4: [Band(4096, pairwise), Band(None, halving)]}
+    path = synthetic.write_tuning_file(tmp_path, per_ranks, "reduce_scatter")
+    knobs = tuning.tuning_knobs(path)
+    below, above = 256, 1024  # 2 KiB and 8 KiB of float64, the whole vector
+    assert mpich_calls(4, below, knobs, "reduce_scatter") == {r: [64, 64, 64] for r in range(4)}
+    assert mpich_calls(4, above, knobs, "reduce_scatter") == {r: [512, 256] for r in range(4)}
+    assert mpich_calls(4, below, {}, "reduce_scatter") == {r: [128, 64] for r in range(4)}

@@ -13,10 +13,16 @@ import pandas as pd
 
 from dashboard.data.base import Scope, StorePath, _df, _open
 from dashboard.data.override import against_default
+from runners.domain.catalog import ALGORITHMS
 from runners.domain.libraries import LIBRARIES
 from runners.domain.tuning import TUNED
 
-TUNED_ENTRIES = [lib.tuned for lib in LIBRARIES.values() if lib.tuned]
+# Every library's tuned entry of every collective (mpi:tuned, bcast.mpi:tuned, impi:tuned, ...)
+TUNED_ENTRIES = [
+    name
+    for name, spec in ALGORITHMS.items()
+    if spec.own_launch and name != LIBRARIES[spec.runs_on].vendor_tuned
+]
 
 
 def tuned_runs(path: StorePath) -> list[str]:
@@ -31,14 +37,15 @@ def tuned_runs(path: StorePath) -> list[str]:
     return frame["run_id"].tolist()
 
 
-def tuned_entry_of(path: StorePath, run_id: str) -> str:
-    """The tuned entry a run timed (one tuning file serves one library): mpi:tuned when none."""
+def tuned_entries(path: StorePath, run_id: str) -> dict[str, str]:
+    """Per collective, the tuned entry the run timed (one tuning file serves one library)."""
     with _open(path) as con:
-        found = con.execute(
-            "SELECT min(algorithm) FROM points WHERE run_id = ? AND list_contains(?, algorithm)",
+        rows = con.execute(
+            "SELECT DISTINCT algorithm FROM points "
+            "WHERE run_id = ? AND list_contains(?, algorithm)",
             [run_id, TUNED_ENTRIES],
-        ).fetchone()
-    return found[0] if found and found[0] else TUNED
+        ).fetchall()
+    return {ALGORITHMS[name].collective: name for (name,) in sorted(rows)}
 
 
 def tuning_ratios(path: StorePath, scope: Scope, tuned: str = TUNED) -> pd.DataFrame:

@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import ALGORITHMS, autotuned_of
 from runners.domain.libraries import LIBRARIES
-from runners.domain.tuning import ALLREDUCE, band_ranges
+from runners.domain.tuning import MPICH_COLLECTIVES, band_ranges
 from runners.domain.units import counted, format_bytes
 
 HOW_TO = (
@@ -48,44 +48,50 @@ def _headline(ratios: pd.DataFrame, tuned: str, default: str) -> None:
 def _bands(provenance: dict) -> pd.DataFrame:
     """The file's choices per group size, from its provenance: size range and algorithm."""
     rows = []
-    for ranks, group in (provenance.get("groups") or {}).items():
-        items = group.get("bands", [])
-        ranges = band_ranges([band["upto_bytes"] for band in items])
-        rows += [
-            {"ranks": int(ranks), "sizes": where, "algorithm": band["algorithm"]}
-            for where, band in zip(ranges, items, strict=True)
-        ]
+    for collective, tuned in (provenance.get("collectives") or {}).items():
+        for ranks, group in (tuned.get("groups") or {}).items():
+            items = group.get("bands", [])
+            ranges = band_ranges([band["upto_bytes"] for band in items])
+            rows += [
+                {
+                    "collective": collective,
+                    "ranks": int(ranks),
+                    "sizes": where,
+                    "algorithm": band["algorithm"],
+                }
+                for where, band in zip(ranges, items, strict=True)
+            ]
     return pd.DataFrame(rows)
 
 
-def _rules(text: str, title: str) -> None:
-    """The file's allreduce rules as the library reads them: MPICH's allreduce subtree, Intel
-    MPI's whole tree, Open MPI's rules text."""
+def _rules(text: str, title: str, collective: str) -> None:
+    """The file's rules of a collective as the library reads them: MPICH's subtree of it,
+    Intel MPI's whole tree, Open MPI's rules text."""
     try:
         table = json.loads(text)
     except ValueError:
         table = None
-    with st.expander(f"The allreduce rules as {title} reads them"):
+    with st.expander(f"The {collective} rules as {title} reads them"):
         if isinstance(table, dict):
-            shown = table.get(ALLREDUCE, table)
+            shown = table.get(MPICH_COLLECTIVES[collective].key, table)
             st.code(json.dumps(shown, indent=1), language="json")
         else:
             st.code(text, language="text")
 
 
-def _file(path: Path, run_id: str, title: str) -> None:
+def _file(path: Path, run_id: str, title: str, collective: str) -> None:
     """The tuning file the run followed: what it chooses where, its rules, where it came from
     and a download."""
     record = queries.tuning_file_of(path, run_id)
     st.subheader("The tuning file")
     st.caption(f"`{record.get('file', 'not recorded')}` · SHA-256 `{record.get('file_sha256')}`")
     provenance = record.get("provenance") or {}
-    if provenance.get("groups"):
+    if provenance.get("collectives"):
         ui.table(_bands(provenance), key="tuning_bands")
     if record["text"] is None:
         st.info(f"Its text is not shown: {record['why'] or 'the run did not record it'}.")
     else:
-        _rules(record["text"], title)
+        _rules(record["text"], title, collective)
         name = Path(record["file"]).name
         st.download_button("Download the tuning file", record["text"], name, "text/plain")
     with st.expander("Where it came from (provenance)"):
@@ -100,10 +106,12 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.info(HOW_TO)
         return
     run_id = ui.choose_run(runs[runs["run_id"].isin(tuned)])
-    entry = queries.tuned_entry_of(path, run_id)
-    library = LIBRARIES[ALGORITHMS[entry].runs_on]
-    default = library.autotuned
+    entries = queries.tuned_entries(path, run_id)
     grid = queries.run_grid(path, run_id)
+    collective, grid = ui.choose_collective(grid[grid["collective"].isin(list(entries))])
+    entry = entries[collective]
+    library = LIBRARIES[ALGORITHMS[entry].runs_on]
+    default = autotuned_of(library.name, collective)
     left, right = st.columns(2)
     dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=left)
     ops = sorted(grid[grid["dtype"] == dtype]["op"].unique())
@@ -122,7 +130,7 @@ def main(path: Path, overview: queries.Overview) -> None:
         "the interval excluding 1."
     )
     ui.table(ratios, key="tuning_ratios")
-    _file(path, run_id, library.title)
+    _file(path, run_id, library.title, collective)
 
 
 ui.run_page("Tuning", main)

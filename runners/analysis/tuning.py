@@ -1,12 +1,12 @@
 """The measured choices a tuning file is made of: per group size, the decided winner among the
 library's own algorithms at each swept size (no MPI imported here; the files: tuning_files.py).
 
-Only one library's algorithms compete (its autotuned default and its forced algorithms;
-collsweep's hand-written ones cannot be named in a library's table, and `<library>:tuned` is
-what a file makes). A size whose fastest library algorithm the paired launches do not decide,
-or where the autotuned default wins, keeps the library's default (choice None); its stand-in
-is the forced algorithm measured closest to the default there, for a library whose file must
-name an algorithm at every size (Intel MPI).
+Only one library's algorithms of one collective compete (its autotuned default and its forced
+algorithms; collsweep's hand-written ones cannot be named in a library's table, and
+`<library>:tuned` is what a file makes). A size whose fastest library algorithm the paired
+launches do not decide, or where the autotuned default wins, keeps the library's default
+(choice None); its stand-in is the forced algorithm measured closest to the default there, for
+a library whose file must name an algorithm at every size (Intel MPI).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from runners import store
 from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import ALGORITHMS, autotuned_of
 from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.tuning import Band, bands
 
@@ -78,25 +78,31 @@ class GroupTuning:
         return sum(s.choice is not None for s in self.sizes)
 
 
-def competes(algorithm: str, library: str = DEFAULT.name) -> bool:
-    """Whether an algorithm can be named in `library`'s table (or is its default): tuning
-    files hold allreduce's choices only so far (no other collective has forced entries)."""
+def competes(algorithm: str, library: str = DEFAULT.name, collective: str = "allreduce") -> bool:
+    """Whether an algorithm of `collective` can be named in `library`'s table (or is its
+    default): one of the library's own, of a collective its file can tune."""
     spec = ALGORITHMS[algorithm]
-    allreduce = spec.collective == "allreduce"
-    return spec.library and spec.runs_on == library and not spec.own_launch and allreduce
+    tunable = collective in LIBRARIES[library].tuning_collectives
+    mine = spec.library and spec.runs_on == library and not spec.own_launch
+    return mine and tunable and spec.collective == collective
 
 
 def group_tunings(
-    path: Path, run_id: str, dtype: str, op: str, library: str = DEFAULT.name
+    path: Path,
+    run_id: str,
+    dtype: str,
+    op: str,
+    library: str = DEFAULT.name,
+    collective: str = "allreduce",
 ) -> dict[int, GroupTuning]:
     """Per group size of the run (dtype, op given), its choices at every swept size among
-    `library`'s algorithms."""
-    points = [p for p in load_points(path, run_id) if competes(p.algorithm, library)]
+    `library`'s algorithms of `collective`."""
+    points = [p for p in load_points(path, run_id) if competes(p.algorithm, library, collective)]
     groups = {k: v for k, v in group_points(points).items() if k[1:] == (dtype, op)}
     comparisons = Comparisons.load(path, run_id)
     winners = winner_rows(groups, comparisons)
     crossings = measured_crossover_rows(groups, comparisons)
-    default = LIBRARIES[library].autotuned
+    default = autotuned_of(library, collective)
     out = {}
     for ranks, _, _ in groups:
         mine = [w for w in winners if w["ranks"] == ranks]

@@ -19,7 +19,8 @@ from typing import Any
 
 from runners import store
 from runners.analysis.tuning import GroupTuning, assumption_states, group_tunings
-from runners.domain.catalog import ALGORITHMS, DTYPES
+from runners.domain.catalog import ALGORITHMS, DTYPES, autotuned_of
+from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
 from runners.domain.errors import BadInput
 from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
@@ -115,51 +116,88 @@ def _group_of(run: dict[str, Any], request: TuneRequest) -> tuple[str, str]:
     return dtype, op
 
 
-def _tunings(request: TuneRequest, dtype: str, op: str) -> dict[int, GroupTuning]:
-    found = group_tunings(request.store, request.run_id, dtype, op, request.library)
-    if request.ranks:
-        missing = sorted(set(request.ranks) - set(found))
-        if missing:
-            raise TuneError(
-                f"run {request.run_id} has no {dtype}/{op} points of two library algorithms "
-                f"at ranks {missing}; it has {sorted(found) or 'none'}"
-            )
-        found = {r: t for r, t in found.items() if r in request.ranks}
-    else:
-        dedicated = {r: t for r, t in found.items() if not t.oversubscribed}
-        if found and not dedicated:
-            raise TuneError(
-                f"every group of run {request.run_id} had more ranks than cores "
-                f"(p={', '.join(map(str, sorted(found)))}): their times are the scheduler's, "
-                "not a tuning; name one with --ranks to tune it anyway"
-            )
-        found = dedicated
-    if not any(t.decided for t in found.values()):
+Tunings = dict[str, dict[int, GroupTuning]]  # per collective, per group size
+
+
+def op_of(collective: str, op: str) -> str:
+    """The op of a collective's points in a group of `op`: `none` where it reduces nothing."""
+    return op if COLLECTIVES[collective].reduces else NO_OP
+
+
+def _collectives(run: dict[str, Any], request: TuneRequest) -> list[str]:
+    """The run's collectives whose choices the library's file can hold."""
+    swept = parse_spec(run.get("spec_toml") or "").collectives
+    lib = request.spec
+    found = [c for c in swept if c in lib.tuning_collectives]
+    if not found:
         raise TuneError(
-            f"run {request.run_id} has no decided winner among the library's algorithms other "
-            f"than its default ({dtype}/{op}): a tuning file would change nothing; sweep the "
-            f"forced algorithms ({request.spec.autotuned}:<name>) beside "
-            f"{request.spec.autotuned} with more launches"
+            f"run {request.run_id} swept {', '.join(swept)}; collsweep tunes "
+            f"{lib.title}'s {', '.join(lib.tuning_collectives)} only"
         )
     return found
 
 
+def _tunings(request: TuneRequest, run: dict[str, Any], dtype: str, op: str) -> Tunings:
+    """Per collective the library's file can tune, its groups' choices (those asked with
+    --ranks, else those with a core per rank); the collectives where something was decided."""
+    found = {
+        c: group_tunings(request.store, request.run_id, dtype, op_of(c, op), request.library, c)
+        for c in _collectives(run, request)
+    }
+    every = sorted(set().union(*found.values()))
+    if request.ranks:
+        missing = sorted(set(request.ranks) - set(every))
+        if missing:
+            raise TuneError(
+                f"run {request.run_id} has no {dtype}/{op} points of two library algorithms "
+                f"at ranks {missing}; it has {every or 'none'}"
+            )
+        found = {c: {r: t for r, t in g.items() if r in request.ranks} for c, g in found.items()}
+    else:
+        dedicated = {
+            c: {r: t for r, t in g.items() if not t.oversubscribed} for c, g in found.items()
+        }
+        if every and not any(dedicated.values()):
+            raise TuneError(
+                f"every group of run {request.run_id} had more ranks than cores "
+                f"(p={', '.join(map(str, every))}): their times are the scheduler's, "
+                "not a tuning; name one with --ranks to tune it anyway"
+            )
+        found = dedicated
+    decided = {c: g for c, g in found.items() if any(t.decided for t in g.values())}
+    if not decided:
+        raise TuneError(
+            f"run {request.run_id} has no decided winner among the library's algorithms other "
+            f"than its default ({dtype}/{op}, {', '.join(found)}): a tuning file would change "
+            f"nothing; sweep the forced algorithms ({request.spec.autotuned}:<name>) beside "
+            f"{request.spec.autotuned} with more launches"
+        )
+    return decided
+
+
 def provenance(
-    request: TuneRequest, run: dict[str, Any], group: tuple[str, str], tunings: dict
+    request: TuneRequest, run: dict[str, Any], group: tuple[str, str], tunings: Tunings
 ) -> dict[str, Any]:
-    """What the file came from: the run, host, library, assumptions, and every band with the
-    intervals of the winners it rests on."""
+    """What the file came from: the run, host, library, assumptions, and per collective every
+    band with the intervals of the winners it rests on."""
+    lib = request.spec
     return {
         "written_by": "collsweep tune",
         "run_id": request.run_id,
         "store": str(request.store),
         "host": run.get("host"),
         "library": measured_version(run, request.library),
-        "installed_library": request.spec.installed_version(),
+        "installed_library": lib.installed_version(),
         "dtype": group[0],
         "op": group[1],
         "assumptions": assumption_states(request.store, request.run_id),
-        "groups": {str(r): _group_provenance(t, request.spec) for r, t in sorted(tunings.items())},
+        "collectives": {
+            c: {
+                "op": op_of(c, group[1]),
+                "groups": {str(r): _group_provenance(t, lib, c) for r, t in sorted(g.items())},
+            }
+            for c, g in tunings.items()
+        },
     }
 
 
@@ -169,28 +207,35 @@ def file_bands(tuning: GroupTuning, library: LibrarySpec) -> list:
     return tuning.bands if library.keeps_default else tuning.concrete_bands
 
 
-def file_warnings(tunings: dict[int, GroupTuning], library: LibrarySpec) -> list[str]:
+def file_warnings(tunings: Tunings, library: LibrarySpec) -> list[str]:
     """Where a file that must name an algorithm everywhere will be slower than the default:
     sizes at which the default was decidedly faster than every swept forced algorithm."""
     if library.keeps_default:
         return []
     out = []
-    for ranks, tuning in sorted(tunings.items()):
-        for size in tuning.sizes:
-            if size.stand_in_loses:
-                slower = 1 / size.winner["ratio"] if size.winner.get("ratio") else float("nan")
-                out.append(
-                    f"p={ranks} {format_bytes(size.nbytes)}: {library.title}'s file must name "
-                    f"a preset, and the default was decidedly faster than every one swept (the "
-                    f"closest, {size.stand_in}, {format_ratio(slower)} slower): the file is "
-                    "slower there; sweep more presets at that size"
-                )
+    for collective, groups in tunings.items():
+        for ranks, tuning in sorted(groups.items()):
+            for size in tuning.sizes:
+                if size.stand_in_loses:
+                    slower = 1 / size.winner["ratio"] if size.winner.get("ratio") else math.nan
+                    out.append(
+                        f"{group_label(collective, ranks)} {format_bytes(size.nbytes)}: "
+                        f"{library.title}'s file must name a preset, and the default was "
+                        f"decidedly faster than every one swept (the closest, {size.stand_in}, "
+                        f"{format_ratio(slower)} slower): the file is slower there; sweep more "
+                        "presets at that size"
+                    )
     return out
 
 
-def _group_provenance(tuning: GroupTuning, library: LibrarySpec) -> dict[str, Any]:
+def group_label(collective: str, ranks: int) -> str:
+    """A tuned group in a line: `p=2` for allreduce, `bcast p=2` for another collective."""
+    return f"p={ranks}" if collective == DEFAULT_COLLECTIVE else f"{collective} p={ranks}"
+
+
+def _group_provenance(tuning: GroupTuning, library: LibrarySpec, collective: str) -> dict:
     keep = ("winner", "runner_up", "decided", "ratio", "ratio_low", "ratio_high", "launches")
-    default = f"{library.autotuned} (library default)"
+    default = f"{autotuned_of(library.name, collective)} (library default)"
     return {
         "oversubscribed": tuning.oversubscribed,
         "bands": [
@@ -213,24 +258,31 @@ def _group_provenance(tuning: GroupTuning, library: LibrarySpec) -> dict[str, An
     }
 
 
-def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: dict, group) -> str:
-    """A spec that sweeps the tuned groups at the swept sizes and their geometric midpoints
-    with the library's tuned entry, its default and the forced algorithms the run measured
-    (boundaries off the grid)."""
+def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: Tunings, group) -> str:
+    """A spec that sweeps the tuned collectives and groups at the swept sizes and their
+    geometric midpoints with the library's tuned entry, its default and the forced algorithms
+    the run measured (boundaries off the grid)."""
     swept = parse_spec(run.get("spec_toml") or "")
     itemsize = DTYPES[group[0]].itemsize
-    sizes = sorted({s.nbytes for t in tunings.values() for s in t.sizes})
+    sizes = sorted({s.nbytes for g in tunings.values() for t in g.values() for s in t.sizes})
     between = [_aligned(math.sqrt(a * b), itemsize) for a, b in itertools.pairwise(sizes)]
     lib = request.spec
-    forced = [
-        a for a in swept.algorithms if ALGORITHMS[a].forced and ALGORITHMS[a].runs_on == lib.name
+    algorithms = [
+        name
+        for c in tunings
+        for name in (
+            autotuned_of(lib.name, c),
+            *(a for a in swept.algorithms if _forced_here(a, lib.name, c)),
+            qualified(c, lib.tuned),
+        )
     ]
     spec = SweepSpec(
         sizes=tuple(sorted(set(sizes) | set(between))),
-        ranks=tuple(sorted(tunings)),
+        ranks=tuple(sorted({r for g in tunings.values() for r in g})),
         dtypes=(group[0],),
         ops=(group[1],),
-        algorithms=(lib.autotuned, *forced, lib.tuned),
+        collectives=tuple(tunings),
+        algorithms=tuple(algorithms),
         libraries=(lib.name,),
         budget_s=swept.budget_s,
         launches=max(swept.launches, 3),
@@ -241,13 +293,18 @@ def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: dict, gr
     return spec.to_toml()
 
 
+def _forced_here(algorithm: str, library: str, collective: str) -> bool:
+    spec = ALGORITHMS[algorithm]
+    return bool(spec.forced) and spec.runs_on == library and spec.collective == collective
+
+
 def _aligned(nbytes: float, itemsize: int) -> int:
     return max(itemsize, int(nbytes) // itemsize * itemsize)
 
 
-def tune(request: TuneRequest) -> dict[int, GroupTuning]:
+def tune(request: TuneRequest) -> Tunings:
     """Write the tuning file (with MPICH, its shared-memory table) and provenance (and the
-    validation spec when asked); the groups' tunings, for the summary."""
+    validation spec when asked); per collective the groups' tunings, for the summary."""
     run = _run(request)
     group = _group_of(run, request)
     lib = request.spec
@@ -255,10 +312,12 @@ def tune(request: TuneRequest) -> dict[int, GroupTuning]:
     tables = lib.tuning_tables(request.out, {}, mine)  # which files, before any is checked
     outputs = [*tables, provenance_path(request.out)]
     check_outputs([*outputs, *([request.validate_spec] if request.validate_spec else [])])
-    tunings = _tunings(request, *group)
-    per_ranks = {r: file_bands(t, lib) for r, t in tunings.items()}
+    tunings = _tunings(request, run, *group)
+    per_collective = {
+        c: {r: file_bands(t, lib) for r, t in groups.items()} for c, groups in tunings.items()
+    }
     texts = {
-        **lib.tuning_tables(request.out, per_ranks, mine),
+        **lib.tuning_tables(request.out, per_collective, mine),
         provenance_path(request.out): provenance(request, run, group, tunings),
     }
     files = {

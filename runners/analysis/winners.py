@@ -11,10 +11,10 @@ from typing import Any
 from runners import store
 from runners.analysis.crossings import crossing_row
 from runners.analysis.points import Key, Point
-from runners.domain.catalog import ALGORITHMS, autotuned_of, is_autotuned, library_of
+from runners.domain.catalog import ALGORITHMS, autotuned_of, is_autotuned
 from runners.domain.comparison import Comparison, Unit, compare_many
 from runners.domain.crossovers import decided_crossovers
-from runners.domain.models import LIBRARY
+from runners.domain.libraries import DEFAULT
 
 UNITS_SQL = """
 SELECT s.point_id, coalesce(s.launch, 0) AS launch, coalesce(s.pass, 0) AS pass,
@@ -127,9 +127,11 @@ def baseline_of(algorithm: str) -> str | None:
     """The default a library algorithm is compared with: its own library's autotuned entry for
     a forced one (or mpi:tuned), MPICH's `mpi` for another library's autotuned one; None for
     MPICH's `mpi` and collsweep's own algorithms."""
-    if not ALGORITHMS[algorithm].library or algorithm == LIBRARY:
+    spec = ALGORITHMS[algorithm]
+    mpich_default = autotuned_of(DEFAULT.name, spec.collective)
+    if not spec.library or algorithm == mpich_default:
         return None
-    return LIBRARY if is_autotuned(algorithm) else autotuned_of(library_of(algorithm))
+    return mpich_default if is_autotuned(algorithm) else autotuned_of(spec.runs_on, spec.collective)
 
 
 def against_default_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:

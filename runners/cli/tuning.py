@@ -10,7 +10,14 @@ from runners.cli.common import add_store_option, int_list, store_path
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
-    from runners.analysis.tuning_files import TuneRequest, file_bands, file_warnings, tune
+    from runners.analysis.tuning_files import (
+        TuneRequest,
+        file_bands,
+        file_warnings,
+        group_label,
+        tune,
+    )
+    from runners.domain.catalog import local_name
     from runners.domain.tuning import band_ranges, provenance_path
 
     out = Path(args.out)
@@ -27,15 +34,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
     )
     tunings = tune(request)
     lib = request.spec
-    for ranks, tuning in sorted(tunings.items()):
-        bands = file_bands(tuning, lib)
-        ranges = band_ranges([b.upto for b in bands])
-        texts = [
-            f"{where}: {b.algorithm or 'library default'}"
-            for where, b in zip(ranges, bands, strict=True)
-        ]
-        over = " (oversubscribed: more ranks than cores, as asked)" if tuning.oversubscribed else ""
-        print(f"p={ranks}{over}: " + "; ".join(texts))
+    for collective, groups in tunings.items():
+        for ranks, tuning in sorted(groups.items()):
+            bands = file_bands(tuning, lib)
+            ranges = band_ranges([b.upto for b in bands])
+            texts = [
+                f"{where}: {local_name(b.algorithm) if b.algorithm else 'library default'}"
+                for where, b in zip(ranges, bands, strict=True)
+            ]
+            over = " (oversubscribed: more ranks than cores, as asked)"
+            over = over if tuning.oversubscribed else ""
+            print(f"{group_label(collective, ranks)}{over}: " + "; ".join(texts))
     for warning in file_warnings(tunings, lib):
         print(f"warning: {warning}")
     for name, value in lib.tuning_env(out).items():

@@ -92,6 +92,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *OTHER_COLLECTIVES,
         *library.OTHER_AUTOTUNED,
         *library.OTHER_FORCED,
+        *library.OTHER_TUNED,
         *openmpi.OTHER_AUTOTUNED,
         *impi.OTHER_AUTOTUNED,
     )
@@ -130,7 +131,8 @@ def has_forced(algorithms: Iterable[str]) -> bool:
 
 
 def is_autotuned(algorithm: str) -> bool:
-    """Whether `algorithm` is a library's own MPI_Allreduce left to choose (mpi, openmpi, impi)."""
+    """Whether `algorithm` is a library's own call of its collective left to choose (mpi,
+    openmpi, impi, bcast.mpi, ...)."""
     spec = ALGORITHMS[algorithm]
     return spec.library and not spec.forced and not spec.own_launch
 
@@ -140,9 +142,10 @@ def library_of(algorithm: str) -> str:
     return ALGORITHMS[algorithm].runs_on
 
 
-def autotuned_of(library_name: str) -> str:
-    """The algorithm name of a library's own autotuned MPI_Allreduce ('mpi' for MPICH)."""
-    return LIBRARIES[library_name].autotuned
+def autotuned_of(library_name: str, collective: str = "allreduce") -> str:
+    """The algorithm name of a library's own autotuned call of `collective` ('mpi' for MPICH's
+    MPI_Allreduce, 'bcast.mpi' for its MPI_Bcast)."""
+    return qualified(collective, LIBRARIES[library_name].autotuned)
 
 
 def counterpart(algorithm: str, library_name: str) -> str | None:

@@ -21,7 +21,7 @@ from runners.domain.catalog import (
     on_libraries,
     resolve_name,
 )
-from runners.domain.collectives import DEFAULT_COLLECTIVE
+from runners.domain.collectives import DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
@@ -207,8 +207,8 @@ def _problems(spec: SweepSpec) -> list[str]:
     ]
     if tuned and not spec.tuning_file:
         problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
-    if len(tuned) > 1:
-        problems.append(f"one tuning_file serves one library; {' and '.join(tuned)} both ask")
+    if len({ALGORITHMS[a].runs_on for a in tuned}) > 1:
+        problems.append(f"one tuning_file serves one library; {' and '.join(tuned)} all ask")
     own = [LIBRARIES[n] for n in spec.libraries if n in LIBRARIES and LIBRARIES[n].prefix_name]
     if own and spec.launcher != DEFAULT_LAUNCHER:
         problems.append(
@@ -261,7 +261,8 @@ def _add_vendor_tuned(values: dict[str, Any]) -> None:
 
 def _add_tuned(values: dict[str, Any]) -> None:
     """With a tuning_file and no tuned entry among the algorithms: the tuned entry of each
-    library asked for, or that the algorithms run on (two libraries' are refused later)."""
+    library asked for, or that the algorithms run on, for each collective swept that has one
+    (two libraries' are refused later)."""
     names = values.get("algorithms", BASE_ALGORITHMS)
     if not values.get("tuning_file") or any(
         a in ALGORITHMS and ALGORITHMS[a].own_launch and not _is_vendor_tuned(a) for a in names
@@ -269,7 +270,14 @@ def _add_tuned(values: dict[str, Any]) -> None:
         return
     named = values.get("libraries") or [library_of(a) for a in names if a in ALGORITHMS]
     libraries = dict.fromkeys(n for n in named or (DEFAULT.name,) if n in LIBRARIES)
-    tuned = [LIBRARIES[n].tuned for n in libraries if LIBRARIES[n].tuned]
+    collectives = values.get("collectives", (DEFAULT_COLLECTIVE,))
+    tuned = [
+        name
+        for n in libraries
+        if LIBRARIES[n].tuned
+        for c in collectives
+        if (name := qualified(c, LIBRARIES[n].tuned)) in ALGORITHMS
+    ]
     values["algorithms"] = (*names, *tuned)
 
 

@@ -44,11 +44,6 @@ POSIX_SUFFIX = ".posix.json"
 PROVENANCE_SUFFIX = ".provenance.json"
 ALLREDUCE = "collective=allreduce"
 REQUIRED_COLLECTIVES = (ALLREDUCE, "collective=bcast", "collective=barrier", "collective=reduce")
-RELEASE_GATHER = "algorithm=MPIDI_POSIX_mpi_allreduce_release_gather"
-# No leaf for "the generic selection" exists in the shared-memory table (posix_init.c), but a
-# search that matches nothing falls back to it (posix_coll.h): conditions no call meets, of
-# kinds csel.c lets go without an `=any` sibling.
-TO_GENERIC = {"is_multi_threaded=yes": {"is_multi_threaded=no": {RELEASE_GATHER: {}}}}
 # MPICH's defaults for the tree's parameters (src/mpi/coll/cvars.txt): a leaf names them all
 TREE_PARAMETERS = {
     "k=2": {},
@@ -56,6 +51,72 @@ TREE_PARAMETERS = {
     "chunk_size=0": {},
     "buffer_per_child=0": {},
 }
+# restrictions: size-ge-pof2, builtin-op (src/mpi/coll/coll_algorithms.txt)
+NEEDS_BUILT_IN_OP = ("reduce_scatter_allgather", "reduce_scatter_gather")
+
+
+@dataclass(frozen=True)
+class MpichCollective:
+    """How MPICH's JSON tables speak of one collective: its key, the message size its
+    conditions test, its algorithms' function prefix, the algorithm a guarded leaf falls back
+    to (one MPICH runs for every call), and its shared-memory leaf ('' where the shared-memory
+    layer does not take the collective: its table has no entry)."""
+
+    key: str
+    size: str
+    prefix: str
+    fallback: str
+    posix: str = ""
+
+
+# csel.c measures allreduce, bcast and reduce by avg_msg_size (count x type size) and has only
+# total_msg_size for allgather and reduce_scatter_block (recvcount x type size x p): both the
+# whole vector, collsweep's size, so bands carry over unchanged.
+MPICH_COLLECTIVES = {
+    "allreduce": MpichCollective(
+        ALLREDUCE,
+        "avg_msg_size",
+        "MPIR_Allreduce_intra_",
+        "recursive_doubling",
+        "algorithm=MPIDI_POSIX_mpi_allreduce_release_gather",
+    ),
+    "reduce_scatter": MpichCollective(
+        "collective=reduce_scatter_block",
+        "total_msg_size",
+        "MPIR_Reduce_scatter_block_intra_",
+        "recursive_doubling",  # any p, any op
+    ),
+    "allgather": MpichCollective(
+        "collective=allgather", "total_msg_size", "MPIR_Allgather_intra_", "brucks"
+    ),
+    "bcast": MpichCollective(
+        "collective=bcast",
+        "avg_msg_size",
+        "MPIR_Bcast_intra_",
+        "binomial",
+        "algorithm=MPIDI_POSIX_mpi_bcast_release_gather",
+    ),
+    "reduce": MpichCollective(
+        "collective=reduce",
+        "avg_msg_size",
+        "MPIR_Reduce_intra_",
+        "binomial",
+        "algorithm=MPIDI_POSIX_mpi_reduce_release_gather",
+    ),
+}
+RELEASE_GATHER = MPICH_COLLECTIVES["allreduce"].posix
+
+
+def to_generic(collective: str) -> dict[str, Any]:
+    """The shared-memory subtree that hands a call to the generic selection. No leaf for
+    that exists (posix_init.c), but a search that matches nothing falls back to it
+    (posix_coll.h): conditions no call meets, of kinds csel.c lets go without an `=any`
+    sibling."""
+    leaf = MPICH_COLLECTIVES[collective].posix
+    return {"is_multi_threaded=yes": {"is_multi_threaded=no": {leaf: {}}}}
+
+
+TO_GENERIC = to_generic("allreduce")
 
 
 @dataclass(frozen=True)
@@ -97,19 +158,25 @@ def band_ranges(uptos: Sequence[int | None]) -> list[str]:
 
 def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
     """The MPIR subtree that runs a forced library algorithm, with the guards MPICH checks
-    before it when it chooses that algorithm itself (a file's choice is not guarded)."""
-    forced = ALGORITHMS[algorithm].forced
-    name = f"algorithm=MPIR_Allreduce_intra_{forced}"
-    fallback = {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}
-    leaf = {name: dict(TREE_PARAMETERS) if forced == "tree" else {}}
-    if forced == "reduce_scatter_allgather":
+    before it when it chooses that algorithm itself (a file's choice is not guarded): its
+    restrictions in src/mpi/coll/coll_algorithms.txt, each falling back to an algorithm
+    without any."""
+    spec = ALGORITHMS[algorithm]
+    how = MPICH_COLLECTIVES[spec.collective]
+    fallback = {f"algorithm={how.prefix}{how.fallback}": {}}
+    leaf = {f"algorithm={how.prefix}{spec.forced}": {}}
+    if spec.forced == "tree":
+        leaf = {f"algorithm={how.prefix}tree": dict(TREE_PARAMETERS)}
+    if spec.forced in NEEDS_BUILT_IN_OP:
         return {
             "is_op_built_in=no": fallback,
             "count<pow2": fallback,
             "count=any": leaf,
         }
-    if ALGORITHMS[algorithm].commutative_only:
+    if spec.commutative_only:
         return {"is_commutative=yes": leaf, "is_commutative=any": fallback}
+    if spec.power_of_two_only:
+        return {"comm_size=pow2": leaf, "comm_size=any": fallback}
     return leaf
 
 
@@ -124,38 +191,65 @@ def _sized(per_ranks: Mapping[int, Sequence[Band]], inner: Any, default: Any) ->
     return tree
 
 
-def _by_size(items: Sequence[Band], leaf: Any) -> dict[str, Any]:
-    return {
-        (f"avg_msg_size<={b.upto}" if b.upto is not None else "avg_msg_size=any"): leaf(b)
-        for b in items
-    }
+def _by_size(items: Sequence[Band], leaf: Any, size: str = "avg_msg_size") -> dict[str, Any]:
+    return {(f"{size}<={b.upto}" if b.upto is not None else f"{size}=any"): leaf(b) for b in items}
 
 
-def mpir_table(per_ranks: Mapping[int, Sequence[Band]], generic: Mapping[str, Any]) -> dict:
-    """MPICH's whole generic table with the allreduce intra subtree replaced: the tuned
+def mpir_table(
+    per_ranks: Mapping[int, Sequence[Band]],
+    generic: Mapping[str, Any],
+    collective: str = "allreduce",
+) -> dict:
+    """MPICH's whole generic table with one collective's intra subtree replaced: the tuned
     communicator sizes take their bands, every other size and every default band the
-    library's own allreduce subtree."""
-    default = generic[ALLREDUCE]["comm_type=intra"]
+    library's own subtree of that collective."""
+    how = MPICH_COLLECTIVES[collective]
+    default = generic[how.key]["comm_type=intra"]
 
     def leaf(band: Band) -> Any:
         return default if band.algorithm is None else _algorithm_leaf(band.algorithm)
 
     table = json.loads(json.dumps(generic))
-    table[ALLREDUCE]["comm_type=intra"] = _sized(per_ranks, lambda b: _by_size(b, leaf), default)
+    table[how.key]["comm_type=intra"] = _sized(
+        per_ranks, lambda b: _by_size(b, leaf, how.size), default
+    )
     return table
 
 
-def posix_table(per_ranks: Mapping[int, Sequence[Band]], generic: Mapping[str, Any]) -> dict:
-    """MPICH's shared-memory table with allreduce handed to the generic selection where a
-    tuned algorithm won, release_gather (the library's one-node default) elsewhere."""
-    default = generic[ALLREDUCE]["comm_type=intra"]
+def posix_table(
+    per_ranks: Mapping[int, Sequence[Band]],
+    generic: Mapping[str, Any],
+    collective: str = "allreduce",
+) -> dict:
+    """MPICH's shared-memory table with one collective handed to the generic selection where
+    a tuned algorithm won, release_gather (the library's one-node default) elsewhere; the
+    table unchanged for a collective that layer does not take."""
+    how = MPICH_COLLECTIVES[collective]
+    table = json.loads(json.dumps(generic))
+    if not how.posix:
+        return table
+    default = generic[how.key]["comm_type=intra"]
+    handed = to_generic(collective)
 
     def leaf(band: Band) -> Any:
-        return default if band.algorithm is None else TO_GENERIC
+        return default if band.algorithm is None else handed
 
-    table = json.loads(json.dumps(generic))
-    table[ALLREDUCE]["comm_type=intra"] = _sized(per_ranks, lambda b: _by_size(b, leaf), default)
+    table[how.key]["comm_type=intra"] = _sized(
+        per_ranks, lambda b: _by_size(b, leaf, how.size), default
+    )
     return table
+
+
+def mpich_tables(
+    per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+) -> tuple[dict, dict]:
+    """MPICH's generic and shared-memory tables with each tuned collective's subtree
+    replaced (mpir_table, posix_table)."""
+    mpir, posix = library_table(MPIR_TABLE), library_table(POSIX_TABLE)
+    for collective, per_ranks in per_collective.items():
+        mpir = mpir_table(per_ranks, mpir, collective)
+        posix = posix_table(per_ranks, posix, collective)
+    return mpir, posix
 
 
 @cache

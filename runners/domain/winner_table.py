@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runners.domain.catalog import ALGORITHMS, autotuned_of, library_of, local_name
-from runners.domain.collectives import DEFAULT_COLLECTIVE, group_title, qualified
+from runners.domain.collectives import DEFAULT_COLLECTIVE, group_title
 from runners.domain.text_table import aligned_lines
 from runners.domain.units import format_bytes, format_ratio, format_seconds
 
@@ -69,7 +69,7 @@ def default_of(algorithm: str) -> str:
     the winner's collective ('' where there is none)."""
     if algorithm not in ALGORITHMS:
         return ""
-    found = qualified(ALGORITHMS[algorithm].collective, autotuned_of(library_of(algorithm)))
+    found = autotuned_of(library_of(algorithm), ALGORITHMS[algorithm].collective)
     return found if found in ALGORITHMS else ""
 
 

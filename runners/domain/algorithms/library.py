@@ -94,6 +94,24 @@ def autotuned_collectives(
 # MPICH's own MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce, autotuned.
 OTHER_AUTOTUNED = autotuned_collectives("mpi", "the MPI library", "#3b3b3b", "mpi")
 
+# MPICH's own call of the other collectives following a tuning file (each collective's subtree
+# of the same file; a launch each).
+OTHER_TUNED: tuple[AlgorithmSpec, ...] = tuple(
+    AlgorithmSpec(
+        qualified(c.name, TUNED.name),
+        f"MPICH's own {c.mpi_call} following a tuning file (the spec's tuning_file, written by "
+        "collsweep tune from measured winners)",
+        collective=c.name,
+        library=True,
+        color="#e377c2",  # TUNED's is reduce_scatter.pairwise's
+        short=TUNED.short,
+        parts=None,
+        own_launch=True,
+    )
+    for c in COLLECTIVES.values()
+    if c.name != DEFAULT_COLLECTIVE
+)
+
 # MPICH's algorithms of the other collectives, forced by name (MPIR_CVAR_<COLL>_INTRA_ALGORITHM
 # at start-up: a launch each), each modelled by collsweep's schedule of the same algorithm.
 OTHER_FORCED: tuple[AlgorithmSpec, ...] = tuple(

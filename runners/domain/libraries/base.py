@@ -53,6 +53,7 @@ class LibrarySpec:
     # The versions (runs.mpi_version prefix) whose tuning-file format collsweep writes and has
     # proven the library follows, with the counting op on both sides of a boundary
     tuning_versions: str = ""
+    tuning_collectives: tuple[str, ...] = ("allreduce",)  # the collectives its file can tune
 
     def prefix(self) -> Path:
         """Where the library's wheel is installed."""
@@ -88,12 +89,13 @@ class LibrarySpec:
     def tuning_tables(
         self,
         out: Path,
-        per_ranks: Mapping[int, Sequence[Band]],
+        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
     ) -> dict[Path, Any]:
-        """The file(s) of a tuning, by path (JSON-ready): per communicator size its bands,
-        each naming one of the library's algorithms (`specs` describes them) or None for its
-        default where `keeps_default`."""
+        """The file(s) of a tuning, by path (JSON-ready): per collective (among
+        `tuning_collectives`) and communicator size its bands, each naming one of the
+        library's algorithms (`specs` describes them) or None for its default where
+        `keeps_default`."""
         raise NotImplementedError(f"{self.title} has no tuning file collsweep writes")
 
     def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:

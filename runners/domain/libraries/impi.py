@@ -63,7 +63,7 @@ class IntelMpi(LibrarySpec):
     def tuning_tables(
         self,
         out: Path,
-        per_ranks: Mapping[int, Sequence[Band]],
+        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
     ) -> dict[Path, Any]:
         """One JSON tree (tuning_table), every band naming a forced preset."""
@@ -72,7 +72,7 @@ class IntelMpi(LibrarySpec):
             for name, spec in specs.items()
             if PRESET_VARIABLE in dict(spec.settings)
         }
-        return {out: tuning_table(per_ranks, presets)}
+        return {out: tuning_table(per_collective.get("allreduce", {}), presets)}
 
     def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
         """I_MPI_TUNING_BIN=<the binary file Intel's autotuner wrote>."""

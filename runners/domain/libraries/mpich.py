@@ -84,18 +84,15 @@ class Mpich(LibrarySpec):
     def tuning_tables(
         self,
         out: Path,
-        per_ranks: Mapping[int, Sequence[Band]],
+        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
     ) -> dict[Path, Any]:
-        """MPICH's whole table with the allreduce subtree replaced, and its shared-memory
-        table beside it (runners.domain.tuning)."""
+        """MPICH's whole table with each tuned collective's subtree replaced, and its
+        shared-memory table beside it (runners.domain.tuning)."""
         from runners.domain import tuning
 
-        generic, posix = (tuning.library_table(t) for t in (tuning.MPIR_TABLE, tuning.POSIX_TABLE))
-        return {
-            out: tuning.mpir_table(per_ranks, generic),
-            tuning.posix_path(out): tuning.posix_table(per_ranks, posix),
-        }
+        mpir, posix = tuning.mpich_tables(per_collective)
+        return {out: mpir, tuning.posix_path(out): posix}
 
     def tuning_problem(self, tuning_file: str | Path) -> str | None:
         """A whole MPICH table and its shared-memory table, both readable JSON."""
@@ -153,5 +150,6 @@ LIBRARY = Mpich(
     runtime_forcing=PER_CALL,
     version_prefix="MPICH",
     tuned="mpi:tuned",
-    tuning_versions="MPICH 5.0.",  # the tables collsweep ships (domain/mpich_tables/)
+    tuning_versions="MPICH 5.0.",
+    tuning_collectives=tuple(INTRA_CVARS),  # the tables collsweep ships (domain/mpich_tables/)
 )

@@ -65,13 +65,13 @@ class OpenMpi(LibrarySpec):
     def tuning_tables(
         self,
         out: Path,
-        per_ranks: Mapping[int, Sequence[Band]],
+        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
     ) -> dict[Path, Any]:
         """One coll/tuned rules file (text; runners.domain.tuning.openmpi_rules)."""
         from runners.domain import tuning  # it reads the catalog, which reads this module
 
-        return {out: tuning.openmpi_rules(per_ranks)}
+        return {out: tuning.openmpi_rules(per_collective.get("allreduce", {}))}
 
     def tuning_problem(self, tuning_file: str | Path) -> str | None:
         """A readable rules file whose first two numbers say one collective, allreduce."""
