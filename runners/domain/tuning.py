@@ -1,18 +1,19 @@
 """Tuning files for MPICH from measured winners (pure: no MPI, no store, no files written).
 
-A tuning file tells the library which allreduce algorithm to run per communicator size and
-message size. MPICH reads one from `MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE` at start-up
-(src/mpi/coll/src/csel.c): nested JSON objects whose keys are conditions (`comm_size<=N`,
-`avg_msg_size<=N` in bytes per rank, `is_op_built_in=yes`, `count<pow2`, `... =any`), the first
+A tuning file tells the library which algorithm of each collective to run per communicator
+size and message size. MPICH reads one from `MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE` at
+start-up (src/mpi/coll/src/csel.c): nested JSON objects whose keys are conditions
+(`comm_size<=N`, `avg_msg_size<=N` / `total_msg_size<=N` in bytes of the whole vector,
+`is_op_built_in=yes`, `count<pow2`, `... =any`), the first
 matching sibling wins, and the leaves name an algorithm (`algorithm=MPIR_Allreduce_intra_ring`).
 The file replaces the library's whole decision tree, so it starts from MPICH's own table for
-the version (mpich_tables/) and replaces only the allreduce subtree.
+the version (mpich_tables/) and replaces only the tuned collectives' subtrees.
 
-On one node MPICH's shared-memory layer takes the allreduce first (its own table,
-`MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE`: release_gather for commutative ops), so
-a second file for that layer hands the sizes where a tuned algorithm won to the generic
-selection (a band no call matches, so the layer falls back to it) and keeps release_gather
-(the autotuned default) elsewhere.
+On one node MPICH's shared-memory layer takes allreduce, bcast and reduce first (its own table,
+`MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE`: release_gather), so a second file for
+that layer hands the sizes where a tuned algorithm won to the generic selection (a band no
+call matches, so the layer falls back to it) and keeps release_gather (the autotuned default)
+elsewhere.
 
 Bands: per communicator size, consecutive measured sizes with the same choice form a band; a
 boundary between two decided sizes with different choices lies at the measured crossover
