@@ -3,10 +3,11 @@ library's own algorithms at each swept size (no MPI imported here; the files: tu
 
 Only one library's algorithms of one collective compete (its autotuned default and its forced
 algorithms; collsweep's hand-written ones cannot be named in a library's table, and
-`<library>:tuned` is what a file makes). A size whose fastest library algorithm the paired
-launches do not decide, or where the autotuned default wins, keeps the library's default
-(choice None); its stand-in is the forced algorithm measured closest to the default there, for
-a library whose file must name an algorithm at every size (Intel MPI).
+`<library>:tuned` is what a file makes). A size keeps the library's default (choice None)
+unless the fastest of the library's algorithms there is decidedly faster than the default in
+the paired launches (a tie between two forced algorithms that both beat the default does not
+stop it: either helps); the stand-in of a default is the forced algorithm measured closest to
+it there, for a library whose file must name an algorithm at every size (Intel MPI).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.catalog import ALGORITHMS, autotuned_of
+from runners.domain.comparison import Comparison
 from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.tuning import Band, bands
 
@@ -35,6 +37,8 @@ class SizeChoice:
     choice: str | None
     winner: dict[str, Any]
     stand_in: str | None = None  # the choice, or the forced algorithm closest to the default
+    # the fastest against the default: ratio, ratio_low, ratio_high (empty: it is the default)
+    against_default: dict[str, float] = field(default_factory=dict)
 
     @property
     def stand_in_loses(self) -> bool:
@@ -104,9 +108,13 @@ def group_tunings(
     crossings = measured_crossover_rows(groups, comparisons)
     default = autotuned_of(library, collective)
     out = {}
-    for ranks, _, _ in groups:
+    for key, by_alg in groups.items():
+        ranks = key[0]
         mine = [w for w in winners if w["ranks"] == ranks]
-        sizes = [_size_choice(w, default) for w in sorted(mine, key=lambda w: w["bytes"])]
+        sizes = [
+            _size_choice(w, default, _against(w, by_alg, default, comparisons))
+            for w in sorted(mine, key=lambda w: w["bytes"])
+        ]
         over = any(p.oversubscribed for p in points if p.ranks == ranks)
         if sizes:
             found = _crossings(sizes, crossings, ranks, default)
@@ -114,11 +122,29 @@ def group_tunings(
     return out
 
 
-def _size_choice(winner: Mapping[str, Any], default: str) -> SizeChoice:
-    decided = winner["decided"] and winner["winner"] != default
+def _against(
+    winner: Mapping[str, Any], by_alg: Mapping, default: str, comparisons: Comparisons
+) -> Comparison | None:
+    """The fastest algorithm at a size against the default there (None: it is the default,
+    or the default was not measured)."""
+    nbytes = int(winner["bytes"])
+    mine = by_alg.get(winner["winner"], {}).get(nbytes)
+    base = by_alg.get(default, {}).get(nbytes)
+    if winner["winner"] == default or mine is None or base is None:
+        return None
+    return comparisons.of(mine, base)
+
+
+def _size_choice(winner: Mapping[str, Any], default: str, against: Comparison | None) -> SizeChoice:
+    beats = against is not None and against.decided and against.a_faster
     closest = winner["runner_up"] if winner["winner"] == default else winner["winner"]
-    choice = winner["winner"] if decided else None
-    return SizeChoice(int(winner["bytes"]), choice, dict(winner), choice or closest)
+    choice = winner["winner"] if beats else None
+    ratios = (
+        {"ratio": against.ratio, "ratio_low": against.low, "ratio_high": against.high}
+        if against
+        else {}
+    )
+    return SizeChoice(int(winner["bytes"]), choice, dict(winner), choice or closest, ratios)
 
 
 def _crossings(

@@ -251,6 +251,7 @@ def _group_provenance(tuning: GroupTuning, library: LibrarySpec, collective: str
                 "choice": s.choice,
                 "stand_in_for_default": None if s.choice else s.stand_in,
                 "stand_in_slower_than_default": s.stand_in_loses,
+                "fastest_against_default": s.against_default or None,
                 **{k: s.winner.get(k) for k in keep},
             }
             for s in tuning.sizes
