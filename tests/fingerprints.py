@@ -46,11 +46,13 @@ def planned_calls(
     algorithms: tuple[str, ...],
     how: str = "runtime",
     planned: int = 0,
+    collective: str = "allreduce",
 ) -> dict[str, dict[int, list[int]]]:
     """Per algorithm, per rank, the element counts of each local reduction in one allreduce of
     `count` float64 on `library`'s ranks, every algorithm in the job and on the communicator
     the sweep's plan and ranks make for it (`how`: the spec's library_switching; the plan made
-    for `planned` elements, where the sweep would not skip them); every result must be right."""
+    for `planned` elements, where the sweep would not skip them; `collective`: reduce or
+    reduce_scatter instead of allreduce); every result must be right."""
     size = (planned or count) * 8
     text = f"sizes=[{size}]\nranks=[{ranks}]\ndtypes=['float64']\nalgorithms={list(algorithms)}"
     spec = parse_spec(text + f"\nlibraries=['{library}']\nlibrary_switching='{how}'")
@@ -60,7 +62,7 @@ def planned_calls(
         payload = {"library": group.library, "switches": group.switches, "algorithms": mine}
         knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
         with launch.job_file(payload) as path:
-            argv = [str(count), path]
+            argv = [str(count), path, collective]
             job = launch.Job(ranks, "sweep_fingerprints", argv, knobs, library=library)
             result = launch.run(job, 120)
         assert result.returncode == 0, result.stderr

@@ -63,11 +63,16 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.mpi:scatter_ring_allgather",
         "bcast.mpi:tuned",
         "bcast.openmpi",
+        "bcast.openmpi:binomial",
+        "bcast.openmpi:scatter_allgather_ring",
+        "bcast.openmpi:tuned",
         "bcast.impi",
     }
     forced = {r["name"]: r["schedule"] for r in rows if r["kind"] == "forced"}
     assert forced == {
         "bcast.mpi:binomial": "bcast.binomial_tree",
         "bcast.mpi:scatter_ring_allgather": "bcast.scatter_allgather",
+        "bcast.openmpi:binomial": "bcast.binomial_tree",
+        "bcast.openmpi:scatter_allgather_ring": "bcast.scatter_allgather",
     }
     assert {r["collective"] for r in rows} == {"bcast"}

@@ -59,6 +59,24 @@ def test_every_forced_open_mpi_algorithm_runs_what_it_names() -> None:
 
 
 @pytest.mark.mpi
+def test_open_mpis_forced_reduce_and_reduce_scatter_run_what_they_name() -> None:
+    """p=4, 1024 float64, each on a communicator forced by MPI_T as a sweep makes it: the
+    binomial reduce reduces at ranks 0 (twice) and 2 only; Rabenseifner's reduce halves then
+    quarters on every rank; the recursive-halving reduce-scatter halves then quarters; the
+    basic linear one reduces the whole vector along coll/tuned's reduce, never on rank 3."""
+    reduce = ("reduce.openmpi:binomial", "reduce.openmpi:rabenseifner")
+    found = planned_calls("openmpi", 4, 1024, reduce, collective="reduce")
+    assert found["reduce.openmpi:binomial"] == {0: [1024, 1024], 1: [], 2: [1024], 3: []}
+    assert found["reduce.openmpi:rabenseifner"] == {r: [512, 256] for r in range(4)}
+    scatter = ("reduce_scatter.openmpi:recursive_halving", "reduce_scatter.openmpi:basic_linear")
+    found = planned_calls("openmpi", 4, 1024, scatter, collective="reduce_scatter")
+    assert found["reduce_scatter.openmpi:recursive_halving"] == {r: [512, 256] for r in range(4)}
+    linear = found["reduce_scatter.openmpi:basic_linear"]
+    assert linear[3] == [] and sum(map(len, linear.values())) == 3
+    assert {c for calls in linear.values() for c in calls} == {1024}
+
+
+@pytest.mark.mpi
 def test_forcing_by_environment_runs_the_same_algorithms() -> None:
     """library_switching = "launch": a launch per forced algorithm, forced by OMPI_MCA_
     variables, leaves the same fingerprints as the communicators of one launch."""

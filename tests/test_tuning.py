@@ -133,7 +133,7 @@ def test_open_mpi_rules_start_each_band_one_byte_above_the_last() -> None:
     """Open MPI's format: collectives, allreduce's id, sizes, then per size its rules
     `min_bytes algorithm faninout segsize` from 0 bytes; None is the built-in decision (0)."""
     four = [Band(4096, "openmpi:recursive_doubling"), Band(None, "openmpi:ring")]
-    text = tuning.openmpi_rules({4: four, 2: [Band(None, None)]})
+    text = tuning.openmpi_rules({"allreduce": {4: four, 2: [Band(None, None)]}})
     numbers = [line.split("#")[0].split() for line in text.splitlines()]
     numbers = [int(v) for words in numbers for v in words]
     assert numbers == [1, 2, 2, 2, 1, 0, 0, 0, 0, 4, 2, 0, 3, 0, 0, 4097, 4, 0, 0]

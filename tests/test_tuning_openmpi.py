@@ -21,15 +21,18 @@ pytestmark = pytest.mark.mpi
 PROGRAM = ROOT / "tests" / "mpi_programs" / "library_fingerprint.py"
 
 
-def reduction_calls(ranks: int, count: int, rules: Path | None) -> dict[int, list[int]]:
-    """Per rank, the element counts Open MPI's MPI_Allreduce passed to a counting user op."""
+def reduction_calls(
+    ranks: int, count: int, rules: Path | None, collective: str = "allreduce"
+) -> dict[int, list[int]]:
+    """Per rank, the element counts Open MPI's MPI_Allreduce (or `collective`) passed to a
+    counting user op."""
     assert openmpi.installed(), f"Open MPI is not in {openmpi.prefix()}: run `make install`"
     mca = {}
     if rules is not None:
         mca = dict(zip(tuning.OPENMPI_RULE_KNOBS, ("1", str(rules)), strict=True))
     env = {**os.environ, **openmpi.launch_env()}
     env["PYTHONPATH"] = f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"
-    argv = [sys.executable, str(PROGRAM), str(count)]
+    argv = [sys.executable, str(PROGRAM), str(count), collective]
     command = openmpi.command(ranks, argv, exports=["PYTHONPATH"], mca=mca)
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
@@ -41,11 +44,25 @@ def test_open_mpi_follows_the_rules_file_on_both_sides_of_a_boundary(tmp_path: P
     quarter of the count, three times); without the file Open MPI decides otherwise."""
     rules = tmp_path / "rules.txt"
     per_ranks = {4: [Band(4096, "openmpi:recursive_doubling"), Band(None, "openmpi:ring")]}
-    rules.write_text(tuning.openmpi_rules(per_ranks))
+    rules.write_text(tuning.openmpi_rules({"allreduce": per_ranks}))
     below, above = 256, 1024  # 2 KiB and 8 KiB of float64
     assert reduction_calls(4, below, rules) == {r: [256, 256] for r in range(4)}
     assert reduction_calls(4, above, rules) == {r: [256, 256, 256] for r in range(4)}
     assert reduction_calls(4, above, None) != reduction_calls(4, above, rules)
+
+
+def test_open_mpi_follows_a_reduce_rule_beside_an_allreduce_rule(tmp_path: Path) -> None:
+    """One rules file of two collectives, p=4 float64: reduce up to 4 KiB binomial (ranks 0
+    and 2 reduce), above it Rabenseifner (every rank halves, then quarters)."""
+    rules = tmp_path / "rules.txt"
+    reduce = [Band(4096, "reduce.openmpi:binomial"), Band(None, "reduce.openmpi:rabenseifner")]
+    per_collective = {"allreduce": {4: [Band(None, "openmpi:ring")]}, "reduce": {4: reduce}}
+    rules.write_text(tuning.openmpi_rules(per_collective))
+    assert openmpi.tuning_problem(rules) is None
+    below, above = 256, 1024  # 2 KiB and 8 KiB of float64
+    assert reduction_calls(4, below, rules, "reduce") == {0: [256, 256], 1: [], 2: [256], 3: []}
+    assert reduction_calls(4, above, rules, "reduce") == {r: [512, 256] for r in range(4)}
+    assert reduction_calls(4, above, rules) == {r: [256] * 3 for r in range(4)}  # ring
 
 
 OPEN_RUN = "r20261203-130000-oooo"

@@ -94,6 +94,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *library.OTHER_FORCED,
         *library.OTHER_TUNED,
         *openmpi.OTHER_AUTOTUNED,
+        *openmpi.OTHER_FORCED,
+        *openmpi.OTHER_TUNED,
         *impi.OTHER_AUTOTUNED,
     )
 }

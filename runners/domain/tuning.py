@@ -312,39 +312,52 @@ def file_record(tuning_file: str | Path) -> dict[str, Any]:
     return record
 
 
-# Open MPI 5.0.x coll/tuned: allreduce's collective id and its algorithm ids (0: the built-in
-# decision), read from `--mca coll_tuned_dynamic_rules_filename F` with
-# `--mca coll_tuned_use_dynamic_rules 1` (without it the file is silently ignored).
-OPENMPI_ALLREDUCE_ID = 2
-OPENMPI_ALGORITHMS = {
-    "basic_linear": 1,
-    "nonoverlapping": 2,
-    "recursive_doubling": 3,
-    "ring": 4,
-    "segmented_ring": 5,
-    "rabenseifner": 6,
+# Open MPI 5.0.x coll/tuned: each collective's id (ompi/mca/coll/base/coll_base_functions.h,
+# COLLTYPE_T), read from `--mca coll_tuned_dynamic_rules_filename F` with
+# `--mca coll_tuned_use_dynamic_rules 1` (without it the file is silently ignored). Its dynamic
+# decision measures every one of them by the whole vector (coll_tuned_decision_dynamic.c).
+OPENMPI_COLLECTIVE_IDS = {
+    "allgather": 0,
+    "allreduce": 2,
+    "bcast": 7,
+    "reduce": 11,
+    "reduce_scatter": 13,  # REDUCESCATTERBLOCK
 }
+OPENMPI_ALLREDUCE_ID = OPENMPI_COLLECTIVE_IDS["allreduce"]
 OPENMPI_RULE_KNOBS = ("coll_tuned_use_dynamic_rules", "coll_tuned_dynamic_rules_filename")
 
 
-def openmpi_rules(per_ranks: Mapping[int, Sequence[Band]]) -> str:
-    """An Open MPI coll/tuned rules file for allreduce: per communicator size, one rule per
+def _openmpi_algorithm_id(algorithm: str | None) -> int:
+    """The coll/tuned algorithm id a band names: the value its forcing variable takes
+    (AlgorithmSpec.settings), 0 (the built-in decision) for None."""
+    if algorithm is None:
+        return 0
+    return next(v for name, v in ALGORITHMS[algorithm].settings if name.endswith("_algorithm"))
+
+
+def openmpi_rules(per_collective: Mapping[str, Mapping[int, Sequence[Band]]]) -> str:
+    """An Open MPI coll/tuned rules file: per collective and communicator size, one rule per
     band, `min_bytes algorithm faninout segsize`, the first at 0 bytes (the last rule whose
-    size is <= the message's wins). A band's algorithm is `<library>:<name>` with an Open MPI
-    name, or None for the built-in decision (0)."""
+    size is <= the message's wins). A band names one of Open MPI's forced algorithms, or None
+    for the built-in decision (0)."""
+    tuned = sorted(per_collective, key=OPENMPI_COLLECTIVE_IDS.__getitem__)
     lines = [
-        "# collsweep tuning rules for Open MPI coll/tuned (allreduce)",
-        "1  # collectives",
-        f"{OPENMPI_ALLREDUCE_ID}  # allreduce",
-        f"{len(per_ranks)}  # communicator sizes",
+        f"# collsweep tuning rules for Open MPI coll/tuned ({', '.join(tuned)})",
+        f"{len(tuned)}  # collectives",
     ]
-    for ranks in sorted(per_ranks):
-        items = list(per_ranks[ranks])
-        lines += [f"{ranks}  # communicator size", f"{len(items)}  # rules"]
-        start = 0
-        for band in items:
-            name = (band.algorithm or "").partition(":")[2]
-            algorithm = OPENMPI_ALGORITHMS[name] if band.algorithm else 0
-            lines.append(f"{start} {algorithm} 0 0  # {band.algorithm or 'built-in decision'}")
-            start = (band.upto or 0) + 1
+    for collective in tuned:
+        per_ranks = per_collective[collective]
+        lines += [
+            f"{OPENMPI_COLLECTIVE_IDS[collective]}  # {collective}",
+            f"{len(per_ranks)}  # communicator sizes",
+        ]
+        for ranks in sorted(per_ranks):
+            items = list(per_ranks[ranks])
+            lines += [f"{ranks}  # communicator size", f"{len(items)}  # rules"]
+            start = 0
+            for band in items:
+                algorithm = _openmpi_algorithm_id(band.algorithm)
+                name = band.algorithm or "built-in decision"
+                lines.append(f"{start} {algorithm} 0 0  # {name}")
+                start = (band.upto or 0) + 1
     return "\n".join(lines) + "\n"

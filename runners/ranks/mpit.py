@@ -98,7 +98,7 @@ def forced_communicators(
     switch = Switch(list(defaults))
     comms = {}
     for algorithm, values in switches.items():
-        switch.apply(values)
+        switch.apply({**defaults, **values})  # nothing forced for another algorithm stays
         comms[algorithm] = comm.Dup()
     switch.apply(defaults)
     return comms

@@ -3,7 +3,9 @@ rank when each algorithm runs on the communicator the sweep's ranks give it
 (runners.ranks.sweep_worker.Library, with the switches the plan makes: Open MPI's
 communicators; none for a library forced by the launch's environment, Intel MPI).
 
-argv: COUNT JOB_FILE (the job file holds "library" and "switches", as a sweep job's does).
+argv: COUNT JOB_FILE [COLLECTIVE] (the job file holds "library" and "switches", as a sweep
+job's does; the collective: allreduce, the default; reduce to rank 0; reduce_scatter:
+MPI_Reduce_scatter_block of COUNT elements in all).
 """
 
 import json
@@ -17,6 +19,8 @@ from runners.ranks.sweep_worker import Library
 
 comm = MPI.COMM_WORLD
 count = int(sys.argv[1])
+collective = sys.argv[3] if len(sys.argv) > 3 else "allreduce"
+total = comm.Get_size() * (comm.Get_size() + 1) / 2
 with open(sys.argv[2]) as handle:
     job = json.load(handle)
 library = Library.of(comm, job)
@@ -24,10 +28,15 @@ out = {}
 for algorithm in job["algorithms"]:
     here = library.turn(algorithm)
     send = np.full(count, comm.Get_rank() + 1.0)
-    recv = np.zeros(count)
+    recv = np.zeros(count // comm.Get_size() if collective == "reduce_scatter" else count)
     calls.clear()
-    here.Allreduce(send, recv, COUNTING_SUM)
-    ok = bool(np.all(recv == comm.Get_size() * (comm.Get_size() + 1) / 2))
+    if collective == "reduce":
+        here.Reduce(send, recv, COUNTING_SUM, root=0)
+    elif collective == "reduce_scatter":
+        here.Reduce_scatter_block(send, recv, COUNTING_SUM)
+    else:
+        here.Allreduce(send, recv, COUNTING_SUM)
+    ok = bool(np.all(recv == total)) if collective != "reduce" or comm.Get_rank() == 0 else True
     out[algorithm] = comm.gather({"rank": comm.Get_rank(), "calls": list(calls), "ok": ok})
 library.close()
 if comm.Get_rank() == 0:

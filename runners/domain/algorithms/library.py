@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import MPICH, AlgorithmSpec
 
@@ -94,23 +96,26 @@ def autotuned_collectives(
 # MPICH's own MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce, autotuned.
 OTHER_AUTOTUNED = autotuned_collectives("mpi", "the MPI library", "#3b3b3b", "mpi")
 
-# MPICH's own call of the other collectives following a tuning file (each collective's subtree
-# of the same file; a launch each).
-OTHER_TUNED: tuple[AlgorithmSpec, ...] = tuple(
-    AlgorithmSpec(
-        qualified(c.name, TUNED.name),
-        f"MPICH's own {c.mpi_call} following a tuning file (the spec's tuning_file, written by "
-        "collsweep tune from measured winners)",
-        collective=c.name,
-        library=True,
-        color="#e377c2",  # TUNED's is reduce_scatter.pairwise's
-        short=TUNED.short,
-        parts=None,
-        own_launch=True,
+
+def tuned_collectives(tuned: AlgorithmSpec, color: str) -> tuple[AlgorithmSpec, ...]:
+    """A library's tuned entry for every collective but allreduce: `<collective>.<tuned>`, its
+    own call of that collective following the same tuning file (a launch each)."""
+    return tuple(
+        replace(
+            tuned,
+            name=qualified(c.name, tuned.name),
+            description=tuned.description.replace("MPI_Allreduce", c.mpi_call),
+            collective=c.name,
+            color=color,
+        )
+        for c in COLLECTIVES.values()
+        if c.name != DEFAULT_COLLECTIVE
     )
-    for c in COLLECTIVES.values()
-    if c.name != DEFAULT_COLLECTIVE
-)
+
+
+# MPICH's own call of the other collectives following a tuning file (TUNED's colour is
+# reduce_scatter.pairwise's).
+OTHER_TUNED = tuned_collectives(TUNED, "#e377c2")
 
 # MPICH's algorithms of the other collectives, forced by name (MPIR_CVAR_<COLL>_INTRA_ALGORITHM
 # at start-up: a launch each), each modelled by collsweep's schedule of the same algorithm.

@@ -17,7 +17,8 @@ commutative. Such points are stored as skipped, never timed under the wrong name
 from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
-from runners.domain.algorithms.library import autotuned_collectives
+from runners.domain.algorithms.library import autotuned_collectives, tuned_collectives
+from runners.domain.collectives import COLLECTIVES, qualified
 from runners.domain.descriptor import OPENMPI, AlgorithmSpec
 
 ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
@@ -51,7 +52,21 @@ def _rabenseifner_falls_back(count: int, itemsize: int, ranks: int, commutative:
     return ""
 
 
-AUTOTUNED_SETTINGS = ((ALGORITHM_CVAR, 0), (SEGMENT_CVAR, 0))
+# coll/tuned's name of each collective in its variables (coll_tuned_<name>_algorithm)
+TUNED_NAMES = {
+    "allreduce": "allreduce",
+    "reduce_scatter": "reduce_scatter_block",
+    "allgather": "allgather",
+    "bcast": "bcast",
+    "reduce": "reduce",
+}
+# Every collective left to coll/tuned's decision (0): what the world communicator is made with,
+# and what each forced communicator starts from before its own values.
+AUTOTUNED_SETTINGS = (
+    (ALGORITHM_CVAR, 0),
+    (SEGMENT_CVAR, 0),
+    *((f"coll_tuned_{n}_algorithm", 0) for c, n in TUNED_NAMES.items() if c != "allreduce"),
+)
 
 AUTOTUNED = AlgorithmSpec(
     "openmpi",
@@ -138,6 +153,9 @@ TUNED = AlgorithmSpec(
     runs_on=OPENMPI,
 )
 
+# Open MPI's own call of the other collectives following the same rules file.
+OTHER_TUNED = tuned_collectives(TUNED, TUNED.color)
+
 # collsweep's schedules on Open MPI's point-to-point layer: the same code, another transport.
 # Open MPI's colours were picked greedily (max-min distance in RGB) to sit at least 76 apart
 # from every other algorithm's (tests/test_dashboard_charts.py checks >= 70).
@@ -150,3 +168,113 @@ SHADES = {
 HAND_WRITTEN_HERE = hand_written_on(OPENMPI, "Open MPI", "o", SHADES)
 # Open MPI's own call of the other collectives, autotuned (coll/tuned's decision rules).
 OTHER_AUTOTUNED = autotuned_collectives("openmpi", "Open MPI", "#6ce11e", "ompi", OPENMPI)
+
+
+def _recursive_doubling_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+    if ranks & (ranks - 1):
+        return f"Open MPI's recursive-doubling allgather runs Bruck on {ranks} ranks (not 2^k)"
+    return ""
+
+
+def _scatter_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+    if count < ranks:
+        return f"Open MPI's scatter-allgather bcast runs basic linear when count < ranks ({count})"
+    return ""
+
+
+def _other(
+    collective: str, name: str, value: int, text: str, color: str, model: str, **extra: object
+) -> AlgorithmSpec:
+    """Open MPI's algorithm `name` of `collective`, forced by coll_tuned_<coll>_algorithm."""
+    cvar = f"coll_tuned_{TUNED_NAMES[collective]}_algorithm"
+    return AlgorithmSpec(
+        qualified(collective, f"openmpi:{name}"),
+        f"Open MPI's {COLLECTIVES[collective].mpi_call} forced to {text} ({cvar}={value})",
+        collective=collective,
+        library=True,
+        forced=name,
+        color=color,
+        short=f"o:{name[:4]}",
+        runs_on=OPENMPI,
+        modelled_by=qualified(collective, model) if model else "",
+        settings=((cvar, value),),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+# Open MPI 5.0's algorithms of the other collectives that collsweep has a schedule for, and the
+# basic linear reduce-scatter, whose fingerprint differs from the default's (values:
+# `ompi_info --param coll tuned --level 9`; fallbacks: ompi/mca/coll/base/coll_base_*.c v5.0.10).
+OTHER_FORCED: tuple[AlgorithmSpec, ...] = (
+    _other(
+        "reduce_scatter",
+        "basic_linear",
+        1,
+        "basic linear (reduce to rank 0, then scatter)",
+        "#ad1ee1",
+        "",
+    ),
+    _other(
+        "reduce_scatter",
+        "recursive_halving",
+        3,
+        "recursive halving",
+        "#5fe1e1",
+        "recursive_halving",
+        commutative_only=True,
+        mirrors="reduce_scatter.mpi:recursive_halving",
+    ),
+    _other("allgather", "bruck", 2, "Bruck", "#5fe1e1", "bruck", mirrors="allgather.mpi:brucks"),
+    _other(
+        "allgather",
+        "recursive_doubling",
+        3,
+        "recursive doubling",
+        "#ad1ee1",
+        "recursive_doubling",
+        mirrors="allgather.mpi:recursive_doubling",
+        falls_back=_recursive_doubling_falls_back,
+    ),
+    _other("allgather", "ring", 4, "ring", "#5f8679", "ring", mirrors="allgather.mpi:ring"),
+    _other(
+        "bcast",
+        "binomial",
+        6,
+        "binomial tree",
+        "#5fe1e1",
+        "binomial_tree",
+        mirrors="bcast.mpi:binomial",
+    ),
+    _other(
+        "bcast",
+        "scatter_allgather_ring",
+        9,
+        "scatter + ring allgather",
+        "#5f8679",
+        "scatter_allgather",
+        mirrors="bcast.mpi:scatter_ring_allgather",
+        falls_back=_scatter_falls_back,
+    ),
+    _other(
+        "reduce",
+        "binomial",
+        5,
+        "binomial tree",
+        "#5fe1e1",
+        "binomial_tree",
+        mirrors="reduce.mpi:binomial",
+        # verify: its result for first_nonzero is not in rank order at p = 3 and 4 (coll/tuned
+        # itself picks the in-order binary tree for a noncommutative op)
+        commutative_only=True,
+    ),
+    _other(
+        "reduce",
+        "rabenseifner",
+        7,
+        "Rabenseifner (reduce-scatter + gather)",
+        "#79931e",
+        "rabenseifner",
+        mirrors="reduce.mpi:reduce_scatter_gather",
+        falls_back=_rabenseifner_falls_back,
+    ),
+)

@@ -71,7 +71,7 @@ class OpenMpi(LibrarySpec):
         """One coll/tuned rules file (text; runners.domain.tuning.openmpi_rules)."""
         from runners.domain import tuning  # it reads the catalog, which reads this module
 
-        return {out: tuning.openmpi_rules(per_collective.get("allreduce", {}))}
+        return {out: tuning.openmpi_rules(per_collective)}
 
     def tuning_problem(self, tuning_file: str | Path) -> str | None:
         """A readable rules file whose first two numbers say one collective, allreduce."""
@@ -85,8 +85,12 @@ class OpenMpi(LibrarySpec):
             return f"tuning file {tuning_file} is not a readable text file: {exc}"
         numbers = [ln.split("#")[0].split() for ln in lines if ln.split("#")[0].strip()]
         head = [words[0] for words in numbers[:2] if len(words) == 1]
-        if head != ["1", str(tuning.OPENMPI_ALLREDUCE_ID)]:
-            return f"tuning file {tuning_file} is not an Open MPI rules file for allreduce"
+        known = {str(i) for i in tuning.OPENMPI_COLLECTIVE_IDS.values()}
+        if len(head) < 2 or not head[0].isdigit() or head[1] not in known:
+            return (
+                f"tuning file {tuning_file} is not an Open MPI rules file for "
+                f"{', '.join(tuning.OPENMPI_COLLECTIVE_IDS)}"
+            )
         return None
 
     def launch_env(self) -> dict[str, str]:
@@ -128,4 +132,5 @@ LIBRARY = OpenMpi(
     version_prefix="Open MPI",
     tuned="openmpi:tuned",
     tuning_versions="Open MPI 5.0.",
+    tuning_collectives=("allreduce", "reduce_scatter", "allgather", "bcast", "reduce"),
 )

@@ -20,10 +20,6 @@ class LibraryAllreduce(Allreduce):
         super().__init__()
         self.name = name
 
-    def check_supported(self, ranks: int, op: MPI.Op) -> None:
-        """Nothing to refuse: the library takes every group size and op (a forced algorithm
-        it cannot apply falls back, which the sweep detects and reports)."""
-
     def _bound(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
     ) -> Callable[[], None]:
