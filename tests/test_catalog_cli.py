@@ -39,8 +39,10 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert rows["impi:ring"]["schedule"] == "ring" and rows["impi:knomial"]["schedule"] is None
     assert main(["algorithms", "--library", "impi", "--json"]) == 0
     mine = json.loads(capsys.readouterr().out)
-    assert {r["library"] for r in mine} == {"impi"} and len(mine) == 17 + 4  # + its own call
-    assert sum(r["collective"] != "allreduce" for r in mine) == 4  # of the other collectives
+    assert {r["library"] for r in mine} == {"impi"} and len(
+        mine
+    ) == 17 + 4 + 9  # + its own call and presets
+    assert sum(r["collective"] != "allreduce" for r in mine) == 4 + 9  # other collectives
 
 
 @pytest.mark.parametrize("argv", [["--library", "ompi"], ["--collective", "alltoall"]])
@@ -67,6 +69,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.openmpi:scatter_allgather_ring",
         "bcast.openmpi:tuned",
         "bcast.impi",
+        "bcast.impi:binomial",
     }
     forced = {r["name"]: r["schedule"] for r in rows if r["kind"] == "forced"}
     assert forced == {
@@ -74,5 +77,6 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.mpi:scatter_ring_allgather": "bcast.scatter_allgather",
         "bcast.openmpi:binomial": "bcast.binomial_tree",
         "bcast.openmpi:scatter_allgather_ring": "bcast.scatter_allgather",
+        "bcast.impi:binomial": "bcast.binomial_tree",
     }
     assert {r["collective"] for r in rows} == {"bcast"}

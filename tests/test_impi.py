@@ -92,6 +92,25 @@ def test_every_forced_intel_preset_runs_what_it_names() -> None:
     assert any(found["impi"] != found[name] for name in PRESETS)
 
 
+@pytest.mark.mpi
+def test_intels_forced_reduce_and_reduce_scatter_presets_run_what_they_name() -> None:
+    """p=4, 1024 float64, each preset in its own launch as a sweep plans it: binomial reduce
+    at ranks 0 (twice) and 2; Rabenseifner halves then quarters everywhere; knomial (radix 4)
+    takes each child's two segments at rank 0; recursive halving halves then quarters, and
+    recursive doubling leaves another fingerprint."""
+    names = ("reduce.impi:binomial", "reduce.impi:rabenseifner", "reduce.impi:knomial")
+    found = planned_calls("impi", 4, 1024, names, collective="reduce")
+    assert found["reduce.impi:binomial"] == {0: [1024, 1024], 1: [], 2: [1024], 3: []}
+    assert found["reduce.impi:rabenseifner"] == {r: [512, 256] for r in range(4)}
+    assert found["reduce.impi:knomial"] == {0: [512] * 6, 1: [], 2: [], 3: []}
+    names = ("reduce_scatter.impi:recursive_halving", "reduce_scatter.impi:recursive_doubling")
+    found = planned_calls("impi", 4, 1024, names, collective="reduce_scatter")
+    assert found["reduce_scatter.impi:recursive_halving"] == {r: [512, 256] for r in range(4)}
+    doubling = found["reduce_scatter.impi:recursive_doubling"]
+    assert doubling != found["reduce_scatter.impi:recursive_halving"]
+    assert sum(map(sum, doubling.values())) > 4 * (512 + 256)  # it reduces more in all
+
+
 @pytest.fixture(scope="module")
 def three(tmp_path_factory: pytest.TempPathFactory, calibration_template: Path) -> Path:
     """One real sweep on all three libraries at p=2, stored and analysed."""

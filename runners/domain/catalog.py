@@ -97,6 +97,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *openmpi.OTHER_FORCED,
         *openmpi.OTHER_TUNED,
         *impi.OTHER_AUTOTUNED,
+        *impi.OTHER_FORCED,
     )
 }
 

@@ -1,5 +1,6 @@
 """Intel MPI's MPI_Allreduce, autotuned and forced to each of its presets that runs on one node,
-and collsweep's own schedules run on Intel MPI's point-to-point layer.
+its presets of the other collectives that collsweep has a schedule for (OTHER_FORCED), and
+collsweep's own schedules run on Intel MPI's point-to-point layer.
 
 Forcing: `I_MPI_ADJUST_ALLREDUCE=<preset>` for a whole launch (runners.domain.libraries.impi
 says why not at run time). The preset numbers and names are Intel's (Developer Reference,
@@ -21,9 +22,17 @@ from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
 from runners.domain.algorithms.library import autotuned_collectives
+from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import IMPI, AlgorithmSpec
 
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
+PRESET_VARIABLES = {
+    "allreduce": PRESET_VARIABLE,
+    "reduce_scatter": "I_MPI_ADJUST_REDUCE_SCATTER_BLOCK",
+    "allgather": "I_MPI_ADJUST_ALLGATHER",
+    "bcast": "I_MPI_ADJUST_BCAST",
+    "reduce": "I_MPI_ADJUST_REDUCE",
+}
 UNPROVEN = "unproven: a counting user op sees recursive doubling (the SHM path: built-in ops)"
 
 
@@ -49,18 +58,26 @@ AUTOTUNED = AlgorithmSpec(
 
 
 def _preset(
-    name: str, preset: int, text: str, color: str, model: str = "", **extra: object
+    name: str,
+    preset: int,
+    text: str,
+    color: str,
+    model: str = "",
+    collective: str = DEFAULT_COLLECTIVE,
+    **extra: object,
 ) -> AlgorithmSpec:
+    variable = PRESET_VARIABLES[collective]
     return AlgorithmSpec(
-        f"impi:{name}",
-        f"Intel MPI's MPI_Allreduce forced to {text} ({PRESET_VARIABLE}={preset})",
+        qualified(collective, f"impi:{name}"),
+        f"Intel MPI's {COLLECTIVES[collective].mpi_call} forced to {text} ({variable}={preset})",
+        collective=collective,
         library=True,
         forced=name,
         color=color,
         short=f"i:{name[:4]}",
         runs_on=IMPI,
-        modelled_by=model,
-        settings=((PRESET_VARIABLE, preset),),
+        modelled_by=qualified(collective, model) if model else "",
+        settings=((variable, preset),),
         **extra,  # type: ignore[arg-type]
     )
 
@@ -145,3 +162,87 @@ SHADES = {
 HAND_WRITTEN_HERE = hand_written_on(IMPI, "Intel MPI", "i", SHADES)
 # Intel MPI's own call of the other collectives, autotuned (its tuning table).
 OTHER_AUTOTUNED = autotuned_collectives("impi", "Intel MPI", "#000087", "impi", IMPI)
+
+# Intel MPI's presets of the other collectives that collsweep has a schedule for, by Intel's
+# numbers (Developer Reference, I_MPI_ADJUST_<opname>), with two unmodelled ones whose counting-op
+# fingerprints differ from the default's. Proven with the counting op (tests/test_impi.py, p=4,
+# 1024 float64): the recursive-halving reduce-scatter halves then quarters, the
+# recursive-doubling one does not; the binomial reduce reduces at ranks 0 (twice) and 2, the
+# Rabenseifner one halves then quarters on every rank, the knomial one (radix 4) reduces every
+# child's two segments at rank 0. Left out: reduce-scatter presets 2 (pairwise) and 4 (reduce +
+# scatter), which left the recursive-halving fingerprint with a user op. Allgather and bcast take
+# no op: their presets are Intel's names, not proven.
+OTHER_FORCED: tuple[AlgorithmSpec, ...] = (
+    _preset(
+        "recursive_halving",
+        1,
+        "recursive halving",
+        "#00ff00",
+        "recursive_halving",
+        "reduce_scatter",
+        commutative_only=True,
+        mirrors="reduce_scatter.mpi:recursive_halving",
+    ),
+    _preset("recursive_doubling", 3, "recursive doubling", "#ff00ff", "", "reduce_scatter"),
+    _preset(
+        "recursive_doubling",
+        1,
+        "recursive doubling",
+        "#00ff00",
+        "recursive_doubling",
+        "allgather",
+        power_of_two_only=True,
+        mirrors="allgather.mpi:recursive_doubling",
+        model_note="unproven: MPI_Allgather takes no op to count",
+    ),
+    _preset(
+        "bruck",
+        2,
+        "Bruck's",
+        "#780000",
+        "bruck",
+        "allgather",
+        mirrors="allgather.mpi:brucks",
+        model_note="unproven: MPI_Allgather takes no op to count",
+    ),
+    _preset(
+        "ring",
+        3,
+        "ring",
+        "#004bff",
+        "ring",
+        "allgather",
+        mirrors="allgather.mpi:ring",
+        model_note="unproven: MPI_Allgather takes no op to count",
+    ),
+    _preset(
+        "binomial",
+        1,
+        "binomial",
+        "#00ff00",
+        "binomial_tree",
+        "bcast",
+        mirrors="bcast.mpi:binomial",
+        model_note="unproven: MPI_Bcast takes no op to count",
+    ),
+    _preset(
+        "binomial",
+        2,
+        "binomial",
+        "#00ff00",
+        "binomial_tree",
+        "reduce",
+        mirrors="reduce.mpi:binomial",
+    ),
+    _preset(
+        "rabenseifner",
+        5,
+        "Rabenseifner's",
+        "#780000",
+        "rabenseifner",
+        "reduce",
+        commutative_only=True,
+        mirrors="reduce.mpi:reduce_scatter_gather",
+    ),
+    _preset("knomial", 7, "knomial", "#00ffff", "", "reduce"),
+)
