@@ -77,6 +77,25 @@ def test_open_mpis_forced_reduce_and_reduce_scatter_run_what_they_name() -> None
 
 
 @pytest.mark.mpi
+def test_verify_checks_open_mpis_other_collectives_and_refuses_its_unordered_reduce() -> None:
+    """`collsweep verify` over Open MPI's forced reduce-scatter, allgather, bcast and reduce at
+    p=3: every result exact; its binomial reduce, which broke rank order for a noncommutative
+    op, is refused for it instead of checked wrong."""
+    names = "openmpi:recursive_halving,openmpi:bruck,openmpi:binomial,openmpi:rabenseifner"
+    result = subprocess.run(
+        [sys.executable, "-m", "runners.cli", "verify", "--ranks", "3", "--algorithms", names,
+         "--collectives", "reduce_scatter,allgather,bcast,reduce", "--dtypes", "int32",
+         "--ops", "sum,first_nonzero"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    rows = {r[1]: r for line in result.stdout.splitlines() if (r := line.split())[:1] == ["3"]}
+    assert set(rows) >= {"reduce.openmpi:binomial", "bcast.openmpi:binomial"}
+    assert all(row[-1] == "CORRECT" for row in rows.values())
+    assert int(rows["reduce.openmpi:binomial"][3]) > 0  # refused: first_nonzero
+
+
+@pytest.mark.mpi
 def test_forcing_by_environment_runs_the_same_algorithms() -> None:
     """library_switching = "launch": a launch per forced algorithm, forced by OMPI_MCA_
     variables, leaves the same fingerprints as the communicators of one launch."""
