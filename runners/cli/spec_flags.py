@@ -6,6 +6,7 @@ import argparse
 
 from runners.cli.common import UsageError, size_list
 from runners.domain.catalog import DTYPES, OPS, known_names
+from runners.domain.spec import STARTUP_GRACE_S
 from runners.domain.units import parse_bytes
 
 SPEC_FLAGS = {
@@ -72,7 +73,8 @@ SPEC_FLAGS = {
     "--point-timeout-s": (
         "point_timeout_s",
         float,
-        "watchdog: seconds without progress before a job is declared hung",
+        "watchdog: seconds without progress before a job is declared hung (before a "
+        f"launch's first point, {STARTUP_GRACE_S:g} s more for start-up)",
     ),
     "--tuning-file": (
         "tuning_file",

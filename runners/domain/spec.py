@@ -38,6 +38,11 @@ class SpecError(BadInput, ValueError):
     """A sweep spec that cannot run; the message lists every problem found."""
 
 
+# Seconds a launch may take to start (MPI_Init, the launch's calibration) on top of the
+# point timeout before its first point: start-up on a loaded machine is no hang.
+STARTUP_GRACE_S = 60.0
+
+
 @dataclass(frozen=True)
 class SweepSpec:
     """Everything that defines a sweep: the grid, the timing policy and how ranks start."""
@@ -63,7 +68,7 @@ class SweepSpec:
     launcher_shell: bool = False
     launch_calibration: bool = True  # a short calibration in every launch (its machine state)
     thread_level: str = "single"
-    point_timeout_s: float = 120.0
+    point_timeout_s: float = 120.0  # a launch's first point gets STARTUP_GRACE_S more
     tuning_file: str = ""  # a collsweep tuning file: adds <library>:tuned, the library following it
     vendor_tuning_file: str = ""  # a file the library's own autotuner wrote: adds impi:autotuned
     libraries: tuple[str, ...] = (MPICH,)  # the MPI libraries whose ranks run the algorithms

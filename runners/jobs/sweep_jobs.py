@@ -26,7 +26,7 @@ from runners.domain.launcher import default_knobs
 from runners.domain.libraries import LIBRARIES, switching_mode_of
 from runners.domain.plan import Launch, plan_groups
 from runners.domain.records import PointKey
-from runners.domain.spec import SweepSpec
+from runners.domain.spec import STARTUP_GRACE_S, SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.tuning import file_record
 from runners.jobs import calibrate, launch
@@ -34,7 +34,6 @@ from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import Progress
 from runners.jobs.run_writer import RunWriter
 
-STARTUP_GRACE_S = 60.0
 PROBE_TIMEOUT_S = 60.0
 
 
@@ -134,7 +133,13 @@ class GroupRunner:
                     done = True
         except launch.JobHung as exc:
             running.kill()
-            return max(cells_started - 1, 0), f"{where}: watchdog: {exc}"
+            grace = (
+                f" (before its first point a launch gets {STARTUP_GRACE_S:g} s for start-up "
+                f"on top of the point timeout of {self.spec.point_timeout_s:g} s)"
+                if not cells_started
+                else ""
+            )
+            return max(cells_started - 1, 0), f"{where}: watchdog: {exc}{grace}"
         except BaseException:
             running.kill()
             raise
