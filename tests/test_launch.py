@@ -43,3 +43,32 @@ def test_launcher_template_takes_other_launchers() -> None:
     cmd = launch.command(job)
     assert cmd[:3] == ["srun", "--ntasks=4", "--mpi=pmi2"]
     assert cmd[-3:] == ["mpi4py", "-m", "m"]
+
+
+def test_a_job_file_left_by_a_killed_sweep_is_removed_by_the_next(tmp_path) -> None:
+    """SIGKILL leaves the job file behind (no finally runs); the next sweep's clean-up removes
+    it, and keeps those of a live process (this one's)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    program = (
+        "import sys, time\n"
+        "from runners.jobs import launch\n"
+        "with launch.job_file({'x': 1}) as path:\n"
+        "    print(path, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", program], stdout=subprocess.PIPE, text=True, env=env
+    )
+    left = child.stdout.readline().strip()  # the file exists once its path is printed
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert os.path.exists(left) and os.path.dirname(left) == str(tmp_path)
+    mine = tmp_path / f"{launch.JOB_FILE_PREFIX}{os.getpid()}-live.json"
+    mine.write_text("{}")
+    assert [str(p) for p in launch.remove_orphan_job_files(tmp_path)] == [left]
+    assert not os.path.exists(left) and mine.exists()

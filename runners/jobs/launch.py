@@ -45,15 +45,43 @@ WAITING_TICK_S = 1.0  # how often a job that prints nothing gives its reader a t
 RANKS_ENTRY = "runners.ranks"  # `python -m runners.ranks KIND JOB`: every job's rank program
 
 
+JOB_FILE_PREFIX = "collsweep-job-"
+
+
 @contextlib.contextmanager
 def job_file(payload: Mapping) -> Iterator[str]:
-    """The payload as a JSON job file for the ranks, removed when the block ends."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+    """The payload as a JSON job file for the ranks, removed when the block ends. Its name
+    carries this process's id (collsweep-job-<pid>-*.json), so one that a killed process
+    left behind is found by the next sweep (remove_orphan_job_files)."""
+    prefix = f"{JOB_FILE_PREFIX}{os.getpid()}-"
+    with tempfile.NamedTemporaryFile("w", prefix=prefix, suffix=".json", delete=False) as handle:
         json.dump(payload, handle)
     try:
         yield handle.name
     finally:
         os.unlink(handle.name)
+
+
+def remove_orphan_job_files(folder: Path | None = None) -> list[Path]:
+    """Remove the job files whose process is gone (a SIGKILLed sweep cannot remove its own)
+    from `folder` (the temporary folder); the paths removed."""
+    removed = []
+    for path in Path(folder or tempfile.gettempdir()).glob(f"{JOB_FILE_PREFIX}*-*.json"):
+        pid = path.name.removeprefix(JOB_FILE_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from runners.domain.plan import Group, all_point_ids, plan_launches, skipped_poi
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_seconds
-from runners.jobs import calibrate, run_writer
+from runners.jobs import calibrate, launch, run_writer
 from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import PlannedLaunch, Progress
 from runners.jobs.run_writer import PARTIAL, RunWriter, sweep_status
@@ -148,6 +148,7 @@ def run_sweep(
     with signals_as_exceptions():
         _check_writable(path)
         run_writer.recover_abandoned(path, progress_out)
+        launch.remove_orphan_job_files()
         run_id = run_id or new_run_id()
         with RunLock(path, run_id) as lock:
             if lock.previous:
