@@ -109,6 +109,25 @@ def test_run_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path: Path
     assert not (tmp_path / "s.duckdb.journal").exists()  # emptied and removed
 
 
+def test_a_live_run_stays_locked_after_its_lock_file_is_deleted(tmp_path: Path) -> None:
+    """Deleting a live run's .lock let a second --resume run beside it; the run's claim (an
+    abstract socket) still refuses it, and is free again once the holder lets go."""
+    path = tmp_path / "s.duckdb"
+    holder = RunLock(path, RUN)
+    holder.acquire()
+    try:
+        holder.path.unlink()
+        with pytest.raises(RunBusy, match=r"lock file .* was removed"):
+            RunLock(path, RUN).acquire()
+        other = RunLock(path, RUN + "x")  # another run of the same store is not affected
+        other.acquire()
+        other.release()
+    finally:
+        holder.release()
+    with RunLock(path, RUN):
+        pass
+
+
 def test_replay_stores_a_dead_sweeps_journal_and_marks_its_run(tmp_path: Path) -> None:
     path = tmp_path / "s.duckdb"
     store.create_run(path, {"run_id": RUN, "status": "running"})

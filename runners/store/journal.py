@@ -6,15 +6,19 @@ tried, so a store that someone else holds delays the writes but never loses them
 into the store when the store is free again, and removed once everything is stored.
 ``<run>.lock`` is held (flock) by the one sweep measuring the run and names its process and
 host; the kernel releases it when that process dies, however it dies, so a lock file nobody
-holds marks a run whose sweep is gone. No MPI here.
+holds marks a run whose sweep is gone. The sweep also binds an abstract Unix socket named for
+the store and run, which no one can remove as a file: a second sweep cannot start beside a live
+one even after its lock file was deleted. No MPI here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
+import socket
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,6 +208,9 @@ class RunLock:
         self.path = path_for(journal_dir(store_path), run_id, ".lock")
         self.run_id = run_id
         self._fd: int | None = None
+        key = f"{Path(store_path).resolve()}\0{run_id}".encode()
+        self._claim_name = b"\0collsweep-run-" + hashlib.sha256(key).hexdigest()[:40].encode()
+        self._claim: socket.socket | None = None
         self.previous = ""  # who held a stale lock this one took over ('' if none)
 
     def acquire(self) -> None:
@@ -221,6 +228,14 @@ class RunLock:
             if _same_file(fd, self.path):
                 break
             os.close(fd)  # the file was removed by its last holder meanwhile: take the new one
+        try:
+            self._claim = _claim(self._claim_name)
+        except OSError:
+            os.close(fd)
+            raise RunBusy(
+                f"run {self.run_id} is being measured right now by another sweep (its lock "
+                f"file {self.path} was removed while it ran); wait for it to end"
+            ) from None
         self.previous = _read_holder(fd)
         os.ftruncate(fd, 0)
         os.pwrite(fd, _holder_text().encode(), 0)
@@ -234,6 +249,9 @@ class RunLock:
             self.path.unlink()
         os.close(self._fd)
         self._fd = None
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
         with contextlib.suppress(OSError):
             self.path.parent.rmdir()  # only when empty: no other run's journal or lock
 
@@ -243,6 +261,19 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _claim(name: bytes) -> socket.socket:
+    """Bind an abstract Unix socket named for the run: a second claim fails while this
+    process lives, nobody can delete it as a file can be, and the kernel frees it when the
+    process dies (the lock file alone let a second sweep in once someone removed it)."""
+    claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        claim.bind(name)
+    except OSError:
+        claim.close()
+        raise
+    return claim
 
 
 def _flock_exclusive(fd: int, tries: int = 10) -> bool:
