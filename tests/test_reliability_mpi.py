@@ -329,3 +329,42 @@ def test_a_stop_signal_during_the_analysis_leaves_a_true_status_and_says_how_to_
     assert store.query(db, predictions).n.item() > 0
     assert not rank_processes(sweep.pid)
     reliability.fault("SIGTERM during the analysis", 0, status_is_true(db, run_id, 6))
+
+
+FULL_DISK = """
+set -u
+mount -t tmpfs -o size=64k tmpfs "$JOURNAL"
+dd if=/dev/zero of="$JOURNAL/filler" bs=4k count=100 2>/dev/null
+"$PY" -m runners.cli sweep "$SPEC" --store "$STORE" --run-id full-at-start; echo "rc=$?"
+rm "$JOURNAL/filler"; dd if=/dev/zero of="$JOURNAL/filler" bs=4k count=14 2>/dev/null
+"$PY" -m runners.cli sweep "$SPEC" --store "$STORE" --run-id full-mid-run; echo "rc=$?"
+umount "$JOURNAL"
+"""
+
+
+def test_a_full_disk_beside_the_store_ends_in_one_line_and_a_true_status(tmp_path: Path) -> None:
+    """The journal folder on a 64 KiB tmpfs (a private mount namespace): full from the start,
+    the sweep refuses in one line before any run exists; with two pages free, the run starts,
+    the journal fills, and the run ends `failed` saying so, its rows in the store."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("no unprivileged mount namespace here (unshare -rm) to make a small disk")
+    db = tmp_path / "s.duckdb"
+    journal = tmp_path / "s.duckdb.journal"
+    journal.mkdir()
+    spec = write_spec(tmp_path, "sizes = [8, 64]\n" + QUICK + "launches = 1\n")
+    env = {**os.environ, "JOURNAL": str(journal), "SPEC": str(spec), "STORE": str(db)}
+    env |= {"PY": sys.executable, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", FULL_DISK],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    out, err = result.stdout, result.stderr
+    assert "Traceback" not in err, err[-3000:]
+    first = [line for line in err.splitlines() if "full-at-start" in line or "lock" in line]
+    assert out.count("rc=2") == 1 and out.count("rc=1") == 1, out + err[-2000:]
+    assert any("cannot write the run's lock" in line and "No space left" in line for line in first)
+    runs = store.query(db, "SELECT run_id, status, status_reason FROM runs")
+    assert runs.run_id.tolist() == ["full-mid-run"]  # nothing of the refused one
+    assert runs.status[0] == "failed"
+    assert "cannot write the journal" in runs.status_reason[0]
+    assert "No space left on device" in runs.status_reason[0]

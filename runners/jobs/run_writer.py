@@ -19,6 +19,7 @@ import duckdb
 from runners import store
 from runners.store.journal import (
     Journal,
+    JournalUnwritable,
     RunBusy,
     RunLock,
     abandoned_runs,
@@ -59,6 +60,7 @@ class RunWriter:
         self.statuses: dict[str, str] = {}
         self.last_flush = time.monotonic()
         self.last_notice = 0.0
+        self.journal_error = ""  # why the journal could not be written ("" while it can)
 
     def add_point(
         self, point: dict[str, Any], samples: list[dict[str, Any]], wanted_launches: int = 0
@@ -90,8 +92,16 @@ class RunWriter:
         self._queue(run_record(self.run_id, fields))
 
     def _queue(self, record: dict[str, Any]) -> None:
-        self.journal.append(record)
+        """Queue a record, journalled first; once the journal cannot be written (a full
+        disk), the rest is queued for the store alone and the first failure raised."""
         self.pending.append(record)
+        if self.journal_error:
+            return
+        try:
+            self.journal.append(record)
+        except JournalUnwritable as exc:
+            self.journal_error = str(exc)
+            raise
 
     @property
     def waiting(self) -> int:

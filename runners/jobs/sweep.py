@@ -35,7 +35,7 @@ from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import PlannedLaunch, Progress
 from runners.jobs.run_writer import PARTIAL, RunWriter, sweep_status
 from runners.jobs.sweep_jobs import GroupRunner, switching_mode
-from runners.store.journal import RunLock, journal_dir
+from runners.store.journal import JournalUnwritable, RunLock, journal_dir
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -203,6 +203,8 @@ def _sweep_locked(
             progress.end_launch()
     except Interrupted as exc:
         interrupted = f"received {exc}"
+    except JournalUnwritable as exc:  # its points go to the store without a journal
+        runner.failures.append(str(exc))
     except Exception as exc:  # the run must be marked whatever went wrong
         error = f"{type(exc).__name__}: {exc}"
     planned_ids = all_point_ids(spec, run_id)

@@ -36,6 +36,11 @@ class RunBusy(BadInput):
     """Another live process is measuring the run (exit 2: nothing was started)."""
 
 
+class JournalUnwritable(BadInput):
+    """The journal or lock beside the store cannot be written (a full disk, a read-only
+    folder): said in one line."""
+
+
 def journal_dir(store_path: Path) -> Path:
     """The folder beside the store that holds journals and run locks."""
     return store_path.with_name(store_path.name + ".journal")
@@ -57,13 +62,19 @@ class Journal:
         self.path = path_for(journal_dir(store_path), run_id, ".jsonl")
 
     def append(self, record: dict[str, Any]) -> None:
-        """Add one record and make it durable (fsync) before returning."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Add one record and make it durable (fsync) before returning; JournalUnwritable
+        when the disk refuses it."""
         line = json.dumps(record, default=_json_default) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise JournalUnwritable(
+                f"cannot write the journal {self.path}: {exc.strerror}"
+            ) from None
 
     def records(self) -> list[Any]:
         """Every complete record, oldest first: a last line cut short by a crash is left out,
@@ -237,9 +248,15 @@ class RunLock:
                 f"file {self.path} was removed while it ran); wait for it to end"
             ) from None
         self.previous = _read_holder(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, _holder_text().encode(), 0)
         self._fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, _holder_text().encode(), 0)
+        except OSError as exc:
+            self.release()
+            raise JournalUnwritable(
+                f"cannot write the run's lock {self.path}: {exc.strerror}"
+            ) from None
 
     def release(self) -> None:
         """Give the lock up and remove its file."""
