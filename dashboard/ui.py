@@ -8,6 +8,7 @@ address. The store comes from the session (tests), ``--store`` after ``--`` on t
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -235,9 +236,29 @@ def choose_run_with_points(
     if grid.empty:
         st.info("This run has no points yet.")
         return None
+    show_imported(path, run_id)
     if one_collective:
         _, grid = choose_collective(grid)
     return run_id, grid
+
+
+def show_imported(path: Path, run_id: str) -> None:
+    """Say that a run was imported from another tool (runs.environment.imported): one launch
+    per file, so one file gives no interval over launches; and why it was not analysed."""
+    details = queries.run_details(path, [run_id])
+    environment = details["environment"].iloc[0] if len(details) else None
+    if isinstance(environment, str):
+        environment = json.loads(environment)
+    imported = (environment or {}).get("imported") if isinstance(environment, dict) else None
+    if not imported:
+        return
+    words = str(imported.get("launches", f"imported from {imported.get('tool')}"))
+    note = f"{words[:1].upper()}{words[1:]}: each file is one launch of the tool"
+    if words.startswith("one launch"):
+        note += ", so its points have no interval over launches and no winner is decided"
+    if imported.get("not_analysed"):
+        note += f". Not analysed: {imported['not_analysed']}"
+    st.info(note + ".", icon=":material/input:")
 
 
 def choose_collective(grid: pd.DataFrame) -> tuple[str, pd.DataFrame]:

@@ -13,6 +13,7 @@ from runners.cli.catalog import add_algorithms
 from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
 from runners.cli.compare import add_compare
+from runners.cli.importing import add_import
 from runners.cli.measure import add_sweep
 from runners.cli.model import add_model_reading
 from runners.cli.predict import add_predict
@@ -29,6 +30,7 @@ from runners.domain.errors import CollsweepError
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_verify,
     add_sweep,
+    add_import,
     add_submit,
     add_merge,
     add_calibrate,

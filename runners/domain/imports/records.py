@@ -1,0 +1,164 @@
+"""What an imported file says, tool by tool alike: its rows, settings and provenance (pure).
+
+A parser (imb.py, osu.py, nccl.py) turns one file's text into a `ToolFile`; every number the
+tool printed is kept as it printed it, in `ToolRow.columns` (its units, its column names), and
+the figure that becomes the point's median is named by `ToolFile.median_column`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from runners.domain.errors import BadInput
+
+IMB, OSU, NCCL_TESTS = "imb", "osu", "nccl-tests"
+FORMATS = (IMB, OSU, NCCL_TESTS)
+
+
+class ImportProblem(BadInput):
+    """A file that cannot be imported, worded as `<file>:<line>: <what>` (exit 2)."""
+
+    def __init__(self, name: str, line: int, what: str, *, broken_row: bool = False) -> None:
+        super().__init__(f"{name}:{line}: {what}")
+        self.name, self.line, self.broken_row = name, line, broken_row
+
+
+def broken_row(name: str, line: int, what: str) -> ImportProblem:
+    """A table row that does not read as its header says (`what` is wrong with it)."""
+    return ImportProblem(name, line, f"broken row: {what}", broken_row=True)
+
+
+def field_count(name: str, line: int, got: int, header: int) -> ImportProblem:
+    """A row with another number of fields than its header has."""
+    return broken_row(name, line, f"{got} fields where the header has {header}")
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One size of one test as the tool printed it.
+
+    `tool_bytes` is the tool's own size column; `nbytes` the whole vector as collsweep counts
+    it (times p where the tool counts one rank's block), `count` its elements. `seconds` is
+    the figure that becomes the point's median; `columns` every value of the row, as printed
+    (None for `N/A`); `samples` the tool's per-iteration times in seconds where it reports
+    them (nccl-tests' -I in its JSON report), else empty."""
+
+    line: int
+    collective: str
+    ranks: int
+    tool_bytes: int
+    nbytes: int
+    count: int
+    dtype: str
+    op: str
+    seconds: float
+    iterations: int | None
+    columns: dict[str, Any]
+    samples: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolFile:
+    """One imported file: the tool, what it says about the run, and its rows.
+
+    `environment` holds the KEY=VALUE settings the file shows (Intel MPI's startup lines,
+    NCCL's `NCCL_ALGO set by environment`); `library` the library the file names itself
+    (`impi` from Intel MPI's startup line, `nccl`), '' when it names none."""
+
+    name: str
+    sha256: str
+    format: str
+    tool: str
+    version: str
+    command_line: str
+    settings: dict[str, Any]
+    hosts: tuple[str, ...]
+    environment: dict[str, str]
+    library: str
+    library_version: str
+    median_column: str
+    rows: tuple[ToolRow, ...]
+    notes: tuple[str, ...] = field(default=())
+    warmup: int | None = None  # untimed iterations before each size, where the file says
+
+    def source(self) -> dict[str, Any]:
+        """The file's provenance and every row's columns, as stored with the run."""
+        return {
+            "file": self.name,
+            "sha256": self.sha256,
+            "format": self.format,
+            "tool": self.tool,
+            "version": self.version,
+            "command_line": self.command_line,
+            "settings": self.settings,
+            "hosts": list(self.hosts),
+            "environment": self.environment,
+            "library": self.library,
+            "library_version": self.library_version,
+            "median_column": self.median_column,
+            "warmup": self.warmup,
+            "notes": list(self.notes),
+            "rows": [
+                {
+                    "line": r.line,
+                    "collective": r.collective,
+                    "ranks": r.ranks,
+                    "tool_bytes": r.tool_bytes,
+                    "bytes": r.nbytes,
+                    "dtype": r.dtype,
+                    "op": r.op,
+                    "columns": r.columns,
+                }
+                for r in self.rows
+            ],
+        }
+
+
+def sha256_of(data: bytes) -> str:
+    """The file's SHA-256, hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def text_of(data: bytes, name: str) -> str:
+    """The file's text; ImportProblem for a file that is not UTF-8 text (a NUL byte, or bytes
+    that do not decode), naming the line where it stops being text."""
+    if b"\0" in data:
+        line = data[: data.index(b"\0")].count(b"\n") + 1
+        raise ImportProblem(name, line, "not a text file (a NUL byte): not a tool's output")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportProblem(name, line, "not UTF-8 text: not a tool's output") from None
+
+
+def number(text: str, name: str, line: int, what: str) -> float:
+    """A printed number as a float, or ImportProblem naming the row."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise broken_row(name, line, f"{what} {text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise broken_row(name, line, f"{what} {text!r} is not a finite number")
+    return value
+
+
+def integer(text: str, name: str, line: int, what: str) -> int:
+    """A printed count as an int, or ImportProblem naming the row."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise broken_row(name, line, f"{what} {text!r} is not an integer") from None
+    if value < 0:
+        raise broken_row(name, line, f"{what} {text!r} is negative")
+    return value
+
+
+def microseconds(text: str, name: str, line: int, what: str) -> tuple[float, float]:
+    """A time printed in microseconds: (the printed value, seconds); positive."""
+    value = number(text, name, line, what)
+    if value < 0:
+        raise broken_row(name, line, f"{what} {text!r} is negative")
+    return value, value / 1e6

@@ -1,0 +1,192 @@
+"""`collsweep import`: other tools' result files stored as one run, all or nothing.
+
+Every file is read and parsed before anything is written (runners.domain.imports); the run, its
+points and samples are then written into a staging store beside nothing else and folded into
+the main store by `store.merge_shards`, one transaction over the main store: a failure leaves
+the main store as it was. The command analyses the run afterwards where collsweep's models can
+price its points (catalog algorithms, datatypes and ops). No MPI here.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import tempfile
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runners import store
+from runners.domain.errors import BadInput
+from runners.domain.imports import ImportProblem, ToolFile, read_tool_file
+from runners.domain.imports.points import ImportPlan, plan_import, run_words
+from runners.domain.libraries import LIBRARIES
+from runners.jobs.sweep import code_version, new_run_id
+
+MAX_FILE_BYTES = 256 * 2**20  # tools print kilobytes; a larger file is something else
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """What `collsweep import` was asked: the files and what they may not say themselves."""
+
+    paths: Sequence[Path]
+    fmt: str | None = None
+    library: str | None = None
+    ranks: int | None = None
+    collective: str | None = None
+    command_line: str = ""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What was stored: the run, its points, and whether it was analysed (why not, if not)."""
+
+    run_id: str
+    tool: str
+    files: int
+    launches: int
+    points: int
+    notes: list[str]
+    not_analysed: str
+
+
+def read_files(request: ImportRequest) -> list[ToolFile]:
+    """Every file parsed, or ImportProblem for the first one that cannot be (nothing written)."""
+    files = []
+    for path in request.paths:
+        data = _contents(Path(path))
+        files.append(
+            read_tool_file(
+                data,
+                str(path),
+                request.fmt,
+                ranks=request.ranks,
+                collective=request.collective,
+            )
+        )
+    tools = {f.tool for f in files}
+    if len(tools) > 1:
+        raise BadInput(
+            f"the files come from {', '.join(sorted(tools))}: import each tool's files apart"
+        )
+    return files
+
+
+def _contents(path: Path) -> bytes:
+    """A file's bytes; ImportProblem (line 0: the file as a whole) for one that is not a regular
+    file (a FIFO would block), is larger than any tool's output, or cannot be read."""
+    try:
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise ImportProblem(str(path), 0, "not a regular file")
+        if status.st_size > MAX_FILE_BYTES:
+            limit = MAX_FILE_BYTES // 2**20
+            raise ImportProblem(str(path), 0, f"larger than {limit} MiB: no tool's output is")
+        return path.read_bytes()
+    except OSError as exc:
+        raise ImportProblem(str(path), 0, f"cannot read it: {exc.strerror or exc}") from None
+
+
+def import_files(path: Path, request: ImportRequest) -> ImportResult:
+    """Store the request's files as one run (module docstring); `not_analysed` says why
+    collsweep's analysis cannot take it, if it cannot."""
+    files = read_files(request)
+    run_id = _fresh_run_id(path)
+    plan = plan_import(files, run_id, request.library)
+    _store(path, run_row(files, plan, run_id, request.command_line), plan)
+    return ImportResult(
+        run_id,
+        files[0].tool,
+        len(files),
+        plan.launches,
+        len(plan.points),
+        plan.notes,
+        plan.not_analysed,
+    )
+
+
+def _fresh_run_id(path: Path) -> str:
+    """A new run id the store does not hold (merging would add points to a run of that id)."""
+    while True:
+        run_id = new_run_id()
+        if not path.exists() or store.get_run(path, run_id) is None:
+            return run_id
+
+
+def _store(path: Path, run: dict[str, Any], plan: ImportPlan) -> None:
+    """The run with its points and samples into the main store in one transaction."""
+    with tempfile.TemporaryDirectory(prefix="collsweep-import-") as folder:
+        staging = Path(folder) / "staging.duckdb"
+        store.create_run(staging, run)
+        store.add_points(staging, plan.points, plan.samples)
+        results = store.merge_shards(path, [staging])
+    if results[0].left:
+        raise BadInput(f"the import was not stored: {results[0].left}")
+
+
+def run_row(
+    files: Sequence[ToolFile], plan: ImportPlan, run_id: str, command_line: str
+) -> dict[str, Any]:
+    """The runs row of an import: the tool is its source, each file's provenance in
+    `environment.imported`, a short TOML of the same in `spec_toml`."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    tool = files[0].tool
+    versions = {lib: _version(lib, v) for lib, v in plan.libraries.items()}
+    first = next(iter(versions))
+    words = run_words(len(files), plan.launches, tool)
+    return {
+        "run_id": run_id,
+        "status": "complete",
+        "status_reason": words,
+        "started_at": now,
+        "finished_at": now,
+        "spec_toml": spec_text(files, plan),
+        "command_line": command_line,
+        "host": ", ".join(dict.fromkeys(h for f in files for h in f.hosts)),
+        "mpi_library": versions[first],
+        "mpi_version": versions[first],
+        "libraries": {k: {"mpi_library": v, "mpi_version": v} for k, v in versions.items()},
+        "code_version": code_version(),
+        "environment": {
+            "jobs": plan.jobs,
+            "imported": {
+                "tool": tool,
+                "launches": words,
+                "not_analysed": plan.not_analysed,
+                "notes": plan.notes,
+                "files": [f.source() for f in files],
+            },
+        },
+    }
+
+
+def _version(library: str, found: str) -> str:
+    """A library's version as the file says it, else its name and that the file does not."""
+    title = LIBRARIES[library].title if library in LIBRARIES else library.upper()
+    return found or f"{title} (version not in the file)"
+
+
+def spec_text(files: Sequence[ToolFile], plan: ImportPlan) -> str:
+    """A TOML record of the import (not a sweep spec: nothing was swept)."""
+    lines = [
+        "# imported, not swept: each file is one launch of the tool",
+        "[imported]",
+        f"tool = {_toml(files[0].tool)}",
+        f"format = {_toml(files[0].format)}",
+        f"libraries = [{', '.join(_toml(lib) for lib in plan.libraries)}]",
+        f"files = [{', '.join(_toml(f.name) for f in files)}]",
+        f"sha256 = [{', '.join(_toml(f.sha256) for f in files)}]",
+        f"median = {_toml(files[0].median_column)}",
+    ]
+    text = "\n".join(lines) + "\n"
+    tomllib.loads(text)  # a name with characters TOML cannot hold would fail here, not later
+    return text
+
+
+def _toml(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(value)

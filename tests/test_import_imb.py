@@ -1,0 +1,172 @@
+"""A real IMB-MPI1 at p=2 from the Intel MPI wheel, imported: its numbers against the file,
+the default and a forced algorithm as two algorithms of one run, two runs of the same command
+as two launches, and the run on `collsweep crossovers --summary` and the Curves page."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+from streamlit.testing.v1 import AppTest
+
+from runners import store
+from runners.domain.libraries.impi import LIBRARY as impi
+
+BENCHMARKS = ("Allreduce", "Reduce_scatter_block", "Allgather", "Bcast", "Reduce")
+WHOLE_TIMES_P = ("Reduce_scatter_block", "Allgather")  # IMB's #bytes is one rank's block
+COLLECTIVE = {
+    "Allreduce": "allreduce",
+    "Reduce_scatter_block": "reduce_scatter",
+    "Allgather": "allgather",
+    "Bcast": "bcast",
+    "Reduce": "reduce",
+}
+RANKS = 2
+
+
+def imb_run(out: Path, knobs: dict[str, str]) -> Path:
+    """IMB-MPI1 on 2 Intel MPI ranks as the sweep starts them (the library's own mpiexec and
+    environment), I_MPI_DEBUG=5 so that Intel MPI names itself and its settings; stdout saved."""
+    program = str(impi.prefix() / "bin" / "IMB-MPI1")
+    argv = [program, *BENCHMARKS, "PingPong", "-npmin", str(RANKS), "-msglog", "3:16"]
+    env = {**os.environ, **impi.launch_env(), "I_MPI_DEBUG": "5", **knobs}
+    done = subprocess.run(
+        impi.command(RANKS, argv), env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out.write_text(done.stdout)
+    return out
+
+
+@pytest.fixture(scope="module")
+def imb_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
+    """Two runs of IMB's default and one with Intel MPI's allreduce forced to its ring."""
+    assert impi.installed(), f"Intel MPI is not in {impi.prefix()}: run `make install`"
+    folder = tmp_path_factory.mktemp("imb")
+    default = [imb_run(folder / f"imb-default-{i}.txt", {}) for i in range(2)]
+    ring = [imb_run(folder / "imb-ring.txt", {"I_MPI_ADJUST_ALLREDUCE": "8"})]
+    return {"default": default, "ring": ring}
+
+
+def imb_rows(path: Path) -> list[tuple[str, int, int, list[str]]]:
+    """(benchmark, processes, line, fields) of every table row, read here apart from the
+    importer: a row is a line of five numbers after `# Benchmarking X` and `#processes = P`."""
+    rows, benchmark, processes = [], "", 0
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if found := re.match(r"# Benchmarking (\S+)", line):
+            benchmark = found.group(1)
+        elif found := re.match(r"# #processes = (\d+)", line):
+            processes = int(found.group(1))
+        elif re.fullmatch(r"\s*\d+\s+\d+(\s+[\d.]+){3}\s*", line):
+            rows.append((benchmark, processes, number, line.split()))
+    return rows
+
+
+@pytest.mark.mpi
+def test_a_real_imb_run_is_stored_number_for_number(imb_files: dict, tmp_path: Path) -> None:
+    """One IMB file: the library found in its I_MPI_DEBUG lines (no --library), every
+    nonzero size of the five collectives a point whose median is t_avg to the bit, sizes of
+    Allgather and Reduce_scatter_block times p, every printed number kept with the run;
+    PingPong left out, with a note."""
+    path = imb_files["default"][0]
+    db = tmp_path / "s.duckdb"
+    done = run_cli("import", str(path), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    run_id = re.search(r"as run (\S+):", done.stdout).group(1)
+    points = store.query(db, "SELECT * FROM points WHERE run_id = ?", [run_id])
+    by_key = {(p.collective, p.bytes): p for p in points.itertuples()}
+    run = store.get_run(db, run_id)
+    (source,) = run["environment"]["imported"]["files"]
+    kept = {row["line"]: row["columns"] for row in source["rows"]}
+    rows = imb_rows(path)
+    assert {r[0] for r in rows} == set(BENCHMARKS)
+    for benchmark, processes, line, fields in rows:
+        assert processes == RANKS
+        nbytes = int(fields[0]) * (RANKS if benchmark in WHOLE_TIMES_P else 1)
+        if nbytes == 0:  # no zero-byte points: said
+            assert f"line {line}: 0 B" in done.stderr
+            continue
+        point = by_key[(COLLECTIVE[benchmark], nbytes)]
+        assert point.median_s == float(fields[4]) / 1e6
+        assert point.iterations == int(fields[1]) and point.ranks == RANKS
+        assert [float(f) for f in fields] == [float(v) for v in kept[line].values()]
+    assert len(points) == sum(int(f[0]) > 0 for *_, f in rows)
+    assert set(points.algorithm) == {"impi", *(f"{c}.impi" for c in list(COLLECTIVE.values())[1:])}
+    assert run["mpi_version"].startswith("Intel MPI 2021.") and run["host"]
+    assert run["status_reason"] == "one launch, imported from IMB-MPI1"
+    assert source["command_line"].split()[1:3] == ["Allreduce", "Reduce_scatter_block"]
+    assert source["settings"]["MPI_Datatype for reductions"] == "MPI_FLOAT"
+    assert "PingPong left out: not a collective collsweep sweeps" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def combined(imb_files: dict, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The three IMB files imported by one command into one run."""
+    db = tmp_path_factory.mktemp("combined") / "s.duckdb"
+    files = [*imb_files["default"], *imb_files["ring"]]
+    done = run_cli("import", *map(str, files), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    return db, re.search(r"as run (\S+):", done.stdout).group(1)
+
+
+@pytest.mark.mpi
+def test_runs_and_forced_algorithms_combine_into_one_run(combined: tuple[Path, str]) -> None:
+    """The two default files are two launches of `impi` (median of the two t_avg, an
+    interval over them); the file with I_MPI_ADJUST_ALLREDUCE=8 is `impi:ring`, one launch,
+    no interval, in a job of its own; the other collectives were not forced, so for them the
+    third file is a third launch of the library's default."""
+    db, run_id = combined
+    points = store.query(db, "SELECT * FROM points WHERE run_id = ?", [run_id])
+    allreduce = points[points.collective == "allreduce"]
+    assert set(allreduce.algorithm) == {"impi", "impi:ring"}
+    default = allreduce[allreduce.algorithm == "impi"]
+    assert set(default.launches) == {2} and default.interval_low_s.notna().all()
+    ring = allreduce[allreduce.algorithm == "impi:ring"]
+    assert set(ring.launches) == {1} and ring.interval_low_s.isna().all()
+    assert set(default.job) != set(ring.job)
+    assert (ring.library_config.str.contains("I_MPI_ADJUST_ALLREDUCE=8")).all()
+    reduce = points[points.collective == "reduce"]
+    assert set(reduce.algorithm) == {"reduce.impi"} and set(reduce.launches) == {3}
+
+
+@pytest.mark.mpi
+def test_an_imported_run_has_a_verdict_and_curves(
+    combined: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`collsweep crossovers RUN --summary` gives the allreduce group's verdict (impi against
+    impi:ring, a tie wherever one launch cannot decide), and the Curves page draws both
+    algorithms' measured curves without an error."""
+    db, run_id = combined
+    done = run_cli("crossovers", run_id, "--summary", "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "p=2 float32 sum" in done.stdout and "impi:ring" in done.stdout
+    monkeypatch.setenv(store.STORE_ENV, str(db))
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at.query_params.update({"run": run_id, "metric": "time"})
+    at.run()
+    at.switch_page("views/curves.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    (figure,) = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    measured = {t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == "measured"}
+    assert measured == {"impi", "impi:ring"}
+    (note,) = [i.value for i in at.info if "imported from" in i.value]
+    assert note.startswith("Up to 3 launches (one per file), imported from IMB-MPI1")
+
+
+@pytest.mark.mpi
+def test_a_cut_imb_file_is_refused(imb_files: dict, tmp_path: Path) -> None:
+    """IMB's output cut after its Allgather block: exit 2 naming the file and its last line."""
+    text = imb_files["default"][0].read_text()
+    cut = tmp_path / "cut.txt"
+    cut.write_text(text[: text.index("# Benchmarking Bcast")])
+    db = tmp_path / "s.duckdb"
+    done = run_cli("import", str(cut), "--store", str(db))
+    assert done.returncode == 2
+    last = len(cut.read_text().splitlines())
+    assert f"cut.txt:{last}: truncated" in done.stderr and not db.exists()
