@@ -69,6 +69,18 @@ def test_the_interval_of_a_ratio_holds_the_ratio_and_reverses_with_the_runs() ->
     assert back.low == pytest.approx(1 / there.high) and back.high == pytest.approx(1 / there.low)
 
 
+def test_a_point_without_an_interval_decides_nothing() -> None:
+    """One imported launch has no interval (NULL, read as NaN or None): even a 2x change
+    against it is within noise, never slower or faster."""
+    import math
+
+    measured = PointTimes(1.0, 0.99, 1.01, 5)
+    for missing in (math.nan, None):
+        single = PointTimes(2.0, missing, missing, 1)  # type: ignore[arg-type]
+        assert ratio_change(measured, single).verdict == WITHIN_NOISE
+        assert ratio_change(single, measured).verdict == WITHIN_NOISE
+
+
 def test_a_winner_changes_only_where_both_runs_decided_the_cell() -> None:
     def row(nbytes: int, winner: str, decided: bool) -> dict:
         return {"ranks": 2, "dtype": "float32", "op": "sum", "bytes": nbytes, "winner": winner,

@@ -67,7 +67,7 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
-from runners.domain.catalog import collective_of
+from runners.domain.catalog import ALGORITHMS, collective_of
 from runners.domain.errors import BadInput, Stopped
 from runners.domain.faults import hold_at
 from runners.domain.provisional import provisional_reason
@@ -164,6 +164,12 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     points = load_points(path, run_id)
     if not points:
         raise AnalysisError(f"run {run_id} has no ok points to analyse")
+    unknown = sorted({p.algorithm for p in points} - set(ALGORITHMS))
+    if unknown:
+        raise AnalysisError(
+            f"run {run_id} has algorithms collsweep's catalog does not know ({', '.join(unknown)}"
+            "; e.g. imported from another tool): its points can be queried and drawn, not analysed"
+        )
     progress(f"analysing run {run_id}: {len(points)} ok points")
     hold_at("analysis")
     libraries = {name: LibraryModels(mine, []) for name, mine in by_library(points).items()}

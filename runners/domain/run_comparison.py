@@ -34,7 +34,11 @@ class PointTimes:
     launches: int
 
     def sides(self) -> tuple[float, float]:
-        """The log distances from the median down and up to its confidence interval."""
+        """The log distances from the median down and up to its confidence interval;
+        unbounded for a point without one (a single imported launch), which decides nothing."""
+        bounds = (self.low_s, self.high_s)
+        if any(b is None or not math.isfinite(b) or b <= 0 for b in bounds):
+            return math.inf, math.inf
         shrink = math.sqrt(2) if self.launches >= 2 else 1.0
         below = max(0.0, math.log(self.median_s / self.low_s)) / shrink
         above = max(0.0, math.log(self.high_s / self.median_s)) / shrink
