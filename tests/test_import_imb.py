@@ -170,3 +170,44 @@ def test_a_cut_imb_file_is_refused(imb_files: dict, tmp_path: Path) -> None:
     assert done.returncode == 2
     last = len(cut.read_text().splitlines())
     assert f"cut.txt:{last}: truncated" in done.stderr and not db.exists()
+
+
+ROW = re.compile(r"^\s*\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s*$")
+
+
+def imb_copy(base: Path, numbers: Path, factor: float, out: Path) -> Path:
+    """`base`'s text (its start-up lines say what was forced) with every five-column table
+    row replaced by `numbers`' row at the same place, its times times `factor` (as IMB prints
+    them): runs whose outcome the test knows, from real files."""
+    rows = [line for line in numbers.read_text().splitlines() if ROW.match(line)]
+    lines, index = [], 0
+    for line in base.read_text().splitlines():
+        if ROW.match(line):
+            size, repetitions, *times = rows[index].split()
+            scaled = "".join(f"{float(t) * factor:13.2f}" for t in times)
+            line, index = f"{int(size):13d}{int(repetitions):13d}{scaled}", index + 1
+        lines.append(line)
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+@pytest.mark.mpi
+def test_intel_mpi_is_tuned_from_imported_imb_files(imb_files: dict, tmp_path: Path) -> None:
+    """Three files each of IMB's default and of I_MPI_ADJUST_ALLREDUCE=8, made from the real
+    ones with the forced ring twice as fast: `collsweep tune --library impi` reads the imported
+    run (it has no sweep spec) and writes Intel MPI's tree naming preset 8; resuming an
+    imported run is refused in one line."""
+    default, ring = imb_files["default"][0], imb_files["ring"][0]
+    files = [imb_copy(default, default, f, tmp_path / f"d{f}.txt") for f in (1.0, 1.03, 0.97)]
+    files += [imb_copy(ring, default, f, tmp_path / f"r{f}.txt") for f in (0.5, 0.515, 0.485)]
+    db = tmp_path / "s.duckdb"
+    done = run_cli("import", *map(str, files), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    run_id = re.search(r"as run (\S+):", done.stdout).group(1)
+    out = tmp_path / "impi.json"
+    tuned = run_cli("tune", run_id, "--store", str(db), "--library", "impi", "--out", str(out))
+    assert tuned.returncode == 0, tuned.stderr
+    tree = json.loads(out.read_text())["coll=Allreduce"]["ppn=2"]["comm_size=2"]["comm_id=-1"]
+    assert tree == {"msg_size=-1": {"ALLREDUCE=8": {}}}
+    resumed = run_cli("sweep", "--resume", run_id, "--store", str(db))
+    assert resumed.returncode == 2 and "imported from IMB-MPI1, not swept" in resumed.stderr

@@ -24,7 +24,7 @@ from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, q
 from runners.domain.errors import BadInput
 from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
-from runners.domain.spec import SweepSpec, parse_spec
+from runners.domain.spec import SweepSpec, imported_tool, parse_spec
 from runners.domain.tuning import provenance_path
 from runners.domain.units import format_bytes, format_ratio
 
@@ -104,9 +104,32 @@ def stored_provisional_reason(path: Path, run_id: str) -> str:
     return str(frame["provisional_reason"].iloc[0]) if len(frame) else ""
 
 
+def swept_spec(request: TuneRequest, run: dict[str, Any]) -> SweepSpec:
+    """The run's spec; for a run imported from another tool (which has none), the grid of
+    its points: sizes, group sizes, dtypes, ops, collectives and algorithms."""
+    text = run.get("spec_toml") or ""
+    if not imported_tool(text):
+        return parse_spec(text)
+    grid = store.query(
+        request.store,
+        "SELECT DISTINCT algorithm, collective, ranks, bytes, dtype, op FROM points "
+        "WHERE run_id = ? AND status = 'ok' ORDER BY ALL",
+        [request.run_id],
+    )
+    ops = tuple(dict.fromkeys(o for o in grid.op if o != NO_OP))
+    return SweepSpec(
+        sizes=tuple(sorted(set(map(int, grid.bytes)))),
+        ranks=tuple(sorted(set(map(int, grid.ranks)))),
+        dtypes=tuple(dict.fromkeys(grid.dtype)),
+        ops=ops or SweepSpec.ops,
+        collectives=tuple(dict.fromkeys(grid.collective)),
+        algorithms=tuple(dict.fromkeys(grid.algorithm)),
+    )
+
+
 def _group_of(run: dict[str, Any], request: TuneRequest) -> tuple[str, str]:
     """The (dtype, op) whose winners decide: as asked, else the spec's first."""
-    spec = parse_spec(run.get("spec_toml") or "")
+    spec = swept_spec(request, run)
     dtype, op = request.dtype or spec.dtypes[0], request.op or spec.ops[0]
     if dtype not in spec.dtypes or op not in spec.ops:
         raise TuneError(
@@ -126,7 +149,7 @@ def op_of(collective: str, op: str) -> str:
 
 def _collectives(run: dict[str, Any], request: TuneRequest) -> list[str]:
     """The run's collectives whose choices the library's file can hold."""
-    swept = parse_spec(run.get("spec_toml") or "").collectives
+    swept = swept_spec(request, run).collectives
     lib = request.spec
     found = [c for c in swept if c in lib.tuning_collectives]
     if not found:
@@ -263,7 +286,7 @@ def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: Tunings,
     """A spec that sweeps the tuned collectives and groups at the swept sizes and their
     geometric midpoints with the library's tuned entry, its default and the forced algorithms
     the run measured (boundaries off the grid)."""
-    swept = parse_spec(run.get("spec_toml") or "")
+    swept = swept_spec(request, run)
     itemsize = DTYPES[group[0]].itemsize
     sizes = sorted({s.nbytes for g in tunings.values() for t in g.values() for s in t.sizes})
     between = [_aligned(math.sqrt(a * b), itemsize) for a, b in itertools.pairwise(sizes)]

@@ -376,6 +376,16 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     return spec
 
 
+def imported_tool(spec_toml: str) -> str:
+    """The tool a stored run was imported from (`collsweep import` records an `[imported]`
+    table where a sweep records its spec), or '' for a run collsweep swept."""
+    try:
+        table = tomllib.loads(spec_toml or "").get("imported")
+    except tomllib.TOMLDecodeError:
+        return ""
+    return str(table.get("tool") or "another tool") if isinstance(table, dict) else ""
+
+
 def parse_spec(
     text: str, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
 ) -> SweepSpec:

@@ -27,7 +27,7 @@ from runners.domain.catalog import has_forced
 from runners.domain.errors import Stopped
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import Group, all_point_ids, plan_launches, skipped_points
-from runners.domain.spec import SweepSpec, parse_spec
+from runners.domain.spec import SpecError, SweepSpec, imported_tool, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_seconds
 from runners.jobs import calibrate, launch, run_writer
@@ -338,5 +338,8 @@ def resume_spec(path: Path, run_id: str) -> SweepSpec:
     run = store.get_run(path, run_id)
     if run is None:
         raise store.StoreError(f"no run {run_id!r} in {path}")
+    tool = imported_tool(run["spec_toml"])
+    if tool:
+        raise SpecError(f"run {run_id} was imported from {tool}, not swept: nothing to resume")
     spec = parse_spec(run["spec_toml"])  # a damaged stored spec is a SpecError here
     return spec if "launches" in tomllib.loads(run["spec_toml"]) else replace(spec, launches=1)
