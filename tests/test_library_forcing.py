@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from fingerprints import mpich_calls
+from fingerprints import mpich_calls, planned_calls
 
 from runners import store
 from runners.domain import launcher, switching
@@ -171,21 +171,74 @@ def test_forced_reduce_scatter_gather_is_named_by_mpich_itself() -> None:
     assert "Reduce reduce_scatter_gather cannot be applied" in result.stderr
 
 
-def test_other_collectives_forced_algorithms_run_in_launches_of_their_own() -> None:
-    """Only allreduce's MPICH enum order is verified for MPI_T, so the others are forced by
-    name in the environment of a launch each; allreduce's still share one launch."""
+def test_other_collectives_forced_algorithms_share_the_launch_when_switched_at_run_time() -> None:
+    """MPI_T switches every collective's MPICH algorithm per call: under run-time switching
+    they share one launch with allreduce's; under launch switching each forced one has a
+    launch of its own, forced by name in its environment."""
     from runners.domain.plan import plan_groups
     from runners.domain.spec import parse_spec
 
     text = "sizes=[4096]\nranks=[2]\ncollectives=['allreduce', 'allgather']\n"
     spec = parse_spec(text + "algorithms=['ring', 'mpi', 'mpi:ring', 'mpi:brucks']")
-    groups = {g.config: g for g in plan_groups(spec, "x", switching="runtime")}
-    assert set(groups) == {"", "allgather.mpi:ring", "allgather.mpi:brucks"}
-    own = groups["allgather.mpi:brucks"]
+    [shared] = plan_groups(spec, "x", switching="runtime")
+    assert {"mpi:ring", "allgather.mpi:ring", "allgather.mpi:brucks"} <= set(shared.switches)
+    assert shared.switches["allgather.mpi:brucks"] == {
+        "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM": 1,
+        "MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE": 0,
+    }
+    groups = {g.config: g for g in plan_groups(spec, "x", switching="launch")}
+    own = groups["allgather.brucks"]
     assert own.knobs["MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM"] == "brucks" and not own.switches
-    shared = groups[""]
-    measured = {a for cell in shared.cells for a in cell.algorithms}
-    assert "mpi:ring" in shared.switches and {"allgather.ring", "allgather.mpi"} <= measured
+
+
+def switched_call(collective: str, algorithm: str, ranks: int, count: int) -> tuple[dict, str]:
+    """One MPICH call of `collective` with `algorithm` written through MPI_T by the values a
+    sweep writes (tests/mpi_programs/switched_call.py): per rank the counting op's calls, and
+    MPICH's stderr (its fallback notices)."""
+    knobs = {
+        **launcher.default_knobs(ranks),
+        **switching.FALLBACK_KNOB,
+        "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}",
+    }
+    job = launch.Job(ranks, "switched_call", [collective, algorithm, str(count)], knobs)
+    result = launch.run(job, 120)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("[")]
+    return {row["rank"]: row["calls"] for row in json.loads(line)}, result.stderr
+
+
+def test_mpi_t_values_of_the_other_collectives_run_what_they_name() -> None:
+    """Each enum value written at run time, proven: by the counting op (reduce-scatter's
+    pairwise and recursive halving, reduce's binomial), or by MPICH naming the algorithm it
+    cannot apply (reduce's reduce_scatter_gather for a user op, allgather's recursive_doubling
+    on 3 ranks, bcast's smp outside a node hierarchy). Bcast's binomial and
+    scatter_ring_allgather and allgather's brucks and ring sit in the same lists, unproven."""
+    calls, _ = switched_call("reduce_scatter", "pairwise", 4, 1024)
+    assert calls == {r: [256] * 3 for r in range(4)}
+    calls, _ = switched_call("reduce_scatter", "recursive_halving", 4, 1024)
+    assert calls == {r: [512, 256] for r in range(4)}
+    calls, _ = switched_call("reduce", "binomial", 4, 1024)
+    assert calls == {0: [1024, 1024], 1: [], 2: [1024], 3: []}
+    named = {
+        ("reduce", "reduce_scatter_gather", 4, 1024): "Reduce reduce_scatter_gather cannot",
+        ("allgather", "recursive_doubling", 3, 12): "Allgather recursive_doubling cannot",
+        ("bcast", "smp", 4, 64): "Bcast smp cannot be applied",
+    }
+    for args, text in named.items():
+        assert text in switched_call(*args)[1], args
+    _, quiet = switched_call("bcast", "binomial", 4, 64)
+    assert "cannot be applied" not in quiet
+
+
+def test_a_sweeps_run_time_switch_forces_the_other_collectives_in_one_launch() -> None:
+    """Through the sweep's own plan and ranks (a shared launch, MPI_T before each call): the
+    reduce-scatter algorithms and the binomial reduce leave their fingerprints."""
+    scatter = ("reduce_scatter.mpi:recursive_halving", "reduce_scatter.mpi:pairwise")
+    found = planned_calls("mpich", 4, 1024, scatter, collective="reduce_scatter")
+    assert found["reduce_scatter.mpi:recursive_halving"] == {r: [512, 256] for r in range(4)}
+    assert found["reduce_scatter.mpi:pairwise"] == {r: [256] * 3 for r in range(4)}
+    found = planned_calls("mpich", 4, 1024, ("reduce.mpi:binomial",), collective="reduce")
+    assert found["reduce.mpi:binomial"] == {0: [1024, 1024], 1: [], 2: [1024], 3: []}
 
 
 def test_forced_allgather_recursive_doubling_is_named_by_mpich_itself() -> None:

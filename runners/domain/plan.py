@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from runners.domain.catalog import ALGORITHMS, DTYPES, collective_of, library_of, op_spec, ops_of
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives import COLLECTIVES, qualified
 from runners.domain.descriptor import MPICH
 from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, switching_mode_of
@@ -175,8 +175,8 @@ def _config(algorithm: str, switching: str, other_switching: str) -> str:
     if spec.own_launch or (spec.forced and not lib.switches_at_run_time(spec)):
         return algorithm
     mode = switching_mode_of(lib, switching, other_switching)
-    if lib.runtime_forcing == PER_CALL:
-        return "" if mode == RUNTIME else spec.forced
+    if lib.runtime_forcing == PER_CALL:  # a launch per forced algorithm of each collective
+        return "" if mode == RUNTIME else qualified(spec.collective, spec.forced)
     return algorithm if spec.forced and mode == LAUNCH else spec.runs_on
 
 

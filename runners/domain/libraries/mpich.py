@@ -1,17 +1,20 @@
 """MPICH: the `mpich` wheel in the Python environment itself, mpi4py's own library.
 
 Forcing at run time through the MPI tool interface: MPICH reads
-`MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM` and `MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE` on every
-MPI_Allreduce (its generated MPIR_Allreduce checks them per call), and both have scope
+`MPIR_CVAR_<COLL>_INTRA_ALGORITHM` and `MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE` on every call of
+the collective (its generated MPIR_<Coll> checks them per call), and both have scope
 MPI_T_SCOPE_ALL_EQ: written with MPI_T_cvar_write to the same value on every rank, they switch
 the algorithm of the next call. So hand-written algorithms, the autotuned `mpi` and every forced
 MPICH algorithm can share one launch and take turns in the same passes. Where that is not
 possible (another MPICH version, MPI_T missing) a sweep falls back to a launch per forced
 algorithm, configured by environment, and records which it used.
 
-The enum values are the order of the cvar's description in MPICH's src/mpi/coll/cvars.txt
-(identical in v5.0.1 and main); tests/test_library_forcing.py proves each one used here with a
-counting user op, and reduce_scatter_allgather by MPICH's own fallback message naming it.
+The enum values are the order of each cvar's description in MPICH's src/mpi/coll/cvars.txt
+of v5.0.1 (the order differs on main for bcast and reduce; VERIFIED_LIBRARIES keeps run-time
+switching to MPICH 5.0). tests/test_library_forcing.py proves each one used here: with a
+counting user op (allreduce's, reduce-scatter's and reduce's), or by MPICH's own fallback
+message naming the algorithm it cannot apply (allreduce's reduce_scatter_allgather, reduce's
+reduce_scatter_gather, allgather's recursive_doubling, bcast's smp).
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from runners.domain.libraries.base import PER_CALL, RUNTIME, Band, LibrarySpec
 
 ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"
-CVARS = (ALGORITHM_CVAR, DEVICE_CVAR)
 ALGORITHM_VALUES = (
     "auto",
     "nb",
@@ -41,9 +43,9 @@ ALGORITHM_VALUES = (
     "k_reduce_scatter_allgather",
     "ccl",
 )
-# The algorithm cvar of each collective. Only allreduce's is switched at run time (its enum
-# order is verified); the others force by name, read from the environment at start-up, so a
-# forced algorithm of theirs runs in a launch of its own.
+# Each collective's algorithm cvar, its values in enum order (src/mpi/coll/cvars.txt of v5.0.1,
+# the order of each description: MPICH exposes no enum item names through MPI_T to read them
+# back), and its device-collective cvar, all read by MPICH on every call.
 INTRA_CVARS = {
     "allreduce": ALGORITHM_CVAR,
     "reduce_scatter": "MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM",
@@ -51,6 +53,43 @@ INTRA_CVARS = {
     "bcast": "MPIR_CVAR_BCAST_INTRA_ALGORITHM",
     "reduce": "MPIR_CVAR_REDUCE_INTRA_ALGORITHM",
 }
+INTRA_VALUES = {
+    "allreduce": ALGORITHM_VALUES,
+    "reduce_scatter": (
+        "auto",
+        "noncommutative",
+        "recursive_doubling",
+        "pairwise",
+        "recursive_halving",
+        "nb",
+    ),
+    "allgather": (
+        "auto",
+        "brucks",
+        "k_brucks",
+        "nb",
+        "recursive_doubling",
+        "ring",
+        "recexch_doubling",
+        "recexch_halving",
+    ),
+    "bcast": (
+        "auto",
+        "binomial",
+        "nb",
+        "smp",
+        "scatter_recursive_doubling_allgather",
+        "scatter_ring_allgather",
+        "pipelined_tree",
+        "tree",
+    ),
+    "reduce": ("auto", "binomial", "nb", "smp", "reduce_scatter_gather"),
+}
+DEVICE_CVARS = {
+    collective: cvar.replace("_INTRA_ALGORITHM", "_DEVICE_COLLECTIVE")
+    for collective, cvar in INTRA_CVARS.items()
+}
+CVARS = (*INTRA_CVARS.values(), *DEVICE_CVARS.values())  # every cvar a switch writes
 VERIFIED_LIBRARIES = ("MPICH 5.0.",)  # runs.mpi_version prefixes whose enum order is checked
 FALLBACK_KNOB = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}  # a fallback says so on stderr
 TUNING_FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"  # the file mpi:tuned follows
@@ -118,19 +157,15 @@ class Mpich(LibrarySpec):
     def settings(self, spec: AlgorithmSpec) -> dict[str, int]:
         """A forced algorithm by name, with the device allreduce off; MPICH's defaults back
         for everything else."""
-        forced = spec.forced
+        forced, collective = spec.forced, spec.collective
         return {
-            ALGORITHM_CVAR: ALGORITHM_VALUES.index(forced or "auto"),
-            DEVICE_CVAR: int(not forced),
+            INTRA_CVARS[collective]: INTRA_VALUES[collective].index(forced or "auto"),
+            DEVICE_CVARS[collective]: int(not forced),
         }
 
     def forcing_text(self, spec: AlgorithmSpec) -> str:
         """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name>."""
         return f"{INTRA_CVARS[spec.collective]}={spec.forced}"
-
-    def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
-        """Allreduce's forced algorithms only (the verified enum order)."""
-        return spec.collective == "allreduce"
 
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """'MPI_T <cvar>=<name>' or 'env <cvar>=<name>'; the tuning file for mpi:tuned."""
