@@ -127,3 +127,32 @@ def test_specs_name_algorithms_within_their_collectives() -> None:
             }
         )
     assert json.loads(json.dumps(list(spec.collectives))) == ["allgather", "bcast"]
+
+
+def test_override_impact_shows_a_forced_algorithm_of_another_collective(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MPICH's forced binomial bcast, switched through MPI_T in the default's own launch, is
+    held against MPICH's own bcast (not allreduce's `mpi`): the Override impact page asks for
+    the collective and shows its rows, paired within the launch."""
+    from conftest import run_cli
+
+    path = tmp_path / "s.duckdb"
+    args = ["sweep", "--collectives", "bcast,allreduce", "--algorithms", "mpi,mpi:binomial"]
+    args += ["--sizes", "4K,64K", "--ranks", "2", "--launches", "2", "--budget-s", "0.05"]
+    done = run_cli(*args, "--store", str(path), timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = store.query(path, "SELECT algorithm, baseline, pairing FROM against_default")
+    mine = rows[rows.algorithm == "bcast.mpi:binomial"]
+    assert len(mine) == 2 and set(mine.baseline) == {"bcast.mpi"}
+    assert set(mine.pairing) == {"same launch"}
+    (run_id,) = store.query(path, "SELECT run_id FROM runs").run_id
+    monkeypatch.setenv(store.STORE_ENV, str(path))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update({"run": run_id, "coll": "bcast", "forced": "bcast.mpi:binomial"})
+    at.run()
+    at.switch_page("views/override.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="coll").value == "bcast"
+    assert at.selectbox(key="forced").value == "bcast.mpi:binomial"
+    assert any("bcast.mpi:binomial" in m.value for m in at.markdown)

@@ -1,5 +1,5 @@
-"""Override impact page: a forced library algorithm against its library's autotuned
-MPI_Allreduce, or one library's autotuned default against another's."""
+"""Override impact page: a forced library algorithm against its library's autotuned call of the
+same collective, or one library's autotuned default against another's."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.catalog import collective_of
 
 
 def _choices(baselines: dict[str, str]) -> list[str]:
@@ -31,8 +32,12 @@ def _verdict_line(impact: pd.DataFrame, forced: str, baseline: str) -> str:
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
     run_id = ui.choose_run(queries.runs_table(path))
-    grid = queries.run_grid(path, run_id)
-    baselines = queries.baselines(path, run_id)
+    collective, grid = ui.choose_collective(queries.run_grid(path, run_id))
+    baselines = {
+        algorithm: baseline
+        for algorithm, baseline in queries.baselines(path, run_id).items()
+        if collective_of(algorithm) == collective
+    }
     if not baselines:
         st.info(
             "Nothing in this run was set against a library's autotuned MPI_Allreduce ('mpi', "
@@ -48,7 +53,9 @@ def main(path: Path, overview: queries.Overview) -> None:
     if forced is None:
         return
     baseline = baselines[forced]
-    scope = queries.Scope(run_id, dtype=dtype, op=op, algorithms=(forced, baseline))
+    scope = queries.Scope(
+        run_id, dtype=dtype, op=op, algorithms=(forced, baseline), collective=collective
+    )
     impact = queries.override_impact(path, scope, forced)
     ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())
     if not impact.empty:

@@ -116,7 +116,9 @@ def main(path: Path, overview: queries.Overview) -> None:
     dtype = ui.choose("Datatype", sorted(grid["dtype"].unique()), "dtype", container=left)
     ops = sorted(grid[grid["dtype"] == dtype]["op"].unique())
     op = ui.choose("Op", ops, "op", container=right)
-    scope = queries.Scope(run_id, dtype=dtype, op=op, algorithms=(entry, default))
+    scope = queries.Scope(
+        run_id, dtype=dtype, op=op, algorithms=(entry, default), collective=collective
+    )
     ratios = queries.tuning_ratios(path, scope, entry)
     if ratios.empty:
         st.info(f"This run has no size where both {entry} and {default} were measured.")
