@@ -78,9 +78,9 @@ def test_the_shared_memory_table_hands_tuned_bands_to_the_generic_selection() ->
     table = tuning.posix_table({2: [Band(64, RD), Band(None, None)]}, generic)
     sized = _allreduce(table)["comm_size<=2"]
     assert sized["avg_msg_size=any"] == _allreduce(generic)  # release_gather kept
-    assert sized["avg_msg_size<=64"] == tuning.TO_GENERIC
+    assert sized["avg_msg_size<=64"] == tuning.to_generic("allreduce")
     assert "release_gather" not in json.dumps(sized["avg_msg_size<=64"]).replace(
-        json.dumps(tuning.TO_GENERIC), ""
+        json.dumps(tuning.to_generic("allreduce")), ""
     )
     assert set(table) == set(generic)
 

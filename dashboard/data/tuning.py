@@ -13,16 +13,11 @@ import pandas as pd
 
 from dashboard.data.base import Scope, StorePath, _df, _open
 from dashboard.data.override import against_default
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.libraries import LIBRARIES
+from runners.domain.catalog import ALGORITHMS, is_tuned
 from runners.domain.tuning import TUNED
 
 # Every library's tuned entry of every collective (mpi:tuned, bcast.mpi:tuned, impi:tuned, ...)
-TUNED_ENTRIES = [
-    name
-    for name, spec in ALGORITHMS.items()
-    if spec.own_launch and name != LIBRARIES[spec.runs_on].vendor_tuned
-]
+TUNED_ENTRIES = [name for name in ALGORITHMS if is_tuned(name)]
 
 
 def tuned_runs(path: StorePath) -> list[str]:

@@ -22,9 +22,10 @@ from runners.analysis.tuning import GroupTuning, assumption_states, group_tuning
 from runners.domain.catalog import ALGORITHMS, DTYPES, autotuned_of
 from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
 from runners.domain.errors import BadInput
+from runners.domain.imports.records import imported_tool
 from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
-from runners.domain.spec import SweepSpec, imported_tool, parse_spec
+from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.tuning import provenance_path
 from runners.domain.units import format_bytes, format_ratio
 

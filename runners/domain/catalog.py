@@ -140,6 +140,20 @@ def is_autotuned(algorithm: str) -> bool:
     return spec.library and not spec.forced and not spec.own_launch
 
 
+def is_vendor_tuned(algorithm: str) -> bool:
+    """Whether `algorithm` follows a file the library's own autotuner wrote (impi:autotuned);
+    False for a name the catalog does not know."""
+    spec = ALGORITHMS.get(algorithm)
+    return spec is not None and LIBRARIES[spec.runs_on].vendor_tuned == algorithm
+
+
+def is_tuned(algorithm: str) -> bool:
+    """Whether `algorithm` follows a tuning file collsweep wrote (mpi:tuned, bcast.mpi:tuned,
+    openmpi:tuned, impi:tuned, ...): configured at start-up, and not the vendor's file."""
+    spec = ALGORITHMS.get(algorithm)
+    return spec is not None and spec.own_launch and not is_vendor_tuned(algorithm)
+
+
 def library_of(algorithm: str) -> str:
     """The MPI library whose ranks run `algorithm` (mpich, openmpi, impi)."""
     return ALGORITHMS[algorithm].runs_on

@@ -16,6 +16,8 @@ from runners.domain.catalog import (
     DTYPES,
     OPS,
     collective_list,
+    is_tuned,
+    is_vendor_tuned,
     known_names,
     library_of,
     on_libraries,
@@ -202,14 +204,10 @@ def _problems(spec: SweepSpec) -> list[str]:
     launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
     if launcher:
         problems.append(launcher)
-    vendor = [a for a in spec.algorithms if _is_vendor_tuned(a)]
+    vendor = [a for a in spec.algorithms if is_vendor_tuned(a)]
     if vendor and not spec.vendor_tuning_file:
         problems.append(f"{vendor[0]} needs vendor_tuning_file (a file its autotuner wrote)")
-    tuned = [
-        a
-        for a in spec.algorithms
-        if a in ALGORITHMS and ALGORITHMS[a].own_launch and a not in vendor
-    ]
+    tuned = [a for a in spec.algorithms if is_tuned(a)]
     if tuned and not spec.tuning_file:
         problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
     if len({ALGORITHMS[a].runs_on for a in tuned}) > 1:
@@ -249,16 +247,10 @@ def _collectives(values: dict[str, Any]) -> list[str]:
     return []
 
 
-def _is_vendor_tuned(algorithm: str) -> bool:
-    """Whether `algorithm` follows a file the library's own autotuner wrote."""
-    spec = ALGORITHMS.get(algorithm)
-    return spec is not None and LIBRARIES[spec.runs_on].vendor_tuned == algorithm
-
-
 def _add_vendor_tuned(values: dict[str, Any]) -> None:
     """With a vendor_tuning_file: Intel MPI's entry that follows it, if not named already."""
     names = values.get("algorithms", BASE_ALGORITHMS)
-    if not values.get("vendor_tuning_file") or any(_is_vendor_tuned(a) for a in names):
+    if not values.get("vendor_tuning_file") or any(is_vendor_tuned(a) for a in names):
         return
     vendor = [lib.vendor_tuned for lib in LIBRARIES.values() if lib.vendor_tuned]
     values["algorithms"] = (*names, *vendor)
@@ -269,9 +261,7 @@ def _add_tuned(values: dict[str, Any]) -> None:
     library asked for, or that the algorithms run on, for each collective swept that has one
     (two libraries' are refused later)."""
     names = values.get("algorithms", BASE_ALGORITHMS)
-    if not values.get("tuning_file") or any(
-        a in ALGORITHMS and ALGORITHMS[a].own_launch and not _is_vendor_tuned(a) for a in names
-    ):
+    if not values.get("tuning_file") or any(is_tuned(a) for a in names):
         return
     named = values.get("libraries") or [library_of(a) for a in names if a in ALGORITHMS]
     libraries = dict.fromkeys(n for n in named or (DEFAULT.name,) if n in LIBRARIES)
@@ -374,16 +364,6 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     if problems:
         raise SpecError("; ".join(problems))
     return spec
-
-
-def imported_tool(spec_toml: str) -> str:
-    """The tool a stored run was imported from (`collsweep import` records an `[imported]`
-    table where a sweep records its spec), or '' for a run collsweep swept."""
-    try:
-        table = tomllib.loads(spec_toml or "").get("imported")
-    except tomllib.TOMLDecodeError:
-        return ""
-    return str(table.get("tool") or "another tool") if isinstance(table, dict) else ""
 
 
 def parse_spec(

@@ -105,7 +105,6 @@ MPICH_COLLECTIVES = {
         "algorithm=MPIDI_POSIX_mpi_reduce_release_gather",
     ),
 }
-RELEASE_GATHER = MPICH_COLLECTIVES["allreduce"].posix
 
 
 def to_generic(collective: str) -> dict[str, Any]:
@@ -115,9 +114,6 @@ def to_generic(collective: str) -> dict[str, Any]:
     sibling."""
     leaf = MPICH_COLLECTIVES[collective].posix
     return {"is_multi_threaded=yes": {"is_multi_threaded=no": {leaf: {}}}}
-
-
-TO_GENERIC = to_generic("allreduce")
 
 
 @dataclass(frozen=True)

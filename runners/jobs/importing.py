@@ -23,6 +23,7 @@ from runners import store
 from runners.domain.errors import BadInput
 from runners.domain.imports import ImportProblem, ToolFile, read_tool_file
 from runners.domain.imports.points import ImportPlan, plan_import, run_words
+from runners.domain.imports.records import IMPORTED_TABLE
 from runners.domain.libraries import LIBRARIES
 from runners.jobs.sweep import code_version, new_run_id
 
@@ -174,7 +175,7 @@ def spec_text(files: Sequence[ToolFile], plan: ImportPlan) -> str:
     """A TOML record of the import (not a sweep spec: nothing was swept)."""
     lines = [
         "# imported, not swept: each file is one launch of the tool",
-        "[imported]",
+        f"[{IMPORTED_TABLE}]",
         f"tool = {_toml(files[0].tool)}",
         f"format = {_toml(files[0].format)}",
         f"libraries = [{', '.join(_toml(lib) for lib in plan.libraries)}]",

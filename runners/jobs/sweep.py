@@ -25,9 +25,10 @@ from runners import __version__, store
 from runners.domain.assumptions import caution_notes
 from runners.domain.catalog import has_forced
 from runners.domain.errors import Stopped
+from runners.domain.imports.records import imported_tool
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import Group, all_point_ids, plan_launches, skipped_points
-from runners.domain.spec import SpecError, SweepSpec, imported_tool, parse_spec
+from runners.domain.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_seconds
 from runners.jobs import calibrate, launch, run_writer

@@ -8,6 +8,7 @@ the figure that becomes the point's median is named by `ToolFile.median_column`.
 from __future__ import annotations
 
 import hashlib
+import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,17 @@ from runners.domain.errors import BadInput
 
 IMB, OSU, NCCL_TESTS = "imb", "osu", "nccl-tests"
 FORMATS = (IMB, OSU, NCCL_TESTS)
+IMPORTED_TABLE = "imported"  # the table an imported run's spec_toml holds instead of a spec
+
+
+def imported_tool(spec_toml: str) -> str:
+    """The tool a stored run was imported from (`collsweep import` records an `[imported]`
+    table where a sweep records its spec), or '' for a run collsweep swept."""
+    try:
+        table = tomllib.loads(spec_toml or "").get(IMPORTED_TABLE)
+    except tomllib.TOMLDecodeError:
+        return ""
+    return str(table.get("tool") or "another tool") if isinstance(table, dict) else ""
 
 
 class ImportProblem(BadInput):

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runners.domain.algorithms.openmpi import DYNAMIC_RULES
+from runners.domain.algorithms.openmpi import DYNAMIC_RULES, TUNED_NAMES
 from runners.domain.descriptor import OPENMPI, AlgorithmSpec
 from runners.domain.libraries.base import PER_COMMUNICATOR, RUNTIME, Band, LibrarySpec
 
@@ -132,5 +132,5 @@ LIBRARY = OpenMpi(
     version_prefix="Open MPI",
     tuned="openmpi:tuned",
     tuning_versions="Open MPI 5.0.",
-    tuning_collectives=("allreduce", "reduce_scatter", "allgather", "bcast", "reduce"),
+    tuning_collectives=tuple(TUNED_NAMES),  # every collective coll/tuned forces
 )
