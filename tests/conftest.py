@@ -217,3 +217,27 @@ def processes_with(variable: str, value: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def curves_of_imported_run(
+    db: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[set[str], str]:
+    """The Curves page on an imported run (time metric) under AppTest, which must raise and
+    show no error: the algorithms of its measured curves and its "imported from" note."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    from runners import store
+
+    monkeypatch.setenv(store.STORE_ENV, str(db))
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at.query_params.update({"run": run_id, "metric": "time"})
+    at.run()
+    at.switch_page("views/curves.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    (figure,) = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    measured = {t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == "measured"}
+    (note,) = [i.value for i in at.info if "imported from" in i.value]
+    return measured, note

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import ROOT, run_cli
-from streamlit.testing.v1 import AppTest
+from conftest import ROOT, curves_of_imported_run, run_cli
 
 from runners import store
 from runners.cli import main
@@ -297,17 +296,8 @@ def test_an_imported_run_shows_on_the_curves_page(
     algorithm, no error."""
     db = tmp_path / "s.duckdb"
     run_id = imported(db, *(str(FIXTURES / n) for n in NCCL_FILES[:2]))
-    monkeypatch.setenv(store.STORE_ENV, str(db))
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
-    at.query_params.update({"run": run_id, "metric": "time"})
-    at.run()
-    at.switch_page("views/curves.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    (figure,) = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    measured = {t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == "measured"}
+    measured, note = curves_of_imported_run(db, run_id, monkeypatch)
     assert measured == {"nccl", "nccl:ring"}
-    (note,) = [i.value for i in at.info if "imported from" in i.value]
     assert note.startswith("One launch, imported from nccl-tests (2 files")
     assert "Not analysed: collsweep's catalog has no nccl algorithm" in note
 

@@ -11,8 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
-from streamlit.testing.v1 import AppTest
+from conftest import curves_of_imported_run, run_cli
 
 from runners import store
 from runners.domain.libraries.impi import LIBRARY as impi
@@ -145,17 +144,8 @@ def test_an_imported_run_has_a_verdict_and_curves(
     done = run_cli("crossovers", run_id, "--summary", "--store", str(db))
     assert done.returncode == 0, done.stderr
     assert "p=2 float32 sum" in done.stdout and "impi:ring" in done.stdout
-    monkeypatch.setenv(store.STORE_ENV, str(db))
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
-    at.query_params.update({"run": run_id, "metric": "time"})
-    at.run()
-    at.switch_page("views/curves.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    (figure,) = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    measured = {t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == "measured"}
+    measured, note = curves_of_imported_run(db, run_id, monkeypatch)
     assert measured == {"impi", "impi:ring"}
-    (note,) = [i.value for i in at.info if "imported from" in i.value]
     assert note.startswith("Up to 3 launches (one per file), imported from IMB-MPI1")
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -48,17 +52,12 @@ def test_launcher_template_takes_other_launchers() -> None:
 def test_a_job_file_left_by_a_killed_sweep_is_removed_by_the_next(tmp_path) -> None:
     """SIGKILL leaves the job file behind (no finally runs); the next sweep's clean-up removes
     it, and keeps those of a live process (this one's)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
     program = (
-        "import sys, time\n"
+        "import signal\n"
         "from runners.jobs import launch\n"
         "with launch.job_file({'x': 1}) as path:\n"
         "    print(path, flush=True)\n"
-        "    time.sleep(600)\n"
+        "    signal.pause()  # until the test kills it\n"
     )
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(

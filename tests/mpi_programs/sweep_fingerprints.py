@@ -11,8 +11,7 @@ MPI_Reduce_scatter_block of COUNT elements in all).
 import json
 import sys
 
-import numpy as np
-from counting import COUNTING_SUM, calls
+from counting import calls, counted_call
 from mpi4py import MPI
 
 from runners.ranks.sweep_worker import Library
@@ -20,23 +19,12 @@ from runners.ranks.sweep_worker import Library
 comm = MPI.COMM_WORLD
 count = int(sys.argv[1])
 collective = sys.argv[3] if len(sys.argv) > 3 else "allreduce"
-total = comm.Get_size() * (comm.Get_size() + 1) / 2
 with open(sys.argv[2]) as handle:
     job = json.load(handle)
 library = Library.of(comm, job)
 out = {}
 for algorithm in job["algorithms"]:
-    here = library.turn(algorithm)
-    send = np.full(count, comm.Get_rank() + 1.0)
-    recv = np.zeros(count // comm.Get_size() if collective == "reduce_scatter" else count)
-    calls.clear()
-    if collective == "reduce":
-        here.Reduce(send, recv, COUNTING_SUM, root=0)
-    elif collective == "reduce_scatter":
-        here.Reduce_scatter_block(send, recv, COUNTING_SUM)
-    else:
-        here.Allreduce(send, recv, COUNTING_SUM)
-    ok = bool(np.all(recv == total)) if collective != "reduce" or comm.Get_rank() == 0 else True
+    ok = counted_call(library.turn(algorithm), collective, count)
     out[algorithm] = comm.gather({"rank": comm.Get_rank(), "calls": list(calls), "ok": ok})
 library.close()
 if comm.Get_rank() == 0:

@@ -10,8 +10,7 @@ bcast; the algorithm: one of MPICH's names for it, or auto).
 import json
 import sys
 
-import numpy as np
-from counting import COUNTING_SUM, calls
+from counting import calls, counted_call
 from mpi4py import MPI
 
 from runners.domain.libraries.mpich import DEVICE_CVARS, INTRA_CVARS, INTRA_VALUES
@@ -26,22 +25,7 @@ switch.apply(
         DEVICE_CVARS[collective]: int(algorithm == "auto"),
     }
 )
-size = comm.Get_size()
-send = np.full(count, comm.Get_rank() + 1.0)
-if collective == "allgather":
-    recv = np.zeros(count * size)
-    comm.Allgather(send, recv)
-elif collective == "bcast":
-    comm.Bcast(send, 0)
-elif collective == "reduce":
-    recv = np.zeros(count)
-    comm.Reduce(send, recv, COUNTING_SUM, root=0)
-elif collective == "reduce_scatter":
-    recv = np.zeros(count // size)
-    comm.Reduce_scatter_block(send, recv, COUNTING_SUM)
-else:
-    recv = np.zeros(count)
-    comm.Allreduce(send, recv, COUNTING_SUM)
-rows = comm.gather({"rank": comm.Get_rank(), "calls": list(calls)})
+ok = counted_call(comm, collective, count)
+rows = comm.gather({"rank": comm.Get_rank(), "calls": list(calls), "ok": ok})
 if comm.Get_rank() == 0:
     print(json.dumps(rows), flush=True)
