@@ -25,6 +25,7 @@ from runners.cli.results import (
     add_salvage,
 )
 from runners.cli.tuning import add_tune
+from runners.cli.workload import add_workload
 from runners.domain.errors import CollsweepError
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -39,6 +40,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_model_reading,
     add_compare,
     add_tune,
+    add_workload,
     add_algorithms,
     add_report,
     add_dashboard,

@@ -1,0 +1,70 @@
+"""`collsweep workload show|report|from-ddp|from-param`: a job's collective calls."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from runners.domain.units import format_bytes
+from runners.domain.workload import Workload, load_workload
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print the workload's calls: a table, or a JSON list of objects with stable keys."""
+    workload = load_workload(Path(args.workload))
+    if args.json:
+        print(json.dumps([call.as_json() for call in workload.calls], indent=1))
+        return 0
+    print(show_text(workload))
+    return 0
+
+
+def show_text(workload: Workload) -> str:
+    """The workload as a table, with where it came from and what its maker noted."""
+    kind = workload.source.get("kind", "unknown")
+    lines = [
+        f"workload {workload.name or '(unnamed)'}: {len(workload.calls)} distinct calls, "
+        f"{workload.total_calls} calls in all (source: {kind})",
+        f"{'collective':<15} {'bytes':>10} {'dtype':<8} {'op':<6} {'ranks':>5} "
+        f"{'root':>4} {'calls':>8}",
+    ]
+    for call in workload.calls:
+        root = "-" if call.root is None else str(call.root)
+        unmeasured = "" if call.measurable else "  (not measurable by collsweep)"
+        lines.append(
+            f"{call.collective:<15} {format_bytes(call.nbytes):>10} {call.dtype:<8} "
+            f"{call.op:<6} {call.ranks:>5} {root:>4} {call.calls:>8}{unmeasured}"
+        )
+    ordered = f"{len(workload.sequence())} calls in recorded order" if workload.order else "none"
+    lines.append(f"order: {ordered}")
+    lines += [f"note: {note}" for note in workload.notes]
+    return "\n".join(lines)
+
+
+def add_workload(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "workload",
+        help="a job's collective calls: show one, write one from DDP buckets or a PARAM "
+        "trace, report a run's answer for the whole job",
+        description="A workload is a JSON file of the collective calls one job makes "
+        "(README, Workloads): `collsweep record` writes one from a running program, "
+        "`from-ddp` and `from-param` from what you have, `collsweep sweep --workload W` "
+        "measures exactly its calls and `workload report` answers for the whole job.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = actions.add_parser("show", help="print a workload's calls")
+    show.add_argument("workload", metavar="W", help="a workload file")
+    show.add_argument(
+        "--json",
+        action="store_true",
+        help="a JSON list of objects with the keys collective, bytes, dtype, op, ranks, "
+        "calls (and root)",
+    )
+    show.set_defaults(handler=cmd_show)
+    for add in WORKLOAD_ACTIONS:
+        add(actions)
+
+
+# Further actions register here: each takes the `workload` subparsers and adds its parser.
+WORKLOAD_ACTIONS: list = []
