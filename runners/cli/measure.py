@@ -63,7 +63,11 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     from runners.jobs import launch
 
     if args.resume:
+        if args.workload:
+            raise UsageError("--resume measures the run's own calls: leave --workload out")
         spec = _resumed_spec(args, store_path(args))
+    elif args.workload:
+        spec = _workload_spec(args, notes)
     elif not args.spec:
         overrides = spec_overrides(args)
         if not {"sizes", "ranks"} <= set(overrides):
@@ -92,6 +96,37 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     if problem:
         raise UsageError(problem)
     return spec
+
+
+WORKLOAD_KEYS = ("sizes", "ranks", "dtypes", "ops", "collectives")
+
+
+def _workload_spec(args: argparse.Namespace, notes: list[str]):
+    """The spec of a sweep of exactly the workload's calls: its grid keys from the workload,
+    the algorithms, timing and launcher from the spec file (if any) and the options."""
+    from runners.domain.spec import load_spec, spec_from_mapping
+    from runners.domain.workload import load_workload
+    from runners.domain.workload_spec import workload_overrides
+
+    overrides = spec_overrides(args)
+    clash = [key for key in WORKLOAD_KEYS if key in overrides]
+    if clash:
+        raise UsageError(f"--workload sets {', '.join(clash)} from its calls: leave them out")
+    workload = load_workload(Path(args.workload))
+    try:
+        overrides |= workload_overrides(workload)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    left_out = [call for call in workload.calls if not call.measurable]
+    if left_out:
+        notes.append(
+            f"{len(left_out)} of the workload's {len(workload.calls)} distinct calls are not "
+            f"measured (datatype or op collsweep cannot time): "
+            + ", ".join(f"{c.collective} {c.dtype} {c.op}" for c in left_out[:3])
+        )
+    if args.spec:
+        return load_spec(Path(args.spec), overrides, notes)
+    return spec_from_mapping(overrides, notes)
 
 
 def _files_problem(spec) -> str | None:
@@ -144,6 +179,19 @@ def precision_line(path: Path, run_id: str, target: float) -> str:
         f"precision: {met} of {ok} points met their target (the interval over launches "
         f"within +-{target:.0%} of the median)"
     )
+
+
+def _workload_answer(path: Path, run_id: str, args: argparse.Namespace) -> None:
+    """The whole job's answer after a sweep of a workload's calls (stored, and printed)."""
+    from runners.cli.workload_report import report_text
+    from runners.domain.workload import load_workload
+    from runners.jobs.workload import report_workload
+
+    workload = load_workload(Path(args.workload)) if args.workload else None
+    if workload is None:  # a resumed workload run: its report is made with `workload report`
+        return
+    print(report_text(report_workload(path, run_id, workload)))
+    print(f"again, or with --replay: collsweep workload report {args.workload} --run {run_id}")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -200,6 +248,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if span:
             print(f"time span: {span}")
     print(f"store: {path}")
+    if spec.workload and outcome.stored and analysed:
+        _workload_answer(path, outcome.run_id, args)
     for caution in outcome.cautions:
         print(f"caution: {caution}")
     if outcome.status == "interrupted" or not outcome.stored:
@@ -246,6 +296,13 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         metavar="ID",
         help="name the new run (letters, digits, '.', '_', '-'); collsweep submit gives every "
         "task of a job the same id so that their shard stores merge into one run",
+    )
+    parser.add_argument(
+        "--workload",
+        metavar="W",
+        help="measure exactly the calls of workload file W (its sizes, datatypes, ops, group "
+        "sizes and collectives) with the spec's algorithms, launches and timing; then "
+        "`collsweep workload report W --run RUN` answers for the whole job",
     )
     parser.add_argument(
         "--trust-stored-launcher",

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from runners.cli.workload_report import add_report
 from runners.domain.units import format_bytes
 from runners.domain.workload import Workload, load_workload
 
@@ -67,4 +68,4 @@ def add_workload(sub: argparse._SubParsersAction) -> None:
 
 
 # Further actions register here: each takes the `workload` subparsers and adds its parser.
-WORKLOAD_ACTIONS: list = []
+WORKLOAD_ACTIONS: list = [add_report]

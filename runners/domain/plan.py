@@ -16,6 +16,7 @@ from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, swit
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
 from runners.domain.switching import LAUNCH, RUNTIME, library_config, settings
+from runners.domain.workload_spec import in_cells
 
 
 @dataclass(frozen=True)
@@ -208,12 +209,14 @@ def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]
 
 
 def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[str]) -> list[Cell]:
-    cells = []
+    cells, wanted = [], frozenset(spec.cells)
     for collective in dict.fromkeys(collective_of(a) for a in algs):
         mine = [a for a in algs if collective_of(a) == collective]
         for nbytes in spec.sizes:
             for dtype in spec.dtypes:
                 for op in ops_of(collective, spec.ops):
+                    if not in_cells(wanted, (collective, ranks, nbytes, dtype, op)):
+                        continue
                     todo = tuple(
                         a
                         for a in mine
@@ -227,11 +230,16 @@ def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[
 
 def _grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
     """Every (ranks, algorithm, op, bytes, dtype) the spec asks for: each algorithm with the
-    ops of its collective (`none` for one that reduces nothing)."""
+    ops of its collective (`none` for one that reduces nothing), among the spec's cells where
+    it lists some (a workload's calls)."""
+    wanted = frozenset(spec.cells)
     for ranks, alg in itertools.product(spec.ranks, spec.algorithms):
-        ops = ops_of(collective_of(alg), spec.ops)
-        for op, nbytes, dtype in itertools.product(ops, spec.sizes, spec.dtypes):
-            yield ranks, alg, op, nbytes, dtype
+        collective = collective_of(alg)
+        for op, nbytes, dtype in itertools.product(
+            ops_of(collective, spec.ops), spec.sizes, spec.dtypes
+        ):
+            if in_cells(wanted, (collective, ranks, nbytes, dtype, op)):
+                yield ranks, alg, op, nbytes, dtype
 
 
 def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:

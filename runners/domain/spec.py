@@ -12,25 +12,27 @@ from typing import Any
 from runners.domain.catalog import (
     ALGORITHMS,
     BASE_ALGORITHMS,
-    BASE_OF_COLLECTIVE,
     DTYPES,
     OPS,
-    collective_list,
     is_tuned,
     is_vendor_tuned,
-    known_names,
-    library_of,
-    on_libraries,
-    resolve_name,
 )
-from runners.domain.collectives import DEFAULT_COLLECTIVE, qualified
+from runners.domain.collectives import DEFAULT_COLLECTIVE
 from runners.domain.descriptor import MPICH
 from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
-from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.libraries import LIBRARIES
 from runners.domain.records import TimingPolicy
+from runners.domain.spec_names import (
+    add_tuned,
+    add_vendor_tuned,
+    check_names,
+    expand_collectives,
+    expand_libraries,
+)
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_bytes
+from runners.domain.workload_spec import Cell, cell_problems, parse_cells
 
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -74,6 +76,8 @@ class SweepSpec:
     tuning_file: str = ""  # a collsweep tuning file: adds <library>:tuned, the library following it
     vendor_tuning_file: str = ""  # a file the library's own autotuner wrote: adds impi:autotuned
     libraries: tuple[str, ...] = (MPICH,)  # the MPI libraries whose ranks run the algorithms
+    cells: tuple[Cell, ...] = ()  # only these grid points: a workload's calls (workload_spec)
+    workload: str = ""  # the name of the workload whose calls the cells are
 
     def timing(self) -> TimingPolicy:
         """The timing policy of every job of this sweep."""
@@ -125,11 +129,6 @@ def _as_tuple(raw: Any, key: str, kind: type) -> tuple:
     return tuple(items)
 
 
-def _check_names(values: tuple[str, ...], table: dict, what: str) -> list[str]:
-    unknown = [v for v in values if v not in table]
-    return [f"unknown {what} {', '.join(unknown)}; known: {known_names(table)}"] if unknown else []
-
-
 def _number(raw: dict, key: str, kind: type) -> Any:
     value = raw[key]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -157,7 +156,7 @@ MAXIMA = {
 
 
 def _problems(spec: SweepSpec) -> list[str]:
-    problems = _check_names(spec.algorithms, ALGORITHMS, "algorithm")
+    problems = check_names(spec.algorithms, ALGORITHMS, "algorithm")
     foreign = [
         a
         for a in spec.algorithms
@@ -168,8 +167,8 @@ def _problems(spec: SweepSpec) -> list[str]:
             f"algorithms {', '.join(foreign)} are not of the collectives swept "
             f"({', '.join(spec.collectives)}): add their collective to collectives"
         )
-    problems += _check_names(spec.dtypes, DTYPES, "dtype")
-    problems += _check_names(spec.ops, OPS, "op")
+    problems += check_names(spec.dtypes, DTYPES, "dtype")
+    problems += check_names(spec.ops, OPS, "op")
     if min(spec.ranks) < 1:
         problems.append(f"ranks must all be >= 1, got {list(spec.ranks)}")
     if min(spec.sizes) < 1:
@@ -193,6 +192,10 @@ def _problems(spec: SweepSpec) -> list[str]:
         value = max(getattr(spec, key)) if key in ("ranks", "sizes") else getattr(spec, key)
         if not value <= most:  # also catches nan
             problems.append(f"{key} must be at most {most:g}, got {value!r}")
+    problems += cell_problems(spec.cells, spec.collectives, spec.ops)
+    outside = [c for c in spec.cells if c[1] not in spec.ranks or c[2] not in spec.sizes]
+    if outside:
+        problems.append(f"cells {list(outside[0])} is outside the ranks and sizes swept")
     if not 0 < spec.target_rel_ci < 1:
         problems.append(f"target_rel_ci must be between 0 and 1, got {spec.target_rel_ci}")
     if spec.cache_mode not in CACHE_MODES:
@@ -222,80 +225,6 @@ def _problems(spec: SweepSpec) -> list[str]:
     return problems
 
 
-def _collectives(values: dict[str, Any]) -> list[str]:
-    """Set values' collectives (given, `all` for every one; else those the algorithms name;
-    else allreduce) and the algorithms (given, each as the user names it, `ring` standing for
-    every asked collective's ring; else every collective's hand-written ones and MPICH's own
-    call); the problems found."""
-    try:
-        asked = values.get("collectives")
-        collectives = collective_list(asked) if asked is not None else None
-    except ValueError as exc:
-        return [str(exc)]
-    names = values.get("algorithms")
-    if collectives is None:
-        named = [ALGORITHMS[n].collective for n in names or () if n in ALGORITHMS]
-        collectives = list(dict.fromkeys(named)) or [DEFAULT_COLLECTIVE]
-    values["collectives"] = tuple(collectives)
-    if names is None:
-        values["algorithms"] = tuple(a for c in collectives for a in BASE_OF_COLLECTIVE[c])
-        return []
-    # a name no swept collective has is kept, and reported by _problems (unknown or foreign)
-    values["algorithms"] = tuple(
-        n for name in names for n in resolve_name(name, collectives) or [name]
-    )
-    return []
-
-
-def _add_vendor_tuned(values: dict[str, Any]) -> None:
-    """With a vendor_tuning_file: Intel MPI's entry that follows it, if not named already."""
-    names = values.get("algorithms", BASE_ALGORITHMS)
-    if not values.get("vendor_tuning_file") or any(is_vendor_tuned(a) for a in names):
-        return
-    vendor = [lib.vendor_tuned for lib in LIBRARIES.values() if lib.vendor_tuned]
-    values["algorithms"] = (*names, *vendor)
-
-
-def _add_tuned(values: dict[str, Any]) -> None:
-    """With a tuning_file and no tuned entry among the algorithms: the tuned entry of each
-    library asked for, or that the algorithms run on, for each collective swept that has one
-    (two libraries' are refused later)."""
-    names = values.get("algorithms", BASE_ALGORITHMS)
-    if not values.get("tuning_file") or any(is_tuned(a) for a in names):
-        return
-    named = values.get("libraries") or [library_of(a) for a in names if a in ALGORITHMS]
-    libraries = dict.fromkeys(n for n in named or (DEFAULT.name,) if n in LIBRARIES)
-    collectives = values.get("collectives", (DEFAULT_COLLECTIVE,))
-    tuned = [
-        name
-        for n in libraries
-        if LIBRARIES[n].tuned
-        for c in collectives
-        if (name := qualified(c, LIBRARIES[n].tuned)) in ALGORITHMS
-    ]
-    values["algorithms"] = (*names, *tuned)
-
-
-def _libraries(values: dict[str, Any]) -> list[str]:
-    """Set values' libraries (given, or those the algorithms name) and the algorithms they run
-    there (catalog.on_libraries); the problems found."""
-    names = values.get("algorithms", BASE_ALGORITHMS)
-    problems = _check_names(values.get("libraries", ()), dict.fromkeys(LIBRARIES), "library")
-    if problems or any(a not in ALGORITHMS for a in names):
-        return problems
-    libraries = values.setdefault(
-        "libraries", tuple(dict.fromkeys(library_of(a) for a in names)) or (MPICH,)
-    )
-    for algorithm in names:
-        if not on_libraries([algorithm], libraries):
-            problems.append(
-                f"algorithm {algorithm} runs on {library_of(algorithm)} only, which is not "
-                f"among libraries {', '.join(libraries)}"
-            )
-    values["algorithms"] = on_libraries(names, libraries)
-    return problems
-
-
 _INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes", "launches", "seed")
 _FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
 _STR_KEYS = (
@@ -305,6 +234,7 @@ _STR_KEYS = (
     "library_switching",
     "tuning_file",
     "vendor_tuning_file",
+    "workload",
 )
 
 
@@ -352,13 +282,18 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             if not isinstance(raw[key], bool):
                 raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
             values[key] = raw[key]
-    named = _collectives(values)
+    if "cells" in raw:
+        try:
+            values["cells"] = parse_cells(raw["cells"])
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+    named = expand_collectives(values)
     if named:
         raise SpecError("; ".join(named))
-    _add_tuned(values)
-    _add_vendor_tuned(values)
+    add_tuned(values)
+    add_vendor_tuned(values)
     _without_repeats(values, notes)
-    expanded = _libraries(values)
+    expanded = expand_libraries(values)
     spec = SweepSpec(**values)
     problems = expanded + _problems(spec)
     if problems:

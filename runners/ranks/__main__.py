@@ -1,6 +1,6 @@
 """The one entry point of every MPI job collsweep launches: `python -m runners.ranks KIND [JOB]`.
 
-KIND is `sweep`, `calibrate`, `verify` or `probe`; JOB is the JSON job file the parent wrote
+KIND is `sweep`, `calibrate`, `verify`, `replay` or `probe`; JOB is the JSON job file the parent
 (runners.jobs.launch.job_file; `probe` takes none). Every kind prints its events as JSON lines
 on rank 0's stdout (see its module), and every rank leaves when the parent process is gone.
 """
@@ -19,6 +19,7 @@ KINDS = {
     "calibrate": "runners.ranks.calibrate_worker",
     "verify": "runners.ranks.verify_worker",
     "probe": "runners.ranks.mpit",
+    "replay": "runners.ranks.replay_worker",
 }
 
 

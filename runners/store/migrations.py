@@ -289,9 +289,84 @@ _V9 = [
     for table in COLLECTIVE_TABLES
 ]
 
+# Schema 10: workloads (issue 31). The workload each report priced (its JSON, so readers need
+# no file), each policy's job total against the default, each call's part of it, and the
+# replayed job times.
+_V10 = [
+    """CREATE TABLE workloads (
+        run_id VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        body JSON NOT NULL,
+        notes JSON,
+        reported_at TIMESTAMP
+    )""",
+    """CREATE TABLE workload_policies (
+        run_id VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        policy VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        library VARCHAR,
+        total_s DOUBLE,
+        interval_low_s DOUBLE,
+        interval_high_s DOUBLE,
+        points_sum_s DOUBLE,
+        default_total_s DOUBLE,
+        predicted_s DOUBLE,
+        covered_calls INTEGER,
+        priced_calls INTEGER,
+        faster_calls INTEGER,
+        slower_calls INTEGER,
+        gain_s DOUBLE,
+        loss_s DOUBLE,
+        gain_share DOUBLE,
+        loss_share DOUBLE,
+        ratio DOUBLE,
+        ratio_low DOUBLE,
+        ratio_high DOUBLE,
+        verdict VARCHAR
+    )""",
+    """CREATE TABLE workload_calls (
+        run_id VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        policy VARCHAR NOT NULL,
+        call_index INTEGER NOT NULL,
+        collective VARCHAR NOT NULL,
+        bytes BIGINT NOT NULL,
+        dtype VARCHAR NOT NULL,
+        op VARCHAR NOT NULL,
+        ranks INTEGER NOT NULL,
+        calls BIGINT NOT NULL,
+        algorithm VARCHAR NOT NULL,
+        own BOOLEAN,
+        median_s DOUBLE,
+        time_s DOUBLE,
+        default_time_s DOUBLE,
+        delta_s DOUBLE,
+        share_of_default DOUBLE,
+        ratio DOUBLE,
+        ratio_low DOUBLE,
+        ratio_high DOUBLE,
+        verdict VARCHAR
+    )""",
+    """CREATE TABLE replays (
+        run_id VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        policy VARCHAR NOT NULL,
+        ranks INTEGER NOT NULL,
+        launch INTEGER NOT NULL,
+        repetition INTEGER NOT NULL,
+        replayed_s DOUBLE NOT NULL,
+        sequenced_s DOUBLE,
+        isolated_s DOUBLE,
+        library VARCHAR,
+        replayed_at TIMESTAMP
+    )""",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
 MIGRATIONS: list[Migration] = [
-    (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9)
+    (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9),
+    (10, _V10),
 ]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
