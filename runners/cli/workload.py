@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from runners.cli.workload_report import add_report
+from runners.cli.workload_sources import SOURCE_ACTIONS
 from runners.domain.units import format_bytes
 from runners.domain.workload import Workload, load_workload
 
@@ -69,3 +70,4 @@ def add_workload(sub: argparse._SubParsersAction) -> None:
 
 # Further actions register here: each takes the `workload` subparsers and adds its parser.
 WORKLOAD_ACTIONS: list = [add_report]
+WORKLOAD_ACTIONS += SOURCE_ACTIONS
