@@ -1,12 +1,14 @@
 """A whole job's communication time under each policy, from a run's stored points.
 
-The job's total under a policy is the sum over its calls of calls x the median of the point
-that prices it (runners.domain.workload_policy says which). Its 95% interval and its ratio to
-the default come from paired launches: each shared (launch, pass) gives one job total (every
-call priced with that unit's median, so a machine state that slows all calls alike moves the
-whole total, as it would the job), and the totals get the interval of the median launch
-(runners.domain.repetition), as a point's median does. Calls the run has no default point for
-are not priced by any policy (listed in the notes), so every policy sums the same calls.
+Each call is priced by the point of the algorithm the policy chooses for it
+(runners.domain.workload_policy). Every (launch, pass) the pricing points share gives one job
+total: the sum over calls of calls x that unit's median, so a machine state that slows every
+call alike moves the whole total, as it would the job. The policy's total is the median launch
+of those totals, with the 95% interval of the median launch (runners.domain.repetition), as a
+point's median has; its ratio to the default pairs the two policies' totals unit by unit
+(runners.domain.comparison). `points_sum_s` keeps the plain sum of calls x point medians, which
+each call's row adds up to. Calls the run has no default point for are priced by no policy
+(listed in the notes), so every policy sums the same calls.
 """
 
 from __future__ import annotations

@@ -32,12 +32,20 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def report_json(report) -> dict[str, Any]:
-    """The report as JSON: {"workload", "run_id", "notes", "policies": [...], "calls": [...]}."""
+    """The report as JSON: {"workload", "run_id", "notes", "policies": [{"policy", "total_s",
+    "interval_low_s", "interval_high_s", ..., "replayed_s" where replayed, "calls": [...]}],
+    "replays": [...]}."""
+    replays = {r["policy"]: r for r in getattr(report, "replays", []) or []}
     return {
         "workload": report.workload.name,
         "run_id": report.run_id,
         "notes": report.notes,
-        "policies": [p.row | {"calls": p.calls} for p in report.priced],
+        "policies": [
+            p.row
+            | {"replayed_s": replays.get(p.row["policy"], {}).get("replayed_s"), "calls": p.calls}
+            for p in report.priced
+        ],
+        "replays": list(replays.values()),
     }
 
 
