@@ -23,6 +23,7 @@ import numpy as np
 
 from runners import store
 from runners.analysis.winners import Comparisons
+from runners.domain.catalog import autotuned_of, library_of
 from runners.domain.comparison import Comparison, Unit, compare
 from runners.domain.repetition import unit_log_intervals
 from runners.domain.units import format_bytes
@@ -33,9 +34,9 @@ POINTS_SQL = """
 SELECT point_id, algorithm, collective, ranks, bytes, dtype, op, median_s
 FROM points WHERE run_id = ? AND status = 'ok' AND median_s > 0
 """
-WINNERS_SQL = """
-SELECT collective, ranks, bytes, dtype, op, winner, coalesce(library, 'all') AS library
-FROM winners WHERE run_id = ? AND decided AND NOT coalesce(provisional, false)
+PROVISIONAL_SQL = """
+SELECT DISTINCT provisional_reason FROM winners
+WHERE run_id = ? AND coalesce(provisional, false) AND provisional_reason <> ''
 """
 PREDICTIONS_SQL = "SELECT point_id, calibration_id, predicted_s FROM predictions WHERE run_id = ?"
 
@@ -52,13 +53,13 @@ class PointRef:
 
 @dataclass
 class RunFacts:
-    """What the report reads of a run: its ok points per call key, decided winners, each
-    point's per-(launch, pass) medians and its prediction."""
+    """What the report reads of a run: its ok points per call key, each point's per-(launch,
+    pass) medians and its prediction, and why its winners are provisional ('' if they are not)."""
 
     points: dict[CallKey, dict[str, PointRef]]
-    winners: dict[str, dict[CallKey, str]]  # by library ('all' where the run has one)
     units: dict[str, dict[Unit, float]]
     predicted: dict[str, float] = field(default_factory=dict)
+    provisional: str = ""
 
     @classmethod
     def load(cls, path: Path, run_id: str) -> RunFacts:
@@ -67,10 +68,7 @@ class RunFacts:
         for r in store.query(path, POINTS_SQL, [run_id]).itertuples(index=False):
             key = (r.collective, int(r.bytes), r.dtype, r.op, int(r.ranks))
             points.setdefault(key, {})[r.algorithm] = PointRef(r.point_id, float(r.median_s))
-        winners: dict[str, dict[CallKey, str]] = {}
-        for r in store.query(path, WINNERS_SQL, [run_id]).itertuples(index=False):
-            key = (r.collective, int(r.bytes), r.dtype, r.op, int(r.ranks))
-            winners.setdefault(r.library, {})[key] = r.winner
+        reasons = store.query(path, PROVISIONAL_SQL, [run_id]).provisional_reason
         order = store.calibration_order(path, run_id)
         rank = {cal: i for i, cal in enumerate(order)}
         predicted: dict[str, tuple[int, float]] = {}
@@ -79,7 +77,26 @@ class RunFacts:
             if r.predicted_s is not None and here < predicted.get(r.point_id, (math.inf, 0))[0]:
                 predicted[r.point_id] = (here, float(r.predicted_s))
         units = Comparisons.load(path, run_id).units
-        return cls(points, winners, units, {k: v for k, (_, v) in predicted.items()})
+        chosen = {k: v for k, (_, v) in predicted.items()}
+        return cls(points, units, chosen, "; ".join(sorted(reasons)))
+
+    def fastest_against_default(self, key: CallKey, default: str) -> str | None:
+        """The fastest (by median) of the algorithms of the default's library that are
+        decidedly faster than the default at this call, paired by (launch, pass); None if
+        none is."""
+        here = self.points.get(key, {})
+        if default not in here:
+            return None
+        base = self.units.get(here[default].point_id, {})
+        library = library_of(default)
+        faster = [
+            (ref.median_s, name)
+            for name, ref in here.items()
+            if name != default
+            and library_of(name) == library
+            and _verdict(compare(self.units.get(ref.point_id, {}), base)) == FASTER
+        ]
+        return min(faster)[1] if faster else None
 
 
 @dataclass(frozen=True)
@@ -226,9 +243,21 @@ def workload_report(path: Path, run_id: str, workload: Workload) -> WorkloadRepo
     calls = list(workload.calls)
     measured = {call.key: set(facts.points.get(call.key, {})) for call in calls}
     libraries = run_libraries(measured)
-    own = libraries[0] if len(libraries) > 1 else "all"  # best: one library's winners
-    found = policies(calls, measured, facts.winners.get(own, {}))
+    best = {}
+    if libraries:
+        for call in calls:
+            pick = facts.fastest_against_default(
+                call.key, autotuned_of(libraries[0], call.collective)
+            )
+            if pick is not None:
+                best[call.key] = pick
+    found = policies(calls, measured, best)
     notes = _unpriced_notes(workload, found)
+    if facts.provisional:
+        notes.append(
+            f"provisional: {facts.provisional}; measure again on a quiet machine before acting "
+            "on these totals"
+        )
     if not found:
         return WorkloadReport(workload, run_id, [], notes or ["the run measured none of its calls"])
     default = found[0]

@@ -175,7 +175,8 @@ def _problems(spec: SweepSpec) -> list[str]:
         problems.append(f"sizes must all be >= 1 byte, got {list(spec.sizes)}")
     for dtype in spec.dtypes:
         if dtype in DTYPES:
-            bad = [s for s in spec.sizes if s % DTYPES[dtype].itemsize]
+            sizes = [c[2] for c in spec.cells if c[3] == dtype] if spec.cells else spec.sizes
+            bad = [s for s in sizes if s % DTYPES[dtype].itemsize]
             if bad:
                 problems.append(
                     f"sizes {bad} are not a multiple of {dtype}'s {DTYPES[dtype].itemsize} bytes"

@@ -7,8 +7,9 @@ A policy assigns every call of a workload one measured algorithm:
   ring and allgather.ring; `mpi:tuned` is every collective's entry following the tuning file,
   kind `tuned`): that algorithm for every call it was measured for, its library's default for
   the others (the calls it does not cover);
-- `best`: the decided winner of each call's cell where the run decided one and did not call
-  it provisional, the default elsewhere.
+- `best`: for each call the fastest algorithm (of the default's library) decidedly faster
+  than the default there, paired launch by launch; the default where none is (an undecided
+  winner that is decidedly faster than the default is as good a choice as the winner).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def policies(
     """Every policy the run can price (see the module docstring), defaults first.
 
     measured: per call key, the algorithms with an ok point; winners: per call key, the
-    decided, not provisional, winner of its cell (absent where undecided)."""
+    algorithm `best` chooses (absent: the default)."""
     libraries = run_libraries(measured)
     found = [_default_policy(calls, library, libraries, measured) for library in libraries]
     if not libraries:
