@@ -2,7 +2,8 @@
 
 Figures: 1 harness overhead, 2 hand-written vs library, 3 time to precision, 4 dashboard
 data (benchmarks/dashboard_data.py, when present), 5 physical limits, 6 reproducibility (the
-quick preset swept twice), 7 model accuracy, 8 analysis time, 9 Intel MPI against IMB-MPI1.
+quick preset swept twice), 7 model accuracy, 8 analysis time, 9 Intel MPI against IMB-MPI1,
+10 the call recorder's added time per call.
 --smoke runs every figure with tiny sizes, one round, the fewest ranks and no targets judged:
 does every figure still run? A figure that ends in an error makes the run exit 1, whatever the
 mode.
@@ -29,6 +30,7 @@ from benchmarks import (
     fig_model,
     fig_overhead,
     fig_precision,
+    fig_record,
     fig_repro,
     load,
     report,
@@ -46,6 +48,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     7: ("Model accuracy", fig_model.run),
     8: ("Analysis time", fig_analysis.run),
     9: ("Intel MPI vs IMB-MPI1", fig_impi.run),
+    10: ("Recorder overhead", fig_record.run),
 }
 
 

@@ -17,6 +17,7 @@ from runners.cli.importing import add_import
 from runners.cli.measure import add_sweep
 from runners.cli.model import add_model_reading
 from runners.cli.predict import add_predict
+from runners.cli.recording import add_record
 from runners.cli.results import (
     add_dashboard,
     add_migrate,
@@ -41,6 +42,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_compare,
     add_tune,
     add_workload,
+    add_record,
     add_algorithms,
     add_report,
     add_dashboard,

@@ -1,0 +1,71 @@
+"""`collsweep record --out W -- LAUNCHER PROGRAM...`: a workload from a running program."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from runners.cli.common import UsageError
+from runners.cli.workload import show_text
+from runners.domain.libraries import LIBRARIES
+from runners.jobs import recorder_build
+from runners.jobs.recording import record
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """Run the command under the recorder, write the workload, print it and its notes."""
+    command = list(args.argv)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if args.build:
+        if command or args.out:
+            raise UsageError("--build takes no command and no --out")
+        for name, result in recorder_build.build_all():
+            print(f"{name}: {result}")
+        return 0
+    if not args.out:
+        raise UsageError("--out W is required: the workload file to write")
+    workload = record(command, Path(args.out), args.name, args.library)
+    for note in workload.notes:
+        print(f"collsweep record: note: {note}", file=sys.stderr)
+    print(show_text(replace(workload, notes=())))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def add_record(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "record",
+        help="run an MPI program and record the collective calls it makes as a workload",
+        description="Run LAUNCHER PROGRAM... (no shell) with collsweep's call recorder "
+        "preloaded into its ranks and write the collective calls they made as a workload "
+        "(README, Recording a workload): MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather "
+        "and MPI_Reduce_scatter_block with their sizes, datatypes, ops, group sizes, roots, "
+        "counts and order, as world rank 0 made them; other collectives are counted in the "
+        "notes, and ranks that disagree about a call are named there. What the program "
+        "computes is unchanged. A program that fails writes nothing; collsweep exits with "
+        "its status.",
+    )
+    parser.add_argument("--out", metavar="W", help="the workload file to write (JSON)")
+    parser.add_argument("--name", help="the workload's name (default: from the program's name)")
+    parser.add_argument(
+        "--library",
+        choices=sorted(LIBRARIES),
+        help="the MPI library the ranks run (default: the one whose prefix holds the "
+        "launcher, else mpich)",
+    )
+    parser.add_argument(
+        "--build",
+        action="store_true",
+        help="build the recorder for every installed library now and exit (`make install` "
+        "does; otherwise the first record builds it)",
+    )
+    parser.add_argument(
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- LAUNCHER PROGRAM...",
+        help="the command to run, e.g. -- mpiexec -n 2 python train.py",
+    )
+    parser.set_defaults(handler=cmd_record)
