@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import synthetic
 
-from runners.analysis.workload_report import SAME, workload_report
+from runners.analysis.workload_report import SAME, report_workload, workload_report
 from runners.cli import main
 from runners.domain.plan import all_point_ids, plan_groups
 from runners.domain.replay import plan_replay
@@ -24,7 +24,6 @@ from runners.domain.workload import (
 )
 from runners.domain.workload_policy import policies
 from runners.domain.workload_spec import workload_overrides
-from runners.jobs.workload import report_workload
 from runners.store.workloads import stored_workloads
 
 DECADE_RUN = synthetic.decade_spec().run_id

@@ -29,6 +29,7 @@ from runners.domain.repetition import unit_log_intervals
 from runners.domain.units import format_bytes
 from runners.domain.workload import Call, Workload
 from runners.domain.workload_policy import CallKey, Policy, policies, run_libraries
+from runners.store.workloads import replace_workload_report
 
 POINTS_SQL = """
 SELECT point_id, algorithm, collective, ranks, bytes, dtype, op, median_s
@@ -229,12 +230,30 @@ def _predicted(predictions: Sequence[float | None], counts: Sequence[int]) -> fl
 
 @dataclass(frozen=True)
 class WorkloadReport:
-    """Every policy priced for one workload on one run, and what could not be priced."""
+    """Every policy priced for one workload on one run, what could not be priced, and the
+    replays made for it (runners.jobs.replay; empty without one)."""
 
     workload: Workload
     run_id: str
     priced: list[PricedPolicy]
     notes: list[str]
+    replays: list[dict[str, Any]] = field(default_factory=list)
+
+
+def report_workload(path: Path, run_id: str, workload: Workload) -> WorkloadReport:
+    """Price every policy and store the report, replacing the workload's last one on the run
+    (tables workloads, workload_policies, workload_calls)."""
+    report = workload_report(path, run_id, workload)
+    replace_workload_report(
+        path,
+        run_id,
+        workload.name or "workload",
+        workload.as_json(),
+        [p.row for p in report.priced],
+        [call | {"policy": p.row["policy"]} for p in report.priced for call in p.calls],
+        report.notes,
+    )
+    return report
 
 
 def workload_report(path: Path, run_id: str, workload: Workload) -> WorkloadReport:

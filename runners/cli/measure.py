@@ -183,9 +183,9 @@ def precision_line(path: Path, run_id: str, target: float) -> str:
 
 def _workload_answer(path: Path, run_id: str, args: argparse.Namespace) -> None:
     """The whole job's answer after a sweep of a workload's calls (stored, and printed)."""
+    from runners.analysis.workload_report import report_workload
     from runners.cli.workload_report import report_text
     from runners.domain.workload import load_workload
-    from runners.jobs.workload import report_workload
 
     workload = load_workload(Path(args.workload)) if args.workload else None
     if workload is None:  # a resumed workload run: its report is made with `workload report`

@@ -12,6 +12,7 @@ from runners.domain.names import run_id_problem
 from runners.domain.units import format_bytes, format_ratio, format_seconds
 from runners.domain.workload import load_workload
 
+MAX_REPLAY_LAUNCHES = 100
 SHOWN_CALLS = 8  # per-call lines printed for the chosen policy (all are stored and in --json)
 
 
@@ -22,11 +23,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(str(run_id_problem(args.run)))
     path = store_path(args)
     from runners import store
-    from runners.jobs.workload import report_workload
+    from runners.analysis.workload_report import report_workload
 
     if store.get_run(path, args.run) is None:
         raise UsageError(f"no run {args.run} in {path}: `collsweep runs` lists them")
-    report = report_workload(path, args.run, workload, replay=args.replay, launches=args.launches)
+    if not 1 <= args.launches <= MAX_REPLAY_LAUNCHES:
+        raise UsageError(
+            f"--launches must be between 1 and {MAX_REPLAY_LAUNCHES}, got {args.launches}"
+        )
+    report = report_workload(path, args.run, workload)
+    if args.replay:
+        from runners.jobs.replay import replay_workload
+
+        report.replays.extend(replay_workload(path, args.run, workload, report, args.launches))
     print(json.dumps(report_json(report), indent=1) if args.json else report_text(report))
     return 0
 
@@ -35,7 +44,7 @@ def report_json(report) -> dict[str, Any]:
     """The report as JSON: {"workload", "run_id", "notes", "policies": [{"policy", "total_s",
     "interval_low_s", "interval_high_s", ..., "replayed_s" where replayed, "calls": [...]}],
     "replays": [...]}."""
-    replays = {r["policy"]: r for r in getattr(report, "replays", []) or []}
+    replays = {r["policy"]: r for r in report.replays}
     return {
         "workload": report.workload.name,
         "run_id": report.run_id,
@@ -145,7 +154,7 @@ def replay_lines(report) -> list[str]:
     """Per replayed policy: the replayed job time beside the total from the run's points, and
     where the difference comes from, step by step."""
     lines = []
-    for r in getattr(report, "replays", []) or []:
+    for r in report.replays:
         lines.append(
             f"replay {r['policy']}: {format_seconds(r['replayed_s'])} per job (median of "
             f"{r['launches']} launches); the run's points say {format_seconds(r['estimate_s'])}: "
