@@ -21,8 +21,14 @@ $(STAMP): pyproject.toml Makefile
 	$(VENV)/bin/collsweep record --build || echo "collsweep record builds its recorder on first use"
 	touch $(STAMP)
 
+# The demo also answers for a whole job: the preset workload (data/workload.json, recorded from
+# data/workload_program.py) swept call by call, then replayed under each policy.
 demo: install
 	$(VENV)/bin/collsweep sweep data/quick.toml --dedicated
+	id=demo-workload-$$(date +%Y%m%d-%H%M%S) && \
+	$(VENV)/bin/collsweep sweep data/quick.toml --workload data/workload.json --dedicated \
+		--run-id $$id && \
+	$(VENV)/bin/collsweep workload report data/workload.json --run $$id --replay --launches 3
 	$(VENV)/bin/collsweep runs
 	$(VENV)/bin/collsweep dashboard
 
