@@ -33,6 +33,7 @@ PAGES = (
     ("views/assumptions.py", "Assumptions", "assumptions", ":material/fact_check:"),
     ("views/override.py", "Override impact", "override", ":material/tune:"),
     ("views/tuning.py", "Tuning", "tuning", ":material/settings_suggest:"),
+    ("views/workload.py", "Workload", "workload", ":material/work:"),
     ("views/model_fit.py", "Model fit", "model-fit", ":material/functions:"),
     ("views/compare.py", "Compare runs", "compare", ":material/difference:"),
     ("views/sql.py", "SQL", "sql", ":material/terminal:"),

@@ -1,8 +1,9 @@
 """Plotly figures for the dashboard, built from the small frames of dashboard.queries.
 
 No Streamlit, no store access. Every trace carries ``meta`` = {"role": ..., ...} (roles: band,
-measured, predicted, crossover, best, speedup, pingpong, fit, segment, residual, ratio, probe), so
-tests and readers can find a figure's parts without relying on colours or names.
+measured, predicted, crossover, best, speedup, pingpong, fit, segment, residual, ratio, probe,
+share, total, replayed, delta), so tests and readers can find a figure's parts without relying
+on colours or names.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dashboard.figures.style import (
     rgba,
     short_name,
 )
+from dashboard.figures.workload import call_shares_figure, policies_figure, wins_figure
 
 __all__ = [
     "ALGORITHM_COLORS",
@@ -31,16 +33,19 @@ __all__ = [
     "METRICS",
     "SHORT_NAMES",
     "best_heatmaps",
+    "call_shares_figure",
     "color",
     "compare_figure",
     "curves_figure",
     "metric_values",
     "override_figure",
     "pingpong_figure",
+    "policies_figure",
     "probes_figure",
     "ratio_ticks",
     "residuals_figure",
     "rgba",
     "short_name",
     "winner_strip",
+    "wins_figure",
 ]

@@ -72,6 +72,7 @@ from dashboard.data.user_sql import (
     schema_reference,
 )
 from dashboard.data.verdict import VerdictData, verdict_data
+from dashboard.data.workload import WorkloadData, workload_data, workload_runs, workloads_of
 
 __all__ = [
     "FALLBACK_EXAMPLES",
@@ -88,6 +89,7 @@ __all__ = [
     "Scope",
     "UserResult",
     "VerdictData",
+    "WorkloadData",
     "assumption_matrix",
     "assumption_overview",
     "assumption_summary",
@@ -129,4 +131,7 @@ __all__ = [
     "tuning_ratios",
     "verdict",
     "verdict_data",
+    "workload_data",
+    "workload_runs",
+    "workloads_of",
 ]

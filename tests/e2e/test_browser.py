@@ -27,10 +27,21 @@ from chromium_cdp import CHROMIUM, Browser, Page
 
 from dashboard.figures.style import short_name
 from runners import store
+from runners.analysis.workload_report import report_workload
+from runners.domain.workload import workload_from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())
 STARTUP_S = 90.0
+WORKLOAD = {  # reported on the served copy's first run, for the Workload page
+    "collsweep_workload": 1,
+    "name": "e2e",
+    "calls": [
+        {"collective": "allreduce", "bytes": b, "dtype": "float32", "op": "sum", "ranks": 2}
+        | {"calls": n}
+        for b, n in ((64, 1000), (262144, 40), (2097152, 10))
+    ],
+}
 
 pytestmark = [
     pytest.mark.browser,
@@ -73,10 +84,11 @@ class _Log:
 
 @pytest.fixture(scope="module")
 def server(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m dashboard.serve` on a free port against a copy of the demo store; its base
-    URL."""
+    """`python -m dashboard.serve` on a free port against a copy of the demo store, with a
+    workload reported on its first run; its base URL."""
     path = tmp_path_factory.mktemp("served") / demo_store.name
     shutil.copyfile(demo_store, path)
+    report_workload(path, RUN_A, workload_from_json(WORKLOAD))
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "dashboard.serve", "--store", str(path), "--port", str(port)],
@@ -235,6 +247,7 @@ EVERY_PAGE = (
     ("assumptions", f"?run={RUN_A}", False),
     ("override", f"?run={RUN_A}", True),
     ("tuning", "", False),
+    ("workload", f"?run={RUN_A}", True),
     ("model-fit", f"?run={RUN_A}", True),
     ("compare", f"?a={RUN_A}&b={RUN_B}", True),
     ("sql", "", False),
