@@ -84,6 +84,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/compare.py": (1, {"a", "b", "flagged"}, "metric"),
     "views/sql.py": (0, {"ex", "sql", "ref_table"}, "info"),
     "lab/page.py": (1, set(), "info"),
+    "views/workload.py": (0, set(), "info"),  # the demo store holds no workload report
 }
 
 

@@ -84,7 +84,7 @@ def reported(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     for policy, per_ranks in REPLAYS.items():
         for ranks, launches in per_ranks.items():
             for launch in range(len(launches)):  # one add per launch, as a replay does
-                add_replays(path, RUN, NAME, replay_rows(policy, ranks, launch))
+                add_replays(path, RUN, NAME, replay_rows(policy, ranks, launch), "replay-test")
     return path
 
 

@@ -191,19 +191,12 @@ def call_labels(calls: pd.DataFrame) -> list[str]:
 
 
 def sequence_counts(body: Mapping[str, Any]) -> dict[int, int]:
-    """How many times a replay runs each call: its count in the workload's recorded order
-    (Workload.sequence), each call once where the workload has no order; empty for a body
+    """How many times a replay runs each call (Workload.sequence_counts); empty for a body
     that is not a workload."""
     try:
-        workload = workload_from_json(dict(body))
+        return workload_from_json(dict(body)).sequence_counts()
     except WorkloadError:
         return {}
-    if not workload.order:
-        return dict.fromkeys(range(len(workload.calls)), 1)
-    counts: dict[int, int] = {}
-    for index, times in workload.order:
-        counts[index] = counts.get(index, 0) + times
-    return counts
 
 
 def replay_table(

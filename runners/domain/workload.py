@@ -108,6 +108,14 @@ class Workload:
             return list(range(len(self.calls)))
         return [index for index, times in self.order for _ in range(times)]
 
+    def sequence_counts(self) -> dict[int, int]:
+        """How many times each call appears in sequence(): its count in the recorded order,
+        once each where no order was recorded (what a replay runs)."""
+        counts: dict[int, int] = {}
+        for index, times in self.order or ((i, 1) for i in range(len(self.calls))):
+            counts[index] = counts.get(index, 0) + times
+        return counts
+
     def as_json(self) -> dict[str, Any]:
         """The file's JSON object."""
         return {

@@ -351,6 +351,7 @@ _V10 = [
     """CREATE TABLE replays (
         run_id VARCHAR NOT NULL,
         workload VARCHAR NOT NULL,
+        replay_id VARCHAR,
         policy VARCHAR NOT NULL,
         ranks INTEGER NOT NULL,
         launch INTEGER NOT NULL,

@@ -6,6 +6,7 @@ JSON, each policy's row and each call's row. Replays add rows: every replay is k
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,23 @@ def replace_workload_report(
         _insert(con, "workload_calls", [keyed | row for row in calls])
 
 
-def add_replays(path: Path | str, run_id: str, workload: str, rows: list[dict[str, Any]]) -> None:
-    """Store replayed job times (policy, launch, repetition, replayed_s, library)."""
-    keyed = {"run_id": run_id, "workload": workload, "replayed_at": _now()}
+def add_replays(
+    path: Path | str, run_id: str, workload: str, rows: list[dict[str, Any]], replay_id: str
+) -> None:
+    """Store replayed job times (policy, ranks, launch, repetition, replayed_s, ...) of one
+    `--replay` invocation."""
+    keyed = {"run_id": run_id, "workload": workload, "replay_id": replay_id, "replayed_at": _now()}
     with _writing(path) as con:
         _insert(con, "replays", [keyed | row for row in rows])
+
+
+def set_workload_notes(path: Path | str, run_id: str, workload: str, notes: Sequence[str]) -> None:
+    """Replace the notes of a stored report (a replay adds why a policy was not replayed)."""
+    with _writing(path) as con:
+        con.execute(
+            "UPDATE workloads SET notes = ? WHERE run_id = ? AND workload = ?",
+            [json.dumps(list(notes)), run_id, workload],
+        )
 
 
 def stored_workloads(path: Path | str, run_id: str) -> list[dict[str, Any]]:
