@@ -111,7 +111,8 @@ def test_first_write_creates_a_current_store(path):
     expected = {"schema_version", "runs", "points", "samples", "calibrations", "predictions"}
     analysis = {"assumptions", "crossovers", "best_choices", "agreement", "winners", "probes"}
     analysis |= {"model_accuracy", "against_default"}
-    assert expected | analysis == tables
+    workloads = {"workloads", "workload_policies", "workload_calls", "replays"}
+    assert expected | analysis | workloads == tables
     assert scalar(path, "SELECT count(*) FROM schema_version") == 1
     assert os.listdir(path.parent) == [path.name], "no temporary files left behind"
 

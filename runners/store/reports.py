@@ -49,6 +49,10 @@ EXPORTED_TABLES = (
     "probes",
     "model_accuracy",
     "against_default",
+    "workloads",
+    "workload_policies",
+    "workload_calls",
+    "replays",
 )
 # The calibrations a run's predictions refer to, and its launches' own (they have no run_id).
 RUN_CALIBRATIONS_SQL = """
