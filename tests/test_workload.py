@@ -170,6 +170,11 @@ def test_replay_plans_one_launch_per_environment_and_refuses_mixed_forcing() -> 
     forced = next(launch for launch in launches if launch.env)
     assert set(forced.policies) == {"mpi:ring"} and "RING" in str(forced.env).upper()
     assert len(notes) == 1 and "best runs mpi and mpi:ring for allreduce" in notes[0]
+    # where the forced algorithm did not run (the library cannot apply it), its policy's default
+    # stands in, as the forced launch falls back on its own: no conflict
+    measured[calls[0].key] = {"mpi", "ring"}
+    launches, notes = plan_replay(policies(calls, measured, {}), [0, 1], "")
+    assert notes == [] and any(set(launch.policies) == {"mpi:ring"} for launch in launches)
 
 
 def test_the_job_total_per_policy_is_calls_times_medians(decade_store) -> None:

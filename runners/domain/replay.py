@@ -10,7 +10,9 @@ launch's environment decides what a library call runs, so policies are grouped b
 - a launch following the tuning file per tuned policy (`mpi:tuned`).
 A policy that runs two different library algorithms of one collective (best choosing
 `mpi:ring` at one size and `mpi` at another) has no launch that does both: it is not replayed,
-and the note says to write its choices as a tuning file (`collsweep tune`) and replay that.
+and the note says to write its choices as a tuning file (`collsweep tune`) and replay that. A
+forced algorithm's policy keeps the default only where the algorithm cannot run, where the
+forced launch falls back on its own: that is no conflict.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from runners.domain.catalog import ALGORITHMS, is_tuned
 from runners.domain.libraries import LIBRARIES
 from runners.domain.workload import Call
-from runners.domain.workload_policy import Policy
+from runners.domain.workload_policy import BEST_KIND, Policy
 
 REPLAY_BUDGET_S = 1.0  # timed replays per launch and policy, about
 MAX_REPETITIONS = 50
@@ -38,12 +40,16 @@ class ReplayLaunch:
 
 
 def _launch_env(policy: Policy, calls: Sequence[int], tuning_file: str) -> dict[str, str] | str:
-    """The environment a policy's launch needs, or why no launch can run it."""
+    """The environment a policy's launch needs, or why no launch can run it.
+
+    An algorithm policy's default stands in only where its algorithm did not run (the library
+    cannot apply it there, and falls back on its own in a forced launch too), so only its own
+    choices must agree per collective; best's defaults are choices like any other."""
     env: dict[str, str] = {}
     by_collective: dict[str, set[str]] = {}
     for i in calls:
         spec = ALGORITHMS[policy.choices[i]]
-        if spec.library:
+        if spec.library and (policy.own[i] or policy.kind == BEST_KIND):
             by_collective.setdefault(spec.collective, set()).add(spec.name)
         if is_tuned(spec.name):
             env |= LIBRARIES[spec.runs_on].tuning_env(tuning_file)
