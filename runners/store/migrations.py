@@ -362,6 +362,12 @@ _V10 = [
         library VARCHAR,
         replayed_at TIMESTAMP
     )""",
+    # Intervals that hold over time (issue 33): each point keeps the interval its launches
+    # gave, and its stored interval is at least as wide as the host's run-to-run history
+    # (runners.domain.history); the run records the floor it used per group size.
+    "ALTER TABLE points ADD COLUMN launch_low_s DOUBLE",
+    "ALTER TABLE points ADD COLUMN launch_high_s DOUBLE",
+    "ALTER TABLE runs ADD COLUMN interval_history JSON",
 ]
 
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
