@@ -146,7 +146,8 @@ def test_the_time_span_note_reads_the_stores_history(demo_store: Path) -> None:
     first, second = time_span_note(demo_store, RUN_A), time_span_note(demo_store, RUN_B)
     assert first.startswith("the intervals (+-") and "variation over 3 min" in first
     assert "no earlier run on synth-node shares its points" in first
-    assert "; 1 earlier runs on this host (1 day before) measured the points" in second
+    assert "; 1 earlier run on this host (1 day before) measured the points" in second
+    assert "learn the host's run-to-run variation from 3 runs on" in second
     ratio = compare_runs(demo_store, RUN_A, RUN_B).points["b_over_a"].median()
     shown = float(second.rsplit("up to ", 1)[1].split("x")[0])
     assert shown == pytest.approx(max(ratio, 1 / ratio), rel=0.01)

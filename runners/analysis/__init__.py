@@ -51,6 +51,7 @@ from runners.analysis.checks import assumption_rows
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
 from runners.analysis.crossings import group_points
 from runners.analysis.fitted import FITTED_PREFIX
+from runners.analysis.history import widen_by_history
 from runners.analysis.libraries import LibraryModels, by_library, run_calibrations, variant_for
 from runners.analysis.points import (
     Params,
@@ -195,6 +196,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     for row in tables["winners"]:
         row |= {"provisional": bool(reason), "provisional_reason": reason}
     store.replace_analysis(path, run_id, tables)
+    widen_by_history(path, run_id)
     winners = [row for row in tables["winners"] if row["library"] == ALL_LIBRARIES]
     return AnalysisSummary(
         run_id,

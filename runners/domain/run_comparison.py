@@ -1,8 +1,10 @@
 """Two runs of the same points, compared: where B is decidedly slower or faster than A, and
 where the decided winner of a cell changed (no MPI, no store).
 
-A point's stored interval (interval_low_s .. interval_high_s) is where a repeat run's median
-launch lands: the confidence interval of its median launch widened by sqrt(2)
+A point's interval over its launches (launch_low_s .. launch_high_s; interval_low_s .. before
+a run is widened by its host's history, runners.domain.history, which a comparison of two runs
+must not count twice) is where a repeat run's median launch lands: the confidence interval of
+its median launch widened by sqrt(2)
 (runners.domain.repetition), so each side of the confidence interval is that side of the
 stored interval over sqrt(2) (a point of one launch knows no launch-to-launch spread: its
 stored interval is its within-launch CI, taken as it is). Two runs are independent, so the log

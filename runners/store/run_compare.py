@@ -3,12 +3,14 @@ and the Compare runs page shows, from the same rows (the rule: runners.domain.ru
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from runners import store
+from runners.domain.history import MIN_RUNS
 from runners.domain.run_comparison import (
     PointTimes,
     RatioChange,
@@ -17,15 +19,15 @@ from runners.domain.run_comparison import (
     summary_counts,
     winner_changes,
 )
-from runners.domain.units import format_duration, format_ratio
+from runners.domain.units import counted, format_duration, format_ratio
 
 MATCHING_SQL = """
 SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
        a.median_s AS a_median_s, b.median_s AS b_median_s,
-       coalesce(a.interval_low_s, a.ci_low_s) AS a_low_s,
-       coalesce(a.interval_high_s, a.ci_high_s) AS a_high_s,
-       coalesce(b.interval_low_s, b.ci_low_s) AS b_low_s,
-       coalesce(b.interval_high_s, b.ci_high_s) AS b_high_s,
+       coalesce(a.launch_low_s, a.interval_low_s, a.ci_low_s) AS a_low_s,
+       coalesce(a.launch_high_s, a.interval_high_s, a.ci_high_s) AS a_high_s,
+       coalesce(b.launch_low_s, b.interval_low_s, b.ci_low_s) AS b_low_s,
+       coalesce(b.launch_high_s, b.interval_high_s, b.ci_high_s) AS b_high_s,
        coalesce(a.launches, 1) AS a_launches, coalesce(b.launches, 1) AS b_launches
 FROM points a
 JOIN points b ON b.algorithm = a.algorithm AND b.ranks = a.ranks AND b.bytes = a.bytes
@@ -119,9 +121,10 @@ FROM runs r WHERE r.run_id = ?
 
 
 def time_span_note(path: Path | str, run_id: str) -> str:
-    """Over what time the run's intervals hold, and how far earlier runs on the same host
-    moved at the median point they share with it (from the store's own history): the
-    interval says nothing about a machine state that outlasts the run."""
+    """Over what time the run's intervals hold: its launches' span, and the host's
+    run-to-run variation learnt from earlier runs (runs.interval_history: where a repeat
+    lands, which the intervals were widened to hold), or, before the history says anything,
+    how far the earlier runs moved."""
 
     span = store.query(path, SPAN_SQL, [run_id])
     if span.empty or pd.isna(span["span_s"].iloc[0]):
@@ -136,12 +139,31 @@ def time_span_note(path: Path | str, run_id: str) -> str:
     if earlier.empty:
         return head + f"; no earlier run on {span['host'].iloc[0]} shares its points to say more"
     gaps = span["started_at"].iloc[0] - earlier["started_at"]
-    worst = max(earlier["ratio"].max(), 1 / earlier["ratio"].min())
     seconds = gaps.dt.total_seconds()
     when = format_duration(seconds.min())
     if len(earlier) > 1:
         when += f" .. {format_duration(seconds.max())}"
+    widened = _widened(path, run_id)
+    if widened:
+        return (
+            head + f" and the run-to-run variation of this host, from "
+            f"{counted(len(earlier), 'earlier run')} ({when} before): a repeat lands {widened}"
+        )
+    worst = max(earlier["ratio"].max(), 1 / earlier["ratio"].min())
     return (
-        head + f"; {len(earlier)} earlier runs on this host ({when} before) measured the "
-        f"points they share with it up to {format_ratio(worst)} apart at the median point"
+        head + f"; {counted(len(earlier), 'earlier run')} on this host ({when} before) measured "
+        f"the points they share with it up to {format_ratio(worst)} apart at the median point "
+        f"(intervals learn the host's run-to-run variation from {MIN_RUNS} runs on)"
+    )
+
+
+def _widened(path: Path | str, run_id: str) -> str:
+    """Where a repeat lands per group size, as the run's intervals were widened ('' for none)."""
+    record = (store.get_run(path, run_id) or {}).get("interval_history") or {}
+    if isinstance(record, str):
+        record = json.loads(record)
+    return "; ".join(
+        f"at p={group} within {format_ratio(value['low_factor'])} .. "
+        f"{format_ratio(value['high_factor'])} of this run's medians"
+        for group, value in record.items()
     )

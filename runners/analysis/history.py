@@ -1,0 +1,53 @@
+"""A run's intervals widened by its host's run-to-run history (the rule:
+runners.domain.history): the runs and points from the store, the widening stored with the run."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from runners import store
+from runners.domain.history import EARLIER_RUNS, RunToRun, run_to_run
+from runners.store.intervals import apply_history
+
+EARLIER_SQL = """
+SELECT o.run_id FROM runs r
+JOIN runs o ON o.host = r.host AND o.run_id <> r.run_id AND o.started_at < r.started_at
+WHERE r.run_id = ? ORDER BY o.started_at DESC LIMIT ?
+"""
+POINTS_SQL = """
+SELECT run_id, algorithm, ranks, bytes, dtype, op, coalesce(oversubscribed, false) AS over,
+       median_s
+FROM points WHERE run_id IN (SELECT unnest(?)) AND status = 'ok' AND median_s > 0
+"""
+
+Group = tuple[int, bool]  # (ranks, oversubscribed)
+
+
+def host_history(path: Path, run_id: str) -> dict[Group, RunToRun]:
+    """Per group size (dedicated and oversubscribed apart), where a repeat of the run lands,
+    from the run and its host's most recent earlier runs at the points they share."""
+    earlier = list(store.query(path, EARLIER_SQL, [run_id, EARLIER_RUNS]).run_id)
+    if not earlier:
+        return {}
+    frame = store.query(path, POINTS_SQL, [[run_id, *earlier]])
+    by_group: dict[Group, dict[tuple, dict[str, float]]] = {}
+    for row in frame.itertuples(index=False):
+        point = (row.algorithm, row.bytes, row.dtype, row.op)
+        group = by_group.setdefault((int(row.ranks), bool(row.over)), {})
+        group.setdefault(point, {})[row.run_id] = math.log(row.median_s)
+    found = {g: run_to_run(points, run_id) for g, points in by_group.items()}
+    return {g: spread for g, spread in found.items() if spread is not None}
+
+
+def widen_by_history(path: Path, run_id: str) -> dict[Group, RunToRun]:
+    """Widen the run's stored intervals to where a repeat lands and record how with the run
+    (from the launches' intervals each time: analysing again changes nothing)."""
+    spreads = host_history(path, run_id)
+    bounds = {g: (s.shift - s.half, s.shift + s.half) for g, s in spreads.items()}
+    record = {
+        f"{ranks}{' oversubscribed' if over else ''}": spread.as_json()
+        for (ranks, over), spread in sorted(spreads.items())
+    }
+    apply_history(path, run_id, bounds, record)
+    return spreads
