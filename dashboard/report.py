@@ -21,10 +21,12 @@ from runners import store
 from runners.domain.collectives import group_title
 from runners.domain.errors import CollsweepError
 from runners.domain.outputs import write_texts
+from runners.domain.run_labels import run_title
 from runners.domain.winner_table import by_group, group_sentence
 
-PROVENANCE = ("run_id", "status", "started_at", "finished_at", "host", "cpu_model",
-              "physical_cores", "mpi_version", "code_version", "command_line")  # fmt: skip
+PROVENANCE = ("run_id", "name", "tags", "status", "started_at", "finished_at", "host",
+              "cpu_model", "physical_cores", "mpi_version", "code_version",
+              "command_line")  # fmt: skip
 STYLE = """
 body { font-family: sans-serif; max-width: 1200px; margin: 2em auto; color: #222; }
 table { border-collapse: collapse; font-size: 0.9em; }
@@ -50,12 +52,15 @@ def report_html(path: Path | str, run_id: str) -> str:
     """The whole report of one stored, analysed run."""
     figures = Figures()
     data = queries.verdict_data(path, run_id)
-    parts = [f"<h1>collsweep report: {html.escape(run_id)}</h1>"]
+    run = queries.run_details(path, [run_id])
+    labels = run.iloc[0].to_dict() if len(run) else {}
+    name = run_title(run_id, labels.get("name"), labels.get("tags"))
+    parts = [f"<h1>collsweep report: {html.escape(name)}</h1>"]
     parts += _verdict(data, figures)
     parts += _curves(path, run_id, figures)
     parts += _assumptions(path, run_id)
     parts += _provenance(path, run_id)
-    title = f"collsweep {html.escape(run_id)}"
+    title = f"collsweep {html.escape(name)}"
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
         f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n"

@@ -9,6 +9,7 @@ address. The store comes from the session (tests), ``--store`` after ``--`` on t
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ import streamlit as st
 from dashboard import badges, queries
 from dashboard.serve import store_from_args
 from runners import store
+from runners.domain.run_labels import run_title
 from runners.domain.units import seconds_column
 
 STORE_KEY = "collsweep_store"
@@ -191,12 +193,29 @@ def toggle(label: str, key: str, *, container: Any = None, help: str | None = No
 
 
 def run_label(runs: pd.DataFrame) -> Callable[[str], str]:
-    """format_func for run ids: 'id · host · start · status'."""
+    """format_func for run ids, the one label of every run picker: 'name (id) [tags] · host ·
+    start · status' ('id · host ...' for a run without a name; run_labels.run_title)."""
     info = {
-        row.run_id: f"{row.run_id} · {row.host} · {str(row.started_at)[:16]} · {row.status}"
+        row.run_id: f"{run_title(row.run_id, row.name, _tags(row.tags))} · {row.host} · "
+        f"{str(row.started_at)[:16]} · {row.status}"
         for row in runs.itertuples(index=False)
     }
     return lambda run_id: info.get(run_id, str(run_id))
+
+
+def run_title_of(runs: pd.DataFrame, run_id: str) -> str:
+    """A run of runs_table as headers name it: 'name (id) [tags]', or its id; escaped for
+    Markdown (a name is the user's text: `*` or `[...](...)` stay as typed)."""
+    rows = runs[runs["run_id"] == run_id]
+    if rows.empty:
+        return str(run_id)
+    title = run_title(run_id, rows["name"].iloc[0], _tags(rows["tags"].iloc[0]))
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", title)
+
+
+def _tags(cell: object) -> list[str]:
+    """The tags of a runs_table cell ('a,b')."""
+    return [tag for tag in str(cell or "").split(",") if tag]
 
 
 def choose_run(

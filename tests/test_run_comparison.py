@@ -107,7 +107,9 @@ def test_compare_reads_the_stored_slowdown_and_fails_on_it(demo_store: Path) -> 
 def test_compare_json_has_stable_keys_and_agrees_with_the_text(demo_store: Path, capsys) -> None:
     assert main(["compare", RUN_A, RUN_B, "--store", str(demo_store), "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert set(found) == {"run_a", "run_b", "summary", "points", "winners", "failures"}
+    assert set(found) == {"run_a", "run_b", "summary", "points", "winners", "failures"} | {
+        f"run_{x}_{key}" for x in "ab" for key in ("name", "tags")
+    }
     assert {"algorithm", "b_over_a", "ratio_low", "ratio_high", "change"} <= set(found["points"][0])
     s = found["summary"]
     assert (

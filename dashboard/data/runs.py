@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.data.base import SUFFIX_PATTERN, StorePath, _df, _open
 from runners.store import run_compare
-from runners.store.reports import LIBRARY_VERSIONS_SQL
+from runners.store.reports import LIBRARY_VERSIONS_SQL, TAGS_SQL
 from runners.store.run_compare import RunComparison
 
 # --- the store as a whole ----------------------------------------------------------------------
@@ -57,7 +57,8 @@ WITH pts AS (
 ), smp AS (
     SELECT run_id, count(*) AS samples FROM samples GROUP BY run_id
 )
-SELECT r.run_id, r.status, r.started_at, r.finished_at,
+SELECT r.run_id, coalesce(r.name, '') AS name, {TAGS_SQL} AS tags,
+       r.status, r.started_at, r.finished_at,
        date_diff('second', r.started_at, r.finished_at) AS duration_s,
        r.host, {LIBRARY_VERSIONS_SQL} AS library, r.cpu_model, r.physical_cores,
        array_to_string(p.ranks, ', ') AS ranks, p.dtypes, p.ops, p.algorithms,
@@ -72,7 +73,8 @@ ORDER BY r.started_at DESC NULLS LAST, r.run_id DESC
 
 
 def runs_table(path: StorePath) -> pd.DataFrame:
-    """One row per run, newest first: status, host, library, grid, counts and provenance."""
+    """One row per run, newest first: name, tags (comma-separated), status, host, library,
+    grid, counts and provenance."""
     with _open(path) as con:
         return _df(con, RUNS_SQL)
 

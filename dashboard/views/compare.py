@@ -39,7 +39,7 @@ def main(path: Path, overview: queries.Overview) -> None:
             icon=":material/difference:",
         )
     for label, run_id in (("A", a), ("B", b)):
-        st.markdown(f"Run {label}:")
+        st.markdown(f"Run {label}: {ui.run_title_of(runs, run_id)}")
         ui.show_assumptions(
             queries.assumption_summary(path, queries.Scope(run_id)), over="the whole run"
         )

@@ -11,6 +11,8 @@ from dashboard import charts, queries, ui
 
 COLUMNS = [
     "run_id",
+    "name",
+    "tags",
     "status",
     "started_at",
     "duration_s",
@@ -63,15 +65,17 @@ def _by_grid(runs: pd.DataFrame, cols: list) -> pd.Series:
 
 
 def _by_text(runs: pd.DataFrame, col) -> pd.Series:
-    """Free-text search over run id, command line and code version (?search=...)."""
+    """Free-text search over run id, name, tags, command line and code version
+    (?search=...)."""
     if "search" not in st.session_state:
         st.session_state["search"] = st.query_params.get("search", "")
-    text = col.text_input("Search run id, command or code version", key="search")
+    text = col.text_input("Search run id, name, tag, command or code version", key="search")
     if not text:
         st.query_params.pop("search", None)
         return pd.Series(True, index=runs.index)
     st.query_params["search"] = text
-    haystack = runs["run_id"] + " " + runs["command_line"].fillna("")
+    haystack = runs["run_id"] + " " + runs["name"] + " " + runs["tags"]
+    haystack += " " + runs["command_line"].fillna("")
     haystack += " " + runs["code_version"].fillna("")
     return haystack.str.contains(text, case=False, regex=False)
 
@@ -102,9 +106,9 @@ def _provenance(path, run_id: str) -> None:
     right.code(row["environment"] or "{}", language="json")
 
 
-def _one(path, run_id: str) -> None:
-    """Provenance of the selected run and links to its views."""
-    st.subheader(f"Run {run_id}")
+def _one(path, run_id: str, title: str) -> None:
+    """Provenance of the selected run (`title`: as pickers name it) and links to its views."""
+    st.subheader(f"Run {title}")
     links = st.columns(4)
     for col, (page, label) in zip(
         links,
@@ -134,9 +138,9 @@ def _machine_state(path, run_id: str) -> None:
     st.plotly_chart(charts.probes_figure(probes), key="probes_chart")
 
 
-def _two(path, run_a: str, run_b: str) -> None:
+def _two(path, runs: pd.DataFrame, run_a: str, run_b: str) -> None:
     """How the two selected runs' provenance differs, and a link to compare their timings."""
-    st.subheader(f"{run_a} vs {run_b}")
+    st.subheader(f"{ui.run_title_of(runs, run_a)} vs {ui.run_title_of(runs, run_b)}")
     st.page_link(
         "views/compare.py",
         label="Compare their timings",
@@ -168,10 +172,10 @@ def main(path: Path, overview: queries.Overview) -> None:
         format_func=ui.run_label(runs),
     )
     if len(picked) == 1:
-        _one(path, picked[0])
+        _one(path, picked[0], ui.run_title_of(runs, picked[0]))
     elif len(picked) == 2:
         older, newer = sorted(picked, key=runs.set_index("run_id")["started_at"].get)
-        _two(path, older, newer)
+        _two(path, runs, older, newer)
 
 
 ui.run_page("Runs", main)

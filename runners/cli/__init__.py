@@ -14,6 +14,7 @@ from runners.cli.cluster import add_merge, add_submit
 from runners.cli.common import UsageError
 from runners.cli.compare import add_compare
 from runners.cli.importing import add_import
+from runners.cli.labels import add_tag
 from runners.cli.measure import add_sweep
 from runners.cli.model import add_model_reading
 from runners.cli.predict import add_predict
@@ -37,6 +38,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_merge,
     add_calibrate,
     add_reading,
+    add_tag,
     add_predict,
     add_model_reading,
     add_compare,

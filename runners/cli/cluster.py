@@ -17,6 +17,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from runners.jobs import submit
     from runners.jobs.sweep import new_run_id
 
+    labels = sweep_label_options(args.name, args.tag or [])
     if args.nodes < 1:
         raise UsageError(f"--nodes must be >= 1, got {args.nodes}")
     request = submit.SubmitRequest(
@@ -28,6 +29,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         time=args.time or "",
         sbatch_args=tuple(args.sbatch_arg or ()),
         oversubscribe=args.oversubscribe,
+        labels=labels,
     )
     if args.dry_run:
         from runners.domain.slurm import batch_script
@@ -42,6 +44,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(f"follow it:  squeue -j {job}   (task logs: {sub.shard_dir}/{job}_<task>.out)")
     print(f"then merge: collsweep merge --job {job} --store {shlex.quote(str(request.store))}")
     return 0
+
+
+def sweep_label_options(name: str | None, tags: list[str]) -> tuple[str, ...]:
+    """The --name and --tag options every task's sweep gets, checked now (exit 2)."""
+    from runners.domain.run_labels import checked_name, checked_tags
+
+    checked = checked_name(name)
+    named = ("--name", checked) if checked else ()
+    return (*named, *(word for tag in checked_tags(tags) for word in ("--tag", tag)))
 
 
 def add_submit(sub: argparse._SubParsersAction) -> None:
@@ -69,6 +80,10 @@ def add_submit(sub: argparse._SubParsersAction) -> None:
         "--oversubscribe",
         action="store_true",
         help="allow groups larger than the allocation's cores (timed, and flagged)",
+    )
+    parser.add_argument("--name", metavar="TEXT", help="the run's name (as sweep --name)")
+    parser.add_argument(
+        "--tag", action="append", metavar="T", help="a tag of the run (as sweep --tag)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the script, submit nothing")
     add_store_option(parser)

@@ -31,11 +31,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError("RUN_A and RUN_B are the same run: name two runs")
     found = compare_runs(store_path(args), run_a, run_b)
     failures = failed_conditions(found.summary, args.fail_on or [])
+    labels = run_labels(store_path(args), run_a, run_b)
     if args.json:
-        print(json.dumps(as_json(found, failures), indent=1))
+        print(json.dumps(as_json(found, failures) | labels_json(labels), indent=1))
     else:
-        print("\n".join(text_lines(found, failures)))
+        print("\n".join(text_lines(found, failures, labels)))
     return 1 if failures else 0
+
+
+def run_labels(path, *run_ids: str) -> dict[str, dict[str, Any]]:
+    """Each run's name and tags, keyed by run id (both runs exist: compare_runs checked)."""
+    from runners import store
+    from runners.domain.run_labels import stored_tags
+
+    runs = {run_id: store.get_run(path, run_id) or {} for run_id in run_ids}
+    return {
+        run_id: {"name": run.get("name"), "tags": stored_tags(run.get("tags"))}
+        for run_id, run in runs.items()
+    }
+
+
+def labels_json(labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """run_a_name, run_a_tags, run_b_name, run_b_tags (null and [] where none)."""
+    mine_a, mine_b = labels.values()
+    return {
+        "run_a_name": mine_a["name"],
+        "run_a_tags": mine_a["tags"],
+        "run_b_name": mine_b["name"],
+        "run_b_tags": mine_b["tags"],
+    }
 
 
 def failed_conditions(summary: dict[str, int], wanted: list[str]) -> list[str]:
@@ -72,12 +96,20 @@ def as_json(found: RunComparison, failures: list[str]) -> dict[str, Any]:
     }
 
 
-def text_lines(found: RunComparison, failures: list[str]) -> list[str]:
-    """A summary sentence, the decided changes largest first, the winner changes, and what
-    failed."""
+def text_lines(
+    found: RunComparison, failures: list[str], labels: dict[str, dict[str, Any]] | None = None
+) -> list[str]:
+    """A summary sentence (each run by its title: 'name (run id) [tags]' where it has them),
+    the decided changes largest first, the winner changes, and what failed."""
+    from runners.domain.run_labels import run_title
+
+    labels = labels or {}
+    title_a, title_b = (
+        run_title(run_id, **labels.get(run_id, {})) for run_id in (found.run_a, found.run_b)
+    )
     s = found.summary
     lines = [
-        f"{found.run_b} against {found.run_a}: {s['matching_points']} matching points; "
+        f"{title_b} against {title_a}: {s['matching_points']} matching points; "
         f"{s['slower']} decidedly slower, {s['faster']} decidedly faster, "
         f"{s['within_noise']} within noise (95% interval of the ratio of medians)"
     ]

@@ -50,6 +50,19 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
     return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
 
 
+def sweep_labels(args: argparse.Namespace) -> dict:
+    """The new run's name and tags (runs columns), checked; none with --resume, whose run has
+    them already (`collsweep tag` changes them)."""
+    from runners.domain.run_labels import checked_name, checked_tags
+
+    if args.resume and (args.name is not None or args.tag):
+        raise UsageError(
+            "--name and --tag label a new run; change a stored run's with `collsweep tag RUN`"
+        )
+    name, tags = checked_name(args.name), checked_tags(args.tag or [])
+    return {**({"name": name} if name else {}), **({"tags": tags} if tags else {})}
+
+
 def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
     if args.run_id is not None and args.resume:
@@ -197,6 +210,7 @@ def _workload_answer(path: Path, run_id: str, args: argparse.Namespace) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
     notes: list[str] = []
+    labels = sweep_labels(args)
     spec = _sweep_spec(args, notes)  # before the store (and pandas) is imported: bad input is fast
     from runners.jobs.sweep import Interrupted, run_sweep
 
@@ -216,6 +230,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             run_id=args.resume or args.run_id,
             retry_failed=not args.keep_failed,
             verbose=args.verbose,
+            labels=labels,
         )
     except Interrupted as exc:  # before the run was created: nothing to mark
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
@@ -296,6 +311,19 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         metavar="ID",
         help="name the new run (letters, digits, '.', '_', '-'); collsweep submit gives every "
         "task of a job the same id so that their shard stores merge into one run",
+    )
+    parser.add_argument(
+        "--name",
+        metavar="TEXT",
+        help="what to call the new run (at most 200 printable characters), shown beside its id "
+        "wherever runs are listed or picked; `collsweep tag RUN --name` changes it",
+    )
+    parser.add_argument(
+        "--tag",
+        action="append",
+        metavar="T",
+        help="a tag of the new run (1-64 letters, digits, '.', '_', '-', ':'; repeatable, at "
+        "most 32); `collsweep tag RUN --add/--remove` changes them",
     )
     parser.add_argument(
         "--workload",

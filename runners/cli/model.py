@@ -59,7 +59,12 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
     if args.summary:
         from runners.analysis.verdict import run_verdict
 
-        lines = run_verdict(path, store.get_run(path, args.run))
+        run = store.get_run(path, args.run)
+        lines = run_verdict(path, run)
+        if lines and (run.get("name") or run.get("tags")):  # the run as people call it
+            from runners.domain.run_labels import run_title
+
+            lines = [f"verdict of {run_title(args.run, run.get('name'), run.get('tags'))}", *lines]
         print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")
         return 0
     agreement = analysis.agreement_frame(path, args.run)

@@ -19,7 +19,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
     """List the runs in the store."""
     from runners.store.reports import runs_table
 
-    print(render(runs_table(store_path(args)), args.format, human=True))
+    frame = runs_table(store_path(args))
+    if args.format == "json":  # a list there; text and csv keep 'a,b'
+        frame["tags"] = [tags.split(",") if tags else [] for tags in frame["tags"]]
+    print(render(frame, args.format, human=True))
     return 0
 
 
@@ -84,7 +87,8 @@ def add_reading(sub: argparse._SubParsersAction) -> None:
     runs = sub.add_parser(
         "runs",
         help="list the runs in the store",
-        description="One line per run: status, time, host, library, grid.",
+        description="One line per run: its name and tags (`collsweep tag`), status, time, host, "
+        "library, grid.",
     )
     add_store_option(runs)
     runs.add_argument("--format", choices=("table", "csv", "json"), default="table")

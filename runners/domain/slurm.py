@@ -32,6 +32,7 @@ class Submission:
     time: str = ""
     sbatch_args: tuple[str, ...] = ()
     oversubscribe: bool = False  # more ranks than the allocation's cores, asked for
+    labels: tuple[str, ...] = ()  # every task's sweep options naming the run (--name, --tag)
 
 
 def launcher(oversubscribe: bool = False) -> str:
@@ -56,6 +57,7 @@ def submission_problem(sub: Submission) -> str | None:
         ("--partition", sub.partition),
         ("--time", sub.time),
         *(("--sbatch-arg", arg) for arg in sub.sbatch_args),
+        *(("run label", label) for label in sub.labels),
     ]
     for what, value in values:
         if _has_control(value):
@@ -94,6 +96,7 @@ def batch_script(sub: Submission) -> str:
         q(sub.python), "-m", "runners.cli", "sweep", q(str(sub.spec_file)),
         "--ranks", '"$RANKS"', "--run-id", q(sub.run_id),
         "--store", shard, "--launcher", q(launcher(sub.oversubscribe)), "--verbose",
+        *(q(label) for label in sub.labels),
     ]  # fmt: skip
     body = [
         "set -euo pipefail",

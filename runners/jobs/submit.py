@@ -36,6 +36,7 @@ class SubmitRequest:
     time: str = ""
     sbatch_args: tuple[str, ...] = ()
     oversubscribe: bool = False
+    labels: tuple[str, ...] = ()  # the tasks' sweep options naming the run: --name, --tag
 
 
 def _sinfo(*fields: str) -> str:
@@ -88,6 +89,7 @@ def submission(request: SubmitRequest, partition: str) -> slurm.Submission:
         time=request.time,
         sbatch_args=request.sbatch_args,
         oversubscribe=request.oversubscribe,
+        labels=request.labels,
     )
     problem = slurm.submission_problem(sub)
     if problem:

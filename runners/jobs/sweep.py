@@ -15,11 +15,12 @@ import signal
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from runners import __version__, store
 from runners.domain.assumptions import caution_notes
@@ -138,13 +139,14 @@ def run_sweep(
     retry_failed: bool = True,
     progress_out: Callable[[str], None] = _stderr,
     verbose: bool = False,
+    labels: Mapping[str, Any] | None = None,
 ) -> SweepOutcome:
     """Run (or, given an existing run_id, resume) a sweep, storing points as they finish.
 
     Resuming measures again every point not stored ok or skipped (failed and timed-out ones
     too, unless ``retry_failed`` is False). RunBusy when another live sweep holds the run.
     Progress is a line per launch (rewritten in place on a terminal); ``verbose``: a line per
-    point instead.
+    point instead. ``labels``: runs columns a new run starts with (its name and tags).
     """
     with signals_as_exceptions():
         _check_writable(path)
@@ -156,20 +158,21 @@ def run_sweep(
                 progress_out(f"taking run {run_id} over from {lock.previous}, which is gone")
             live = progress_out is _stderr and sys.stderr.isatty()
             progress = Progress(verbose=verbose, live=live, out=progress_out)
-            return _sweep_locked(spec, path, command_line, run_id, retry_failed, progress)
+            new_run = {**run_row(spec, run_id, command_line), **(labels or {})}
+            return _sweep_locked(spec, path, new_run, retry_failed, progress)
 
 
 def _sweep_locked(
     spec: SweepSpec,
     path: Path,
-    command_line: str,
-    run_id: str,
+    new_run: dict[str, Any],
     retry_failed: bool,
     progress: Progress,
 ) -> SweepOutcome:
-    """run_sweep's body, with the run's lock held."""
+    """run_sweep's body, with the run's lock held; `new_run`: the runs row of a new run."""
     say = progress.out
-    statuses = _start_run(spec, path, command_line, run_id)
+    run_id = new_run["run_id"]
+    statuses = _start_run(spec, path, new_run)
     kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
     writer = RunWriter(path, run_id, say)
     history = PointHistory.load(path, run_id) if statuses else PointHistory()
@@ -263,11 +266,12 @@ def _check_writable(path: Path) -> None:
         raise store.StoreError(f"cannot write beside the store {path}: {exc.strerror}") from None
 
 
-def _start_run(spec: SweepSpec, path: Path, command_line: str, run_id: str) -> dict[str, str]:
-    """Create the run, or mark a resumed one running; the stored points' statuses ("partial"
-    for an ok point with fewer launches than the spec asks for)."""
+def _start_run(spec: SweepSpec, path: Path, new_run: dict[str, Any]) -> dict[str, str]:
+    """Create the run (its row `new_run`), or mark a resumed one running; the stored points'
+    statuses ("partial" for an ok point with fewer launches than the spec asks for)."""
+    run_id = new_run["run_id"]
     if store.get_run(path, run_id) is None:
-        store.create_run(path, run_row(spec, run_id, command_line))
+        store.create_run(path, new_run)
         return {}
     store.update_run(path, run_id, {"status": "running", "status_reason": ""})
     frame = store.query(

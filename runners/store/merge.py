@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from runners.domain.names import run_id_problem
+from runners.domain.run_labels import labels_problem
 from runners.store import storefile
 from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION, _writing
 from runners.store.storefile import StoreError
@@ -84,10 +85,14 @@ def _check(con: duckdb.DuckDBPyConnection, alias: str, shard: Path) -> None:
 
 
 def _check_values(con: duckdb.DuckDBPyConnection, alias: str, shard: Path, runs: list) -> None:
-    """A shard's run ids and statuses are what a sweep writes, or nothing is merged (its ids
-    become file names: journals, locks, the resume command)."""
+    """A shard's run ids, names, tags and statuses are what a sweep writes, or nothing is
+    merged (its ids become file names: journals, locks, the resume command; its names are
+    printed)."""
+    labels = dict(
+        con.execute(f"SELECT run_id, [name, CAST(tags AS VARCHAR)] FROM {alias}.runs").fetchall()
+    )
     for run_id, status in runs:
-        problem = run_id_problem(run_id)
+        problem = run_id_problem(run_id) or labels_problem(*labels.get(run_id, [None, None]))
         if problem or status not in RUN_STATUSES:
             why = problem or f"run status {status!r} is not one of {', '.join(RUN_STATUSES)}"
             raise StoreError(f"shard {shard} was not written by a sweep: {why}; nothing merged")

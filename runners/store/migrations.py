@@ -291,8 +291,10 @@ _V9 = [
 
 # Schema 10: workloads (issue 31). The workload each report priced (its JSON, so readers need
 # no file), each policy's job total against the default, each call's part of it, and the
-# replayed job times.
+# replayed job times. And a run's name and tags (issue 32; runners.domain.run_labels).
 _V10 = [
+    "ALTER TABLE runs ADD COLUMN name VARCHAR",
+    "ALTER TABLE runs ADD COLUMN tags JSON",
     """CREATE TABLE workloads (
         run_id VARCHAR NOT NULL,
         workload VARCHAR NOT NULL,

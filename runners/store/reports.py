@@ -18,8 +18,12 @@ LIBRARY_VERSIONS_SQL = """coalesce(nullif(array_to_string(
            json_extract_string(r.libraries, '$.*.mpi_version'), ', '), ''),
            r.mpi_version, '')"""
 
+# A run's tags as one comma-separated text ('' when it has none), for runs `r`.
+TAGS_SQL = "coalesce(array_to_string(json_extract_string(r.tags, '$[*]'), ','), '')"
+
 RUNS_SQL = f"""
-SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
+SELECT r.run_id, coalesce(r.name, '') AS name, {TAGS_SQL} AS tags,
+       r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
        date_diff('millisecond', r.started_at, r.finished_at) / 1000 AS duration_s,
        coalesce(r.host, '') AS host, {LIBRARY_VERSIONS_SQL} AS library,
        coalesce(array_to_string(list_sort(list(DISTINCT p.ranks)), ','), '') AS ranks,
@@ -31,8 +35,8 @@ SELECT r.run_id, r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'),
        count(p.point_id) FILTER (WHERE p.status = 'skipped') AS skipped,
        coalesce(r.status_reason, '') AS reason
 FROM runs r LEFT JOIN points p USING (run_id)
-GROUP BY r.run_id, r.status, r.started_at, r.finished_at, r.host, r.mpi_version, r.libraries,
-         r.status_reason
+GROUP BY r.run_id, r.name, r.tags, r.status, r.started_at, r.finished_at, r.host,
+         r.mpi_version, r.libraries, r.status_reason
 ORDER BY r.started_at DESC, r.run_id
 """
 
@@ -65,9 +69,10 @@ ORDER BY created_at, calibration_id
 
 
 def runs_table(path: Path) -> pd.DataFrame:
-    """One row per run: status, start, duration in seconds (a number; missing while a run has
-    not finished), host, library, ranks, dtypes, ops, how many algorithms, and point counts
-    (blank, never None, where a run has nothing yet).
+    """One row per run: its name and tags (comma-separated), status, start, duration in
+    seconds (a number; missing while a run has not finished), host, library, ranks, dtypes,
+    ops, how many algorithms, and point counts (blank, never None, where a run has nothing
+    yet).
 
     A run stored as running that no live sweep holds (its process was killed) is shown as
     'abandoned', with what to do about it.

@@ -1,0 +1,67 @@
+"""`collsweep tag RUN`: a stored run's name and tags, shown and changed (the rule:
+runners.domain.run_labels)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runners.cli.common import UsageError, add_store_option, store_path
+from runners.domain.names import checked_run_id
+from runners.domain.run_labels import checked_name, checked_tags, run_title, stored_tags
+
+
+def new_labels(run: dict, args: argparse.Namespace) -> dict:
+    """The runs columns the options change (name, tags), checked; {} when none is given.
+    Removing a tag the run lacks is said on stderr, not an error (a script may repeat it)."""
+    changes: dict = {}
+    if args.name is not None:
+        changes["name"] = checked_name(args.name)
+    if args.add or args.remove:
+        removed = checked_tags(args.remove or [])
+        tags = stored_tags(run.get("tags"))
+        for tag in removed:
+            if tag not in tags:
+                print(f"collsweep tag: note: run {run['run_id']} has no tag {tag}", file=sys.stderr)
+        kept = [tag for tag in tags if tag not in removed]
+        changes["tags"] = checked_tags([*kept, *checked_tags(args.add or [])]) or None
+    return changes
+
+
+def cmd_tag(args: argparse.Namespace) -> int:
+    """Change a run's name and tags (when asked) and print them."""
+    from runners import store
+
+    run_id, path = checked_run_id(args.run), store_path(args)
+    run = store.get_run(path, run_id) if path.exists() else None
+    if run is None:
+        raise UsageError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    changes = new_labels(run, args)  # every value checked before anything is written
+    if changes:
+        store.update_run(path, run_id, changes)
+        run |= changes
+    tags = stored_tags(run.get("tags"))
+    print(run_title(run_id, run.get("name"), tags) if tags or run.get("name") else run_id)
+    return 0
+
+
+def add_tag(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "tag",
+        help="name a stored run, and add or remove its tags",
+        description="Show or change a run's name and tags, which `collsweep runs`, the "
+        "dashboard's run pickers, `compare`, `report` and `crossovers --summary` show beside "
+        "its id. A name is at most 200 printable characters (--name '' removes it); a tag is "
+        "1-64 letters, digits, '.', '_', '-' or ':', at most 32 a run. Bad values: exit 2, "
+        "nothing written. Prints the run as pickers name it: 'name (run id) [tags]'.",
+    )
+    parser.add_argument("run", metavar="RUN", help="run id (see collsweep runs)")
+    parser.add_argument("--name", metavar="TEXT", help="the run's new name ('' removes it)")
+    parser.add_argument(
+        "--add", nargs="+", action="extend", metavar="T", help="tags to add (repeatable)"
+    )
+    parser.add_argument(
+        "--remove", nargs="+", action="extend", metavar="T", help="tags to remove (repeatable)"
+    )
+    add_store_option(parser)
+    parser.set_defaults(handler=cmd_tag)
