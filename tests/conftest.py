@@ -51,6 +51,7 @@ class HeldPoint:
 
     def __init__(self, folder: Path, algorithm: str, nth_cell: int | None = None) -> None:
         self.release_file = folder / f"release-{algorithm}-{nth_cell}"
+        self.held_file = folder / f"release-{algorithm}-{nth_cell}.held"  # a parked command's
         at = f":{nth_cell}" if nth_cell is not None else ""
         self.env = {
             "COLLSWEEP_FAULT": f"hold:{algorithm}{at}",
@@ -113,8 +114,9 @@ def calibrated_store(calibration_template: Path, tmp_path: Path) -> Path:
 
 
 def damage_runs_block(path: Path) -> None:
-    """Overwrite 4 KiB inside the first block holding the runs table's data (past the block's
-    checksum): DuckDB still opens the file; only reading that block fails its checksum."""
+    """Overwrite 4 KiB inside the first block holding the runs table's run ids (past the
+    block's checksum; every command reads them): DuckDB still opens the file; only reading
+    that block fails its checksum."""
     import duckdb
 
     from runners.store.storefile import HEADER_BYTES
@@ -122,7 +124,7 @@ def damage_runs_block(path: Path) -> None:
     with duckdb.connect(str(path), read_only=True) as con:
         block, offset = con.execute(
             "SELECT block_id, block_offset FROM pragma_storage_info('runs') WHERE block_id >= 0 "
-            "ORDER BY block_id, block_offset LIMIT 1"
+            "AND column_name = 'run_id' ORDER BY block_id, block_offset LIMIT 1"
         ).fetchone()
         block_size = con.execute("PRAGMA database_size").fetchone()[2]
     with open(path, "r+b") as handle:
