@@ -231,13 +231,13 @@ def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
 
 
 def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:
-    """A dashed prediction per algorithm (the lower bound for 'mpi'); all crossovers of the
+    """A dash-dot prediction per algorithm (the lower bound for 'mpi'); all crossovers of the
     view with xo=all, fewer (only where the fastest changes) by default, none with xo=none."""
     at = open_app("views/curves.py", run=RUN_A, ranks="4", xo="all", metric="time")
     (figure,) = charts(at)
     predicted = [t for t in figure["data"] if t["meta"]["role"] == "predicted"]
     assert len(predicted) == len(synthetic.ALGORITHMS)
-    assert all(t["line"]["dash"] == "dash" for t in predicted)
+    assert all(t["line"]["dash"] == "longdashdot" for t in predicted)
 
     def marked(fig: dict) -> int:
         return sum(len(t["x"]) for t in fig["data"] if t["meta"]["role"] == "crossover")

@@ -155,8 +155,8 @@ def test_relative_values_are_each_median_over_the_fastest_at_its_size() -> None:
 
 
 def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo_store: Path) -> None:
-    """Per algorithm: a band, a solid median and a dashed prediction of the same colour (for
-    the autotuned 'mpi', the lower bound, and labelled so). Both axes are logarithmic."""
+    """Per algorithm: a band, a solid median and a thin dash-dot prediction of the same colour
+    (for the autotuned 'mpi', the lower bound, and labelled so). Both axes are logarithmic."""
     data = _view(demo_store)
     fig = charts.curves_figure(data.points, data.crossovers, "time")
     algorithms = sorted(data.points["algorithm"].unique())
@@ -166,8 +166,8 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo_store:
     assert set(predicted) == set(algorithms)
     for measured in _traces(fig, "measured"):
         alg = measured.meta["algorithm"]
-        assert measured.line.dash is None
-        assert predicted[alg].line.dash == "dash"
+        assert measured.line.dash == "solid"  # MPICH's
+        assert predicted[alg].line.dash == "longdashdot"
         assert predicted[alg].line.color == measured.line.color == charts.color(alg)
     assert predicted["mpi"].name == "mpi (model: library_min)"
     ring = data.points[(data.points["algorithm"] == "ring")].sort_values("bytes")
@@ -182,6 +182,73 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo_store:
     assert legend[: len(algorithms)] == algorithms  # one entry per algorithm, below the plot
     assert all("crossover" in name for name in legend[len(algorithms) :])
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
+    assert not fig.layout.legend.title.text  # one library: nothing to say about line styles
+
+
+LIBRARY_FAMILIES = {  # algorithm: (its library's line style, the family whose colour it takes)
+    "ring": ("solid", "ring"),
+    "ring@openmpi": ("dash", "ring"),
+    "ring@impi": ("dot", "ring"),
+    "mpi:ring": ("solid", "mpi:ring"),
+    "openmpi:ring": ("dash", "mpi:ring"),
+    "impi:ring": ("dot", "mpi:ring"),
+    "mpi": ("solid", "mpi"),
+    "openmpi": ("dash", "mpi"),
+    "openmpi:segmented_ring": ("dash", "openmpi:segmented_ring"),  # stands for no MPICH one
+}
+
+
+@pytest.fixture(scope="module")
+def three_libraries(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An analysed run at p=2 of MPICH's, Open MPI's and Intel MPI's algorithms."""
+    path = tmp_path_factory.mktemp("libraries") / "libraries.duckdb"
+    spec = synthetic.RunSpec(
+        run_id="r20261204-120000-libs",
+        ranks=(2,),
+        algorithms=tuple(LIBRARY_FAMILIES),
+        timeout_point=False,
+    )
+    synthetic.build_store(path, [spec])
+    return path
+
+
+@pytest.mark.parametrize("metric", ["time", "relative"])
+def test_curves_tell_libraries_by_dash_and_families_by_hue(
+    three_libraries: Path, metric: str
+) -> None:
+    """With three libraries in one figure, an algorithm keeps its family's hue on every library
+    (ring, ring@openmpi, ring@impi alike) and each library draws in its own line style, solid
+    MPICH, dash Open MPI, dot Intel MPI, which the legend's title says; predictions keep a
+    style of their own."""
+    scope = queries.Scope("r20261204-120000-libs", 2, "float32", "sum", calibration_id=CAL)
+    data = queries.curves_data(three_libraries, scope)
+    fig = charts.curves_figure(data.points, data.crossovers, metric)
+    measured = {t.meta["algorithm"]: t for t in _traces(fig, "measured")}
+    assert set(measured) == set(LIBRARY_FAMILIES)
+    for alg, (dash, family) in LIBRARY_FAMILIES.items():
+        assert measured[alg].line.dash == dash, alg
+        assert measured[alg].line.color == charts.color(family), alg
+        assert measured[alg].marker.color == measured[alg].error_y.color == charts.color(family)
+    hues = {t.line.color for t in measured.values()}
+    assert len(hues) == len(set(family for _, family in LIBRARY_FAMILIES.values()))
+    assert fig.layout.legend.title.text == (
+        "Line style = library: solid MPICH, dashed Open MPI, dotted Intel MPI; colour = algorithm"
+    )
+    predicted = _traces(fig, "predicted")
+    assert metric == "relative" or predicted
+    assert all(t.line.dash == "longdashdot" for t in predicted)
+    for band in _traces(fig, "band"):
+        family = LIBRARY_FAMILIES[band.meta["algorithm"]][1]
+        assert band.fillcolor == charts.rgba(charts.color(family), 0.15)
+
+
+def test_a_figure_of_one_other_library_still_says_what_its_dashes_mean() -> None:
+    from dashboard.figures.style import dash_legend
+
+    assert dash_legend(["openmpi", "openmpi:ring"]) == (
+        "Line style = library: dashed Open MPI; colour = algorithm"
+    )
+    assert dash_legend(["ring", "mpi", "nccl-tests-thing"]) == ""
 
 
 def test_band_spans_p5_to_p95(demo_store: Path) -> None:

@@ -12,7 +12,9 @@ from dashboard.figures.style import (
     METRICS,
     _bytes_axis,
     _empty_figure,
-    color,
+    dash_legend,
+    family_color,
+    library_dash,
     rgba,
     short_name,
 )
@@ -99,7 +101,7 @@ def _band_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
         y=rows["y_high"].tolist() + rows["y_low"].tolist()[::-1],
         mode="lines",
         fill="toself",
-        fillcolor=rgba(color(alg), 0.15),
+        fillcolor=rgba(family_color(alg), 0.15),
         line={"width": 0},
         hoverinfo="skip",
         showlegend=False,
@@ -110,9 +112,10 @@ def _band_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
 
 
 def _median_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
-    """The measured median of one algorithm with its 95% interval over launches as error bars;
-    points breaking an assumption are crosses."""
-    c = color(alg)
+    """The measured median of one algorithm with its 95% interval over launches as error bars,
+    in its family's colour and its library's line style; points breaking an assumption are
+    crosses."""
+    c = family_color(alg)
     return go.Scatter(
         x=rows["bytes"].astype(float).tolist(),
         y=rows["y"].tolist(),
@@ -126,7 +129,7 @@ def _median_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
             "width": 4,
         },
         mode="lines+markers",
-        line={"color": c, "width": 2},
+        line={"color": c, "width": 2, "dash": library_dash(alg)},
         marker={
             "color": c,
             "size": [11 if v else 7 for v in rows["violated"]],
@@ -142,10 +145,12 @@ def _median_trace(alg: str, rows: pd.DataFrame) -> go.Scatter:
 
 
 LEGEND_PER_ROW = 5  # algorithms per row of the horizontal legend (for the figure's height)
+PREDICTION_DASH = "longdashdot"  # apart from every library's style (solid, dash, dot)
 
 
 def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
-    """The model's prediction of one algorithm, dashed in its colour (None without one)."""
+    """The model's prediction of one algorithm: a thin long-dash-dot line in its colour (None
+    without one)."""
     predicted = rows.dropna(subset=["y_pred"])
     if predicted.empty:
         return None
@@ -154,7 +159,7 @@ def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
         x=predicted["bytes"].astype(float).tolist(),
         y=predicted["y_pred"].tolist(),
         mode="lines",
-        line={"color": color(alg), "width": 2, "dash": "dash"},
+        line={"color": family_color(alg), "width": 1.5, "dash": PREDICTION_DASH},
         name=f"{alg} (model)" if model == alg else f"{alg} (model: {model})",
         legendgroup=alg,
         showlegend=False,  # one legend entry per algorithm: it toggles the whole group
@@ -281,7 +286,10 @@ def curves_figure(
     metric: str = "time",
 ) -> go.Figure:
     """Metric vs bytes: per algorithm a p5-p95 band, the measured median and the model's
-    prediction dashed in the same colour, crossovers marked and labelled, on log-log axes;
+    prediction (thin long-dash-dot) in the same colour, crossovers marked and labelled, on
+    log-log axes; the colour is the algorithm's family (`ring`, `ring@openmpi`, `ring@impi`
+    alike), the line style its library (solid MPICH, dash Open MPI, dot Intel MPI), which the
+    legend's title says when a library other than MPICH is drawn;
     `relative` draws each median over the fastest at its size, with its interval, on a linear
     axis from 1 (how much slower each one is, where the absolute curves merge).
 
@@ -308,7 +316,8 @@ def curves_figure(
     else:
         # "~g": 0.0001 and 100000 as numbers, never SI prefixes ("100µ" GB/s read as a unit)
         fig.update_yaxes(type="log", dtick=1, tickformat="~g", title_text=METRICS[metric])
-    rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW)
+    styles = dash_legend(values["algorithm"].unique().tolist())
+    rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW) + bool(styles)
     fig.update_layout(
         height=660 + 24 * rows_of_legend,
         margin={
@@ -325,6 +334,7 @@ def curves_figure(
             "xanchor": "left",
             "y": -0.12,
             "yanchor": "top",
+            "title": {"text": styles, "side": "top"},
         },
         hovermode="closest",
     )

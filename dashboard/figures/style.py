@@ -10,6 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from runners.domain.catalog import ALGORITHMS
+from runners.domain.descriptor import IMPI, MPICH, OPENMPI
+from runners.domain.libraries import LIBRARIES
 from runners.domain.units import format_bytes
 
 METRICS = {
@@ -30,6 +32,13 @@ VERDICT_SYMBOLS = {
 }
 
 
+# Where curves of several libraries share a figure: the line style says the library, the
+# colour the algorithm family (the MPICH algorithm an entry stands for), so ring, ring@openmpi
+# and ring@impi are one hue in three styles.
+LIBRARY_DASHES = {MPICH: "solid", OPENMPI: "dash", IMPI: "dot"}
+DASH_WORDS = {"solid": "solid", "dash": "dashed", "dot": "dotted"}
+
+
 # --- small helpers -----------------------------------------------------------------------------
 
 
@@ -38,6 +47,41 @@ def color(algorithm: str) -> str:
     if algorithm in ALGORITHM_COLORS:
         return ALGORITHM_COLORS[algorithm]
     return FALLBACK_COLORS[zlib.crc32(algorithm.encode()) % len(FALLBACK_COLORS)]
+
+
+def family(algorithm: str) -> str:
+    """The MPICH algorithm an entry stands for (`ring@openmpi`, `impi:ring`: `ring`,
+    `mpi:ring`; `openmpi`: `mpi`), else itself (also a name the catalog does not know)."""
+    spec = ALGORITHMS.get(algorithm)
+    return (spec.mirrors or algorithm) if spec else algorithm
+
+
+def family_color(algorithm: str) -> str:
+    """The colour of the algorithm's family: one hue for an algorithm on every library."""
+    return color(family(algorithm))
+
+
+def _library(algorithm: str) -> str:
+    """The library whose ranks ran the algorithm (MPICH for an unknown name)."""
+    spec = ALGORITHMS.get(algorithm)
+    return spec.runs_on if spec else MPICH
+
+
+def library_dash(algorithm: str) -> str:
+    """The line style of the algorithm's library: solid MPICH, dash Open MPI, dot Intel MPI."""
+    return LIBRARY_DASHES.get(_library(algorithm), "solid")
+
+
+def dash_legend(algorithms: Sequence[str]) -> str:
+    """What the line styles mean, for a figure of these algorithms ('' when all run on MPICH,
+    whose lines are plain solid): 'Line style = library: solid MPICH, dashed Open MPI ...'."""
+    libraries = [lib for lib in LIBRARY_DASHES if lib in {_library(a) for a in algorithms}]
+    if libraries in ([], [MPICH]):
+        return ""
+    styles = ", ".join(
+        f"{DASH_WORDS[LIBRARY_DASHES[lib]]} {LIBRARIES[lib].title}" for lib in libraries
+    )
+    return f"Line style = library: {styles}; colour = algorithm"
 
 
 def rgba(hex_color: str, alpha: float) -> str:

@@ -138,10 +138,12 @@ def main(path: Path, overview: queries.Overview) -> None:
             "with its 95% interval over launches (bars): how much slower each one is. The "
             "absolute curves, bands, predictions and crossovers: Metric time, algbw or busbw."
             if metric == "relative"
-            else "Solid: measured median with its 95% interval over launches (bars) and its "
-            "p5-p95 band. Dashed, same colour: the model's prediction (one legend entry toggles "
-            "both). Filled diamonds: measured crossovers, open diamonds: predicted ones (bars: "
-            "their uncertainty). Crosses: points that break an assumption."
+            else "Lines with markers: measured median with its 95% interval over launches "
+            "(bars) and its p5-p95 band. Thin dash-dot, same colour: the model's prediction "
+            "(one legend entry toggles both). Filled diamonds: measured crossovers, open "
+            "diamonds: predicted ones (bars: their uncertainty). Crosses: points that break an "
+            "assumption. Several libraries: the colour is the algorithm, the line style the "
+            "library (solid MPICH, dashed Open MPI, dotted Intel MPI)."
         )
     _details(path, scope, data)
 

@@ -184,7 +184,9 @@ def test_curves_deep_link_draws_measured_and_predicted(server, page, tmp_path) -
     assert -1 not in positions and positions == sorted(positions), nav
     assert "Modular lab" in nav
     plot = "document.querySelector('.js-plotly-plot')"
-    dashed = page.evaluate(f"{plot}.data.filter(t => t.line && t.line.dash === 'dash').length")
+    dashed = page.evaluate(
+        f"{plot}.data.filter(t => t.line && t.line.dash === 'longdashdot').length"
+    )
     assert dashed == len(synthetic.ALGORITHMS)  # the autotuned mpi: its lower bound
     kinds = page.evaluate(
         f"{plot}.data.filter(t => t.meta && t.meta.role === 'crossover').map(t => t.meta.kind)"
