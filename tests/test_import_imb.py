@@ -26,13 +26,14 @@ COLLECTIVE = {
     "Reduce": "reduce",
 }
 RANKS = 2
+CALIBRATING = ("PingPong", "Reduce_local")  # no collectives: the run's calibration
 
 
 def imb_run(out: Path, knobs: dict[str, str]) -> Path:
     """IMB-MPI1 on 2 Intel MPI ranks as the sweep starts them (the library's own mpiexec and
     environment), I_MPI_DEBUG=5 so that Intel MPI names itself and its settings; stdout saved."""
     program = str(impi.prefix() / "bin" / "IMB-MPI1")
-    argv = [program, *BENCHMARKS, "PingPong", "-npmin", str(RANKS), "-msglog", "3:16"]
+    argv = [program, *BENCHMARKS, *CALIBRATING, "-npmin", str(RANKS), "-msglog", "3:16"]
     env = {**os.environ, **impi.launch_env(), "I_MPI_DEBUG": "5", **knobs}
     done = subprocess.run(
         impi.command(RANKS, argv), env=env, capture_output=True, text=True, timeout=300
@@ -59,6 +60,8 @@ def imb_rows(path: Path) -> list[tuple[str, int, int, list[str]]]:
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if found := re.match(r"# Benchmarking (\S+)", line):
             benchmark = found.group(1)
+        elif benchmark in CALIBRATING:
+            continue
         elif found := re.match(r"# #processes = (\d+)", line):
             processes = int(found.group(1))
         elif re.fullmatch(r"\s*\d+\s+\d+(\s+[\d.]+){3}\s*", line):
@@ -71,7 +74,7 @@ def test_a_real_imb_run_is_stored_number_for_number(imb_files: dict, tmp_path: P
     """One IMB file: the library found in its I_MPI_DEBUG lines (no --library), every
     nonzero size of the five collectives a point whose median is t_avg to the bit, sizes of
     Allgather and Reduce_scatter_block times p, every printed number kept with the run;
-    PingPong left out, with a note."""
+    PingPong and Reduce_local calibrate the run, with a note."""
     path = imb_files["default"][0]
     db = tmp_path / "s.duckdb"
     done = run_cli("import", str(path), "--store", str(db))
@@ -100,7 +103,47 @@ def test_a_real_imb_run_is_stored_number_for_number(imb_files: dict, tmp_path: P
     assert run["status_reason"] == "one launch, imported from IMB-MPI1"
     assert source["command_line"].split()[1:3] == ["Allreduce", "Reduce_scatter_block"]
     assert source["settings"]["MPI_Datatype for reductions"] == "MPI_FLOAT"
-    assert "PingPong left out: not a collective collsweep sweeps" in done.stderr
+    assert "PingPong calibrates the run's models" in done.stderr
+
+
+@pytest.mark.mpi
+def test_imbs_pingpong_and_reduce_local_calibrate_the_imported_run(
+    imb_files: dict, tmp_path: Path
+) -> None:
+    """The file's PingPong (one-way times) and Reduce_local fit the run's calibration, as
+    `collsweep calibrate` fits its own: stored as imported:<run> from the tool, never taken
+    for this machine's; the run's points are priced with it."""
+    db = tmp_path / "s.duckdb"
+    done = run_cli("import", str(imb_files["default"][0]), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    run_id = re.search(r"as run (\S+):", done.stdout).group(1)
+    run = store.get_run(db, run_id)
+    assert run["calibration_id"] == f"imported:{run_id}"
+    cal = store.get_calibration(db, run["calibration_id"])
+    assert cal["source"] == "imported:IMB-MPI1" and cal["ranks"] == RANKS
+    assert cal["alpha_s"] > 0 and cal["beta_s_per_byte"] > 0
+    assert cal["gammas"]["float32/sum"] > 0
+    rows = [r for r in imb_rows_of(imb_files["default"][0], "PingPong") if int(r[0]) > 0]
+    assert cal["details"]["pingpong"]["bytes"] == [int(r[0]) for r in rows]
+    assert cal["details"]["pingpong"]["one_way_median_s"] == [float(r[2]) / 1e6 for r in rows]
+    assert store.latest_calibration(db, None, source="pingpong") is None
+    priced = store.query(
+        db,
+        "SELECT count(*) AS n FROM predictions WHERE run_id = ? AND calibration_id = ?",
+        [run_id, run["calibration_id"]],
+    )
+    assert priced.n[0] > 0
+
+
+def imb_rows_of(path: Path, benchmark: str) -> list[list[str]]:
+    """The fields of every row of one benchmark's block."""
+    rows, current = [], ""
+    for line in path.read_text().splitlines():
+        if found := re.match(r"# Benchmarking (\S+)", line):
+            current = found.group(1)
+        elif current == benchmark and re.fullmatch(r"\s*\d+\s+\d+(\s+[\d.]+)+\s*", line):
+            rows.append(line.split())
+    return rows
 
 
 @pytest.fixture(scope="module")

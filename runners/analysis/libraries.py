@@ -22,6 +22,7 @@ from runners.analysis.fitted import fitted_calibration
 from runners.analysis.points import Params, Point, Progress, prediction_rows
 from runners.analysis.winners import Comparisons, Groups, winner_rows
 from runners.domain.calibration import (
+    IMPORTED_CALIBRATION,
     LAUNCH_PREFIX,
     LAUNCHES_PREFIX,
     combined_calibration,
@@ -77,10 +78,14 @@ def run_calibrations(
     library: str = MPICH,
 ) -> list[dict[str, Any]]:
     """One library's calibrations of the run, those that exist: its launches' combined, the
-    ping-pong one made before the run (MPICH's), and the one fitted to the library's points
-    (the last and the first stored now)."""
+    ping-pong one made before the run (MPICH's; any library's for an imported run, whose file
+    measured it), and the one fitted to the library's points (the last and the first stored
+    now)."""
     launches = launches_calibration(path, run["run_id"], points, library)
-    measured = measured_calibration(path, run, progress) if library == DEFAULT.name else None
+    imported = str(run.get("calibration_id") or "").startswith(IMPORTED_CALIBRATION)
+    measured = (
+        measured_calibration(path, run, progress) if library == DEFAULT.name or imported else None
+    )
     fitted = fitted_calibration(run, points, library_suffix(library))
     if fitted is None:
         progress(

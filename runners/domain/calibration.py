@@ -24,6 +24,7 @@ from runners.domain.overheads import family_overheads
 
 LAUNCH_PREFIX = "launch:"  # the source of one launch's calibration: launch:<run_id>
 LAUNCHES_PREFIX = "launches:"  # a run's launches' calibrations combined: launches:<run_id>
+IMPORTED_CALIBRATION = "imported:"  # fitted from an imported file: imported:<run_id>
 
 
 def library_suffix(library: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runners import store
+from runners.domain.calibration import IMPORTED_CALIBRATION, calibration_row
 from runners.domain.errors import BadInput
 from runners.domain.imports import ImportProblem, ToolFile, read_tool_file
 from runners.domain.imports.points import ImportPlan, plan_import, run_words
@@ -98,7 +99,11 @@ def import_files(path: Path, request: ImportRequest) -> ImportResult:
     files = read_files(request)
     run_id = _fresh_run_id(path)
     plan = plan_import(files, run_id, request.library)
-    _store(path, run_row(files, plan, run_id, request.command_line), plan)
+    run = run_row(files, plan, run_id, request.command_line)
+    calibration = imported_calibration(files, run)
+    if calibration is not None:
+        run["calibration_id"] = calibration["calibration_id"]
+    _store(path, run, plan, calibration)
     return ImportResult(
         run_id,
         files[0].tool,
@@ -118,10 +123,31 @@ def _fresh_run_id(path: Path) -> str:
             return run_id
 
 
-def _store(path: Path, run: dict[str, Any], plan: ImportPlan) -> None:
-    """The run with its points and samples into the main store in one transaction."""
+def imported_calibration(files: Sequence[ToolFile], run: dict[str, Any]) -> dict | None:
+    """The run's calibration fitted from the first file that measured one (IMB's PingPong, and
+    Reduce_local for gamma), or None: id `imported:<run_id>`, source `imported:<tool>`, the
+    host the file names, so no sweep of this machine ever takes it for its own."""
+    found = next((f for f in files if f.calibration is not None), None)
+    if found is None:
+        return None
+    worker = found.calibration.worker(run["mpi_library"], found.settings)
+    row = calibration_row(worker, run["started_at"], {"imported": found.source()})
+    return row | {
+        "calibration_id": f"{IMPORTED_CALIBRATION}{run['run_id']}",
+        "source": f"{IMPORTED_CALIBRATION}{found.tool}",
+        "host": run["host"] or "imported",
+    }
+
+
+def _store(
+    path: Path, run: dict[str, Any], plan: ImportPlan, calibration: dict | None = None
+) -> None:
+    """The run with its points and samples (and calibration) into the main store in one
+    transaction."""
     with tempfile.TemporaryDirectory(prefix="collsweep-import-") as folder:
         staging = Path(folder) / "staging.duckdb"
+        if calibration is not None:
+            store.add_calibration(staging, calibration)
         store.create_run(staging, run)
         store.add_points(staging, plan.points, plan.samples)
         results = store.merge_shards(path, [staging])

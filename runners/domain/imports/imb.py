@@ -9,6 +9,11 @@ t_avg[usec]` and one row per size; it ends with `# All processes entering MPI_Fi
 Intel MPI run with I_MPI_DEBUG prints `[0] MPI startup(): ...` lines first: the library's
 version, the ranks' hosts, and the I_MPI_* settings in force.
 
+PingPong (`#bytes #repetitions t[usec] Mbytes/sec`: t is half the round trip, the one-way time)
+and Reduce_local (`t_avg[usec]` of MPI_Reduce_local) are no collectives: their rows become the
+run's calibration (CalibrationRows; alpha and beta from PingPong, gamma from Reduce_local), so
+imported timings can be priced by collsweep's models (README, Importing other tools' results).
+
 `#bytes` is the whole vector for Allreduce, Bcast and Reduce, and one rank's block for
 Allgather and Reduce_scatter_block (IMB_allgather.c sends size bytes from every rank;
 IMB_reduce_scatter_block.c receives size bytes on every rank), so those are times p. The
@@ -24,6 +29,7 @@ from runners.domain.collectives import COLLECTIVES
 from runners.domain.imports.datatypes import MPI_OPS, MPI_TYPES
 from runners.domain.imports.records import (
     IMB,
+    CalibrationRows,
     ImportProblem,
     ToolFile,
     ToolRow,
@@ -49,6 +55,8 @@ STARTUP = re.compile(r"\[\d+\] MPI startup\(\):\s*(.*?)\s*$")
 INTEL = re.compile(r"Intel\(R\) MPI Library, Version (\S+)")
 KNOB = re.compile(r"(I_MPI_\w+)=(.*)")
 PINNING = re.compile(r"(\d+)\s+(\d+)\s+(\S+)\s+\{")
+CALIBRATING = ("PingPong", "Reduce_local")  # their rows become the run's calibration
+PINGPONG_TIME = "t[usec]"
 BENCHMARK = re.compile(r"#\s*Benchmarking\s+(\S+)")
 PROCESSES = re.compile(r"#\s*#processes\s*=\s*(\d+)")
 
@@ -57,7 +65,7 @@ def parse(text: str, name: str) -> ToolFile:
     """The file's rows of the collectives collsweep knows, its settings and provenance."""
     lines = text.splitlines()
     header = _header(lines, name)
-    rows, notes = _blocks(lines, name, header)
+    rows, notes, calibrating = _blocks(lines, name, header)
     if END not in (line.rstrip() for line in lines):
         raise ImportProblem(name, len(lines), f"truncated: ends before IMB's closing line {END!r}")
     if not rows:
@@ -77,6 +85,7 @@ def parse(text: str, name: str) -> ToolFile:
         median_column=MEDIAN,
         rows=tuple(rows),
         notes=tuple(notes),
+        calibration=_calibration(calibrating, header["settings"]),
     )
 
 
@@ -119,15 +128,21 @@ def _command_after(lines: list[str], number: int) -> str:
     return ""
 
 
-def _blocks(lines: list[str], name: str, header: dict) -> tuple[list[ToolRow], list[str]]:
-    """Every benchmark block's rows (collectives collsweep knows), and notes of what is left out."""
+def _blocks(
+    lines: list[str], name: str, header: dict
+) -> tuple[list[ToolRow], list[str], dict[str, list]]:
+    """Every benchmark block's rows (collectives collsweep knows), notes of what is left out,
+    and the rows of the benchmarks that calibrate (CALIBRATING) with their group size."""
     rows: list[ToolRow] = []
     notes: list[str] = []
+    calibrating: dict[str, list] = {}
     benchmark, ranks, columns = "", 0, []
     for number, line in enumerate(lines, 1):
         if found := BENCHMARK.match(line):
             benchmark, ranks, columns = found.group(1), 0, []
-            if benchmark not in TESTS:
+            if benchmark in CALIBRATING:
+                notes.append(f"line {number}: {benchmark} calibrates the run's models")
+            elif benchmark not in TESTS:
                 notes.append(
                     f"line {number}: {benchmark} left out: not a collective collsweep sweeps"
                 )
@@ -135,6 +150,10 @@ def _blocks(lines: list[str], name: str, header: dict) -> tuple[list[ToolRow], l
             ranks = int(found.group(1))
         elif line.strip().startswith("#bytes"):
             columns = line.split()
+        elif benchmark in CALIBRATING and columns and line.strip() and not line.startswith("#"):
+            calibrating.setdefault(benchmark, []).append(
+                (ranks, _timings(line, number, name, columns))
+            )
         elif benchmark in TESTS and columns and line.strip() and not line.startswith("#"):
             row = _row(line, number, name, benchmark, ranks, columns, header["settings"])
             if isinstance(row, str):
@@ -143,7 +162,40 @@ def _blocks(lines: list[str], name: str, header: dict) -> tuple[list[ToolRow], l
                 rows.append(row)
         elif not line.strip():
             columns = []
-    return rows, notes
+    return rows, notes, calibrating
+
+
+def _timings(line: str, number: int, name: str, columns: list[str]) -> dict[str, float]:
+    """One row of a calibrating benchmark: its bytes, repetitions and times (seconds)."""
+    words = line.split()
+    if len(words) != len(columns):
+        raise field_count(name, number, len(words), len(columns))
+    values = {"#bytes": integer(words[0], name, number, "#bytes")}
+    values["#repetitions"] = integer(words[1], name, number, "#repetitions")
+    for column, word in zip(columns[2:], words[2:], strict=True):
+        if column.endswith("[usec]"):
+            values[column] = microseconds(word, name, number, column)[0] / 1e6
+    return values
+
+
+def _calibration(found: dict[str, list], settings: dict) -> CalibrationRows | None:
+    """The PingPong rows (one-way seconds) and Reduce_local's (t_avg) of the file, or None
+    without a PingPong between two ranks (Reduce_local alone gives no alpha or beta)."""
+    pingpong = [
+        (int(v["#bytes"]), v[PINGPONG_TIME], int(v["#repetitions"]))
+        for ranks, v in found.get("PingPong", [])
+        if ranks == 2 and v["#bytes"] > 0 and PINGPONG_TIME in v
+    ]
+    if len(pingpong) < 2:
+        return None
+    datatype = settings.get("MPI_Datatype for reductions", "")
+    dtype = MPI_TYPES.get(datatype, datatype.lower() or "unknown")
+    reductions = [
+        (dtype, _op(settings.get("MPI_Op", "")), int(v["#bytes"]), v[MEDIAN])
+        for _, v in found.get("Reduce_local", [])
+        if v["#bytes"] > 0 and MEDIAN in v
+    ]
+    return CalibrationRows(2, tuple(pingpong), tuple(reductions))
 
 
 def _row(

@@ -72,6 +72,32 @@ class ToolRow:
 
 
 @dataclass(frozen=True)
+class CalibrationRows:
+    """What a file measured of the network and the CPU rather than of a collective: IMB's
+    PingPong (one-way seconds per size) and Reduce_local (seconds per size, per dtype/op),
+    from which the import fits the run's calibration (runners.domain.calibration)."""
+
+    ranks: int
+    pingpong: tuple[tuple[int, float, int], ...]  # (bytes, one-way seconds, repetitions)
+    reductions: tuple[tuple[str, str, int, float], ...] = ()  # (dtype, op, bytes, seconds)
+
+    def worker(self, library_version: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """The calibration job's output these rows stand for (calibration_row's input)."""
+        return {
+            "pingpong": [
+                {"bytes": b, "one_way_median_s": s, "iterations": n, "ci_rel_halfwidth": None}
+                for b, s, n in self.pingpong
+            ],
+            "reductions": [
+                {"dtype": d, "op": o, "bytes": b, "median_s": s} for d, o, b, s in self.reductions
+            ],
+            "mpi_library": library_version,
+            "ranks": self.ranks,
+            "settings": settings,
+        }
+
+
+@dataclass(frozen=True)
 class ToolFile:
     """One imported file: the tool, what it says about the run, and its rows.
 
@@ -94,6 +120,7 @@ class ToolFile:
     rows: tuple[ToolRow, ...]
     notes: tuple[str, ...] = field(default=())
     warmup: int | None = None  # untimed iterations before each size, where the file says
+    calibration: CalibrationRows | None = None  # IMB's PingPong and Reduce_local, if run
 
     def source(self) -> dict[str, Any]:
         """The file's provenance and every row's columns, as stored with the run."""
