@@ -77,6 +77,18 @@ def headline(items: list[Badge]) -> str:
     return lead + " · ".join(parts)
 
 
+def view_line(items: list[Badge], words: str) -> str:
+    """What the points of a view narrower than the run (`words`: 'p=3 float32 sum') break, in
+    one line: the run's line counts the whole run, this one the view's own points ('' when
+    they break nothing)."""
+    broken = [b for b in violations(items) if b.total_points]
+    if not broken:
+        return ""
+    return f"In this view ({words}): " + "; ".join(
+        f"{b.name} violated ({_share(b)})" for b in broken
+    )
+
+
 def meaning_table(items: list[Badge]) -> pd.DataFrame:
     """One row per assumption: its state in the view, the points it covers, and what it means
     for the model when it breaks (domain.assumptions.MEANINGS)."""

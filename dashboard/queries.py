@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from dashboard.data.assumptions import (
     AssumptionData,
+    RunAssumptions,
     assumption_matrix,
     assumption_overview,
     assumption_summary,
     assumptions_data,
+    run_assumptions,
 )
 from dashboard.data.base import (
     Catalog,
@@ -86,6 +88,7 @@ __all__ = [
     "Example",
     "FitComparison",
     "Overview",
+    "RunAssumptions",
     "Scope",
     "UserResult",
     "VerdictData",
@@ -119,6 +122,7 @@ __all__ = [
     "provenance_diff",
     "reading",
     "residuals",
+    "run_assumptions",
     "run_details",
     "run_grid",
     "run_user_sql",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard import charts, queries
+from dashboard import badges, charts, queries
 from runners import store
 from runners.domain.collectives import group_title
 from runners.domain.errors import CollsweepError
@@ -100,10 +100,17 @@ def _curves(path: Path | str, run_id: str, figures: Figures) -> list[str]:
 
 
 def _assumptions(path: Path | str, run_id: str) -> list[str]:
-    checks = queries.assumptions_data(path, run_id).checks
+    """The run's one assumption line (as on every page of the dashboard) and its matrix."""
+    found = queries.run_assumptions(path, run_id)
+    checks = queries.assumptions_data(path, run_id, found.calibration_id).checks
     if checks.empty:
         return ["<h2>Assumptions</h2><p>Not checked yet (`collsweep analyze RUN`).</p>"]
-    return ["<h2>Assumptions</h2>", _table(queries.assumption_matrix(checks))]
+    line = f"{badges.headline(badges.badges(found.summary))} (over {found.words()})"
+    return [
+        "<h2>Assumptions</h2>",
+        f"<p>{html.escape(line)}</p>",
+        _table(queries.assumption_matrix(checks)),
+    ]
 
 
 def _provenance(path: Path | str, run_id: str) -> list[str]:

@@ -328,6 +328,26 @@ def show_assumptions(
     return items
 
 
+def show_run_assumptions(
+    path: Path,
+    run_id: str,
+    view: pd.DataFrame | None = None,
+    words: str = "",
+    details: bool = True,
+) -> list[badges.Badge]:
+    """The run's one assumption line, the same on every page (queries.run_assumptions: the
+    stored run-level rows and the run's calibration, named), opening onto what each break
+    means; below it, for a page whose view is narrower than the run, what the view's own
+    points break (`view`: its assumption_summary, `words`: Scope.words)."""
+    found = queries.run_assumptions(path, run_id)
+    items = show_assumptions(found.summary, details=details, over=found.words())
+    if view is not None:
+        line = badges.view_line(badges.badges(view), words)
+        if line:
+            st.caption(line)
+    return items
+
+
 def number_formats(frame: pd.DataFrame) -> dict[str, Any]:
     """Column configs showing every float column with four significant digits (1.25e-06)."""
     return {

@@ -208,14 +208,27 @@ def test_curves_ignore_invalid_url_values(demo: Path) -> None:
     assert len(at.multiselect(key="alg").value) == len(synthetic.ALGORITHMS)
 
 
+def banner(at: AppTest, runs: int = 1) -> str:
+    """The page's assumption line (an expander's label, or on the Assumptions page a warning
+    or success box): one per run it shows; the first."""
+    lines = [e.label for e in at.expander if e.label.startswith(("Assumptions", "Not a"))]
+    lines += [b.value for b in (*at.warning, *at.success) if "(over the whole run" in b.value]
+    assert len(lines) == runs, lines
+    return lines[0]
+
+
 def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
-    """p=3 on two cores: one line says the view is not a clean test and names what broke (not
-    again inside the chart), with what each break means behind it; at p=2 neither is broken."""
+    """p=3 on two cores: the run's line says it is not a clean test and names what broke (not
+    again inside the chart), with what each break means behind it; below it, what this view's
+    own points break. At p=2 the same run line, and nothing of the view's own."""
     at = open_app("views/curves.py", run=RUN_A, ranks="3")
-    (line,) = [e.label for e in at.expander if "clean" in e.label]
+    line = banner(at)
     assert line.startswith("Not a clean test of the model: ")
-    assert "not_oversubscribed violated (49 of 49 points)" in line
-    assert "power_of_two violated" in line
+    assert "not_oversubscribed violated (146 of 195 points)" in line  # the whole run's
+    assert line.endswith(f"(over the whole run, calibration {CAL})")
+    (view,) = [c.value for c in at.caption if c.value.startswith("In this view")]
+    assert view.startswith("In this view (p=3 float32 sum): ")
+    assert "not_oversubscribed violated (49 of 49 points)" in view and "power_of_two" in view
     meanings = next(t.value for t in at.dataframe if "what a break means" in t.value.columns)
     broken = meanings[meanings["state"] == "violated"]
     assert set(broken["assumption"]) >= {"not_oversubscribed", "power_of_two"}
@@ -223,11 +236,44 @@ def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
     (figure,) = charts(at)
     assert not figure["layout"].get("annotations")
     at2 = open_app("views/curves.py", run=RUN_A, ranks="2")
-    (line2,) = [e.label for e in at2.expander if e.label.startswith(("Assumptions", "Not a"))]
-    assert "not_oversubscribed violated" not in line2 and "power_of_two violated" not in line2
-    assert line2.endswith("(over p=2 float32 sum)")  # which points the line counts
-    whole = open_app("views/assumptions.py", run=RUN_A)
-    assert any(w.value.endswith("(over the whole run)") for w in whole.warning)
+    assert banner(at2) == line
+    assert not [c.value for c in at2.caption if c.value.startswith("In this view")]
+
+
+ASSUMPTION_PAGES = {  # page: its query parameters for run A
+    "views/verdict.py": {"run": RUN_A},
+    "views/curves.py": {"run": RUN_A, "ranks": "4"},
+    "views/crossovers.py": {"run": RUN_A},
+    "views/assumptions.py": {"run": RUN_A},
+    "views/override.py": {"run": RUN_A, "forced": "mpi:ring"},
+    "views/model_fit.py": {"run": RUN_A, "ranks": "2"},
+    "views/compare.py": {"a": RUN_A, "b": RUN_B},  # run A's line first, then run B's
+}
+
+
+def test_one_run_reads_the_same_on_every_page(demo: Path) -> None:
+    """The run's assumption line is one summary, stored run-level rows with the run's own
+    calibration named: the same counts on Verdict, Curves, Crossovers, Assumptions, Override
+    impact, Model fit and Compare (the issue saw 5, 4 and 3 holding on three of them), even
+    where a page's own calibration picker chose another."""
+    lines = {
+        page: banner(open_app(page, **params), 1 + ("b" in params))
+        for page, params in ASSUMPTION_PAGES.items()
+    }
+    assert len(set(lines.values())) == 1, lines
+    other = open_app("views/curves.py", run=RUN_A, ranks="4", cal=f"fitted:{RUN_A}")
+    assert other.selectbox(key="cal").value == f"fitted:{RUN_A}"
+    assert banner(other) == lines["views/curves.py"]
+    found = queries.run_assumptions(demo, RUN_A)
+    assert found.calibration_id == CAL and lines["views/curves.py"].endswith(f"{found.words()})")
+    stored = store.query(
+        demo,
+        "SELECT name, state FROM assumptions WHERE run_id = ? AND point_id IS NULL "
+        "AND (calibration_id IS NULL OR calibration_id = ?)",
+        [RUN_A, CAL],
+    )
+    holding = (stored["state"] == "holds").sum()
+    assert f"· {holding} assumptions hold (over" in lines["views/curves.py"]
 
 
 def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:

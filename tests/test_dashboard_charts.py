@@ -485,6 +485,23 @@ def test_headline_without_breaks_counts_what_holds() -> None:
     assert badges.meaning_table(items)["what a break means"].str.len().min() > 20
 
 
+def test_a_view_line_names_only_what_its_own_points_break() -> None:
+    """Below the run's line, a narrower view says what its points break; run-level breaks
+    (said by the run's line) and states short of violated are left out."""
+    items = badges.badges(
+        _summary(
+            ("not_oversubscribed", "violated", 49),
+            ("power_of_two", "holds", 49),
+            ("stable_machine", "violated", 0),
+        )
+    )
+    assert badges.view_line(items, "p=3 float32 sum") == (
+        "In this view (p=3 float32 sum): not_oversubscribed violated (49 of 49 points)"
+    )
+    clean = badges.badges(_summary(("power_of_two", "holds", 7), ("quiet_machine", "violated", 0)))
+    assert badges.view_line(clean, "p=2 float32 sum") == ""
+
+
 def test_no_checks_no_badges() -> None:
     """An empty summary gives no badges."""
     assert badges.badges(pd.DataFrame()) == []

@@ -6,7 +6,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.base import Catalog, Connection, Scope, StorePath, _catalog, _df, _open
+from dashboard.data.base import (
+    OWN_CALIBRATIONS,
+    Catalog,
+    Connection,
+    Scope,
+    StorePath,
+    _catalog,
+    _df,
+    _open,
+)
+from dashboard.data.runs import prediction_calibrations
 from runners.domain.assumptions import MEANINGS
 
 # --- assumptions -------------------------------------------------------------------------------
@@ -18,10 +28,11 @@ def _checks_cte(cat: Catalog) -> str:
     `scoped`: the checks that apply to individual points, i.e. without the run-level summary
     row of a check that also has per-point rows. A run the analysis has not checked has no
     rows here: the page says so rather than deriving checks of its own.
-    Parameters: $run and $cal (the calibration, which filters a calibration_id column).
+    Parameters: $run and $cal (the calibration, which filters a calibration_id column: its
+    rows and other libraries' namesakes').
     """
     cal_filter = (
-        "AND (calibration_id IS NULL OR $cal IS NULL OR calibration_id = $cal)"
+        f"AND (calibration_id IS NULL OR $cal IS NULL OR calibration_id {OWN_CALIBRATIONS})"
         if cat.has("assumptions", "calibration_id")
         else ""
     )
@@ -60,6 +71,53 @@ def assumption_summary(path: StorePath, scope: Scope) -> pd.DataFrame:
     """Per (name, state): how many checks and points in ``scope``, with one detail."""
     with _open(path) as con:
         return _summary(con, _catalog(con), scope)
+
+
+# The run's one summary: the stored run-level rows (point_id NULL: each point check's summary
+# the analysis wrote, and the run checks; of the calibrations only the run's own, and each
+# other library's namesake), with how many points each state of a point check covers.
+_RUN_SUMMARY_SQL = f"""
+WITH levels AS (
+    SELECT name, state, detail FROM assumptions
+    WHERE run_id = $run AND point_id IS NULL
+      AND (calibration_id IS NULL OR $cal IS NULL OR calibration_id {OWN_CALIBRATIONS})
+), counted AS (
+    SELECT name, state, count(*) AS points FROM assumptions
+    WHERE run_id = $run AND point_id IS NOT NULL GROUP BY ALL
+)
+SELECT l.name, l.state, count(*) AS checks, coalesce(any_value(c.points), 0) AS points,
+       min(l.detail) AS detail
+FROM levels l LEFT JOIN counted c USING (name, state) GROUP BY l.name, l.state
+UNION ALL
+SELECT c.name, c.state, 0 AS checks, c.points, NULL AS detail FROM counted c
+WHERE NOT EXISTS (SELECT 1 FROM levels l WHERE l.name = c.name AND l.state = c.state)
+ORDER BY name, state
+"""
+
+
+@dataclass(frozen=True)
+class RunAssumptions:
+    """A run's one assumption summary (per name and state: checks, points, one detail) and
+    the calibration whose checks it holds (the run's first: its launches', else the one made
+    before it; None for a run without predictions)."""
+
+    summary: pd.DataFrame
+    calibration_id: str | None
+
+    def words(self) -> str:
+        """What the summary counts, for its line: 'the whole run, calibration <id>'."""
+        cal = f", calibration {self.calibration_id}" if self.calibration_id else ""
+        return f"the whole run{cal}"
+
+
+def run_assumptions(path: StorePath, run_id: str) -> RunAssumptions:
+    """The run's assumption summary, the same on every page whatever the page's view or
+    calibration picker: read from the stored run-level rows."""
+    with _open(path) as con:
+        calibrations = prediction_calibrations(path, run_id)
+        cal = calibrations[0] if calibrations else None
+        summary = _df(con, _RUN_SUMMARY_SQL, {"run": run_id, "cal": cal})
+    return RunAssumptions(summary, cal)
 
 
 @dataclass(frozen=True)

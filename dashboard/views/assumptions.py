@@ -14,18 +14,19 @@ STATES = ("violated", "unknown", "holds")
 def main(path: Path, overview: queries.Overview) -> None:
     """Render the page below its title."""
     run_id = ui.choose_run(queries.runs_table(path))
-    data = queries.assumptions_data(path, run_id)
+    own = queries.run_assumptions(path, run_id).calibration_id  # the run's, as on every page
+    data = queries.assumptions_data(path, run_id, own)
     if data.checks.empty:
         st.info(
             "This run's assumptions are not checked yet: the analysis records them after a "
             "sweep (`collsweep analyze RUN` checks an older run)."
         )
         return
-    ui.show_assumptions(data.summary, details=False, over="the whole run")
+    ui.show_run_assumptions(path, run_id, details=False)
     st.caption(
         "Each assumption per group size: holds, or the worst state and how many of the group's "
-        "points it covers; `run`: checks of the whole run. Recorded by the analysis after each "
-        "sweep, one home for each rule."
+        "points it covers; `run`: checks of the whole run (of the calibrations, the run's own, "
+        "named above). Recorded by the analysis after each sweep, one home for each rule."
     )
     ui.table(queries.assumption_matrix(data.checks), key="assumption_matrix")
     with st.expander("Every check, point by point"):

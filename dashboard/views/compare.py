@@ -40,9 +40,7 @@ def main(path: Path, overview: queries.Overview) -> None:
         )
     for label, run_id in (("A", a), ("B", b)):
         st.markdown(f"Run {label}: {ui.run_title_of(runs, run_id)}")
-        ui.show_assumptions(
-            queries.assumption_summary(path, queries.Scope(run_id)), over="the whole run"
-        )
+        ui.show_run_assumptions(path, run_id)
     s = found.summary
     st.markdown(summary_sentence(s, found.winners))
     c1, c2, c3, c4 = st.columns(4)

@@ -93,7 +93,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     scope = queries.Scope(run_id, dtype=dtype, op=op, calibration_id=cal, collective=collective)
     data = queries.crossover_data(path, scope)
     ui.show_verdict(queries.verdict(path, run_id, dtype, op, collective=collective), run_id)
-    ui.show_assumptions(data.summary, over=scope.words())
+    ui.show_run_assumptions(path, run_id, data.summary, scope.words())
     ui.chart(charts.best_heatmaps(data.measured_best, data.predicted_best), "best_heatmaps")
     st.caption(
         "Left: the verdict's winners, every algorithm competing ('mpi' too), grey where the "

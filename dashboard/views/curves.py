@@ -128,7 +128,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     data = queries.curves_data(path, scope)
     marked = _crossovers_shown(data, right)
     with chart_slot:
-        ui.show_assumptions(data.summary, over=scope.words())
+        ui.show_run_assumptions(path, run_id, data.summary, scope.words())
         ui.chart(charts.curves_figure(data.points, marked, metric), "curves_chart")
         note = queries.crossover_note(marked)
         if note and metric != "relative":

@@ -157,7 +157,8 @@ def _residual_panel(path, run_id: str) -> None:
         collective=collective,
     )
     resid = queries.residuals(path, scope)
-    ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())
+    view = queries.assumption_summary(path, scope)
+    ui.show_run_assumptions(path, run_id, view, scope.words())
     ui.chart(charts.residuals_figure(resid), "residuals_chart")
     if not resid.empty:
         _outliers(resid)

@@ -57,7 +57,8 @@ def main(path: Path, overview: queries.Overview) -> None:
         run_id, dtype=dtype, op=op, algorithms=(forced, baseline), collective=collective
     )
     impact = queries.override_impact(path, scope, forced)
-    ui.show_assumptions(queries.assumption_summary(path, scope), over=scope.words())
+    view = queries.assumption_summary(path, scope)
+    ui.show_run_assumptions(path, run_id, view, scope.words())
     if not impact.empty:
         st.markdown(_verdict_line(impact, forced, baseline))
     ui.chart(charts.override_figure(impact, forced, baseline), "override_chart")

@@ -44,6 +44,7 @@ def main(path: Path, overview: queries.Overview) -> None:
         title = group_title(ranks, dtype, op, collective)
         lines.append(f"**{title}**{apart}: {group_sentence(cells)}")
     st.markdown("\n\n".join(lines))
+    ui.show_run_assumptions(path, run_id)  # the same line as every other page of the run
     st.caption(
         "Each cell: the winner and how much slower the runner-up is (paired launches); grey "
         "where the launches could not tell the two apart. Hover for the times and the speed-up "
