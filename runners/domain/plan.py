@@ -84,6 +84,36 @@ class Launch:
     group: Group
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A spec planned once, for everything a sweep reads of it: every point the spec asks
+    for, the launches still to run, and the rows of the points declared unsupported."""
+
+    point_ids: frozenset[str]  # every point the spec asks for, measured or unsupported
+    launches: list[Launch]
+    skipped: list[dict]
+
+    def to_measure(self, run_id: str) -> set[str]:
+        """The points the launches measure."""
+        return {pid for launch in self.launches for pid in launch.group.points(run_id)}
+
+
+def plan_sweep(
+    spec: SweepSpec,
+    run_id: str,
+    kept: set[str],
+    done: Iterable[tuple[str, int]] = (),
+    switching: str = LAUNCH,
+) -> Plan:
+    """The spec's Plan for run `run_id`: `kept` points are measured no more (nor declared
+    skipped again), `done` (point_id, launch) pairs are not launched again."""
+    return Plan(
+        frozenset(all_point_ids(spec, run_id)),
+        plan_launches(spec, run_id, kept, done, switching),
+        skipped_points(spec, run_id, kept, switching),
+    )
+
+
 def plan_launches(
     spec: SweepSpec,
     run_id: str,

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from runners.domain.catalog import has_forced
 from runners.domain.errors import Stopped
 from runners.domain.imports.records import imported_tool
 from runners.domain.machine import cpu_model, hostname, physical_cores
-from runners.domain.plan import Group, all_point_ids, plan_launches, skipped_points
+from runners.domain.plan import Group, Plan, plan_sweep
 from runners.domain.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_seconds
@@ -179,11 +180,12 @@ def _sweep_locked(
     switching = switching_mode(spec)
     if has_forced(spec.algorithms) and switching[0] == LAUNCH and spec.library_switching == RUNTIME:
         say(f"forced library algorithms get launches of their own: {switching[1]}")
-    launches = plan_launches(spec, run_id, kept, history.done(), switching[0])
-    if statuses and not launches and _already_complete(spec, run_id, statuses):
+    plan = plan_sweep(spec, run_id, kept, history.done(), switching[0])
+    launches = plan.launches
+    if statuses and not launches and _already_complete(plan, statuses):
         store.update_run(path, run_id, {"status": "complete"})  # as it was, finished_at kept
         return SweepOutcome(run_id, "complete", "", 0, 0, True, 0)
-    to_measure = {pid for planned in launches for pid in planned.group.points(run_id)}
+    to_measure = plan.to_measure(run_id)
     progress.launches = [
         PlannedLaunch(group_name(p.group), len(p.group.points(run_id)), p.group.ranks)
         for p in launches
@@ -198,7 +200,7 @@ def _sweep_locked(
     )
     interrupted, error = "", ""
     try:
-        for row in skipped_points(spec, run_id, kept, switching[0]):
+        for row in plan.skipped:
             writer.add_point(row, [])
         _prepare(path, run_id, spec, say)
         for index, planned in enumerate(launches):
@@ -211,9 +213,8 @@ def _sweep_locked(
         runner.failures.append(str(exc))
     except Exception as exc:  # the run must be marked whatever went wrong
         error = f"{type(exc).__name__}: {exc}"
-    planned_ids = all_point_ids(spec, run_id)
     status, reason = final_status(
-        planned_ids, statuses | writer.statuses, interrupted, error, runner.failures
+        plan.point_ids, statuses | writer.statuses, interrupted, error, runner.failures
     )
     stored = _finish(writer, status, reason, say)
     measured = sum(writer.statuses.get(pid, PARTIAL) != PARTIAL for pid in to_measure)
@@ -250,9 +251,9 @@ def group_name(group: Group) -> str:
     return f"p={group.ranks}{config}" + (" (oversubscribed)" if group.oversubscribed else "")
 
 
-def _already_complete(spec: SweepSpec, run_id: str, statuses: dict[str, str]) -> bool:
+def _already_complete(plan: Plan, statuses: dict[str, str]) -> bool:
     """Whether a resumed run's stored points already make it complete (nothing to measure)."""
-    status, _ = final_status(all_point_ids(spec, run_id), statuses, "", "", [])
+    status, _ = final_status(plan.point_ids, statuses, "", "", [])
     return status == "complete"
 
 
@@ -292,7 +293,7 @@ def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None
 
 
 def final_status(
-    planned: set[str],
+    planned: AbstractSet[str],
     statuses: dict[str, str],
     interrupted: str,
     error: str,
