@@ -51,7 +51,7 @@ class HeldPoint:
 
     def __init__(self, folder: Path, algorithm: str, nth_cell: int | None = None) -> None:
         self.release_file = folder / f"release-{algorithm}-{nth_cell}"
-        self.held_file = folder / f"release-{algorithm}-{nth_cell}.held"  # a parked command's
+        self.held_file = folder / f"release-{algorithm}-{nth_cell}.held"  # a command parked
         at = f":{nth_cell}" if nth_cell is not None else ""
         self.env = {
             "COLLSWEEP_FAULT": f"hold:{algorithm}{at}",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from runners.domain import stops
 from runners.domain.calibration import LAUNCHES_PREFIX
 from runners.store import storefile
 from runners.store.schema import (
@@ -56,13 +57,14 @@ def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator
     path = Path(path)
     if not path.exists():
         raise _missing(path)
-    con = _connect(path, read_only=True, timeout=timeout)
-    try:
-        _check_readable(con, path)
-        with storefile.damage_said(path):  # a block failing its checksum, met by a query
-            yield con
-    finally:
-        con.close()
+    with stops.held():  # a stop signal raised inside DuckDB's calls would come out garbled
+        con = _connect(path, read_only=True, timeout=timeout)
+        try:
+            _check_readable(con, path)
+            with storefile.damage_said(path):  # a block failing its checksum, met by a query
+                yield con
+        finally:
+            con.close()
 
 
 def query(

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 
+from runners.domain import stops
+from runners.domain.faults import hold_at, holding
 from runners.store import storefile
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
 from runners.store.storefile import StoreError
@@ -143,21 +145,36 @@ def _writing(path: Path | str, timeout: float | None = None) -> Iterator[Connect
     """A short write connection to a current-schema store, inside one transaction; StoreBusy
     when another process holds the file for ``timeout`` s."""
     path = Path(path)
-    if not path.exists():
-        _create(path)
-    con = _connect(path, read_only=False, timeout=timeout)
-    try:
-        _migrate_open(con, path)
-        con.execute("BEGIN TRANSACTION")
+    with stops.held():  # a stop signal waits for the COMMIT or ROLLBACK
+        if not path.exists():
+            _create(path)
+        con = _connect(path, read_only=False, timeout=timeout)
         try:
-            yield con
-            con.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise
-    finally:
-        con.close()
+            _migrate_open(con, path)
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
+                raise
+        finally:
+            con.close()
+
+
+def park_inside(con: Connection, stage: str) -> None:
+    """Test hook (runners.domain.faults): park inside a query of a write's open transaction,
+    where DuckDB runs stop signals' handlers, until the test releases it."""
+    if not holding(stage):
+        return
+
+    def park() -> int:
+        hold_at(stage)
+        return 1
+
+    con.create_function("collsweep_park", park, [], "INTEGER", side_effects=True)
+    con.execute("SELECT collsweep_park()").fetchall()
 
 
 def ensure_current(path: Path | str) -> int:
@@ -168,15 +185,16 @@ def ensure_current(path: Path | str) -> int:
     before reading when the store may predate this collsweep.
     """
     path = Path(path)
-    if not path.exists():
-        _create(path)
-        return 0
-    con = _connect(path, read_only=False)
-    try:
-        storefile.check_checksums(con, path)  # a damaged store is refused before any write
-        return _migrate_open(con, path)
-    finally:
-        con.close()
+    with stops.held():
+        if not path.exists():
+            _create(path)
+            return 0
+        con = _connect(path, read_only=False)
+        try:
+            storefile.check_checksums(con, path)  # a damaged store is refused before any write
+            return _migrate_open(con, path)
+        finally:
+            con.close()
 
 
 def migrate(path: Path | str) -> tuple[int, int]:
@@ -192,8 +210,9 @@ def stored_schema_version(path: Path | str) -> int:
     path = Path(path)
     if not path.exists():
         raise _missing(path)
-    con = _connect(path, read_only=True)
-    try:
-        return _stored_version(con, path)
-    finally:
-        con.close()
+    with stops.held():
+        con = _connect(path, read_only=True)
+        try:
+            return _stored_version(con, path)
+        finally:
+            con.close()

@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from runners.domain import stops
 from runners.domain.errors import BadInput
 from runners.domain.units import format_seconds
 
@@ -230,6 +231,7 @@ def connect(path: Path, *, read_only: bool, timeout: float | None = None) -> Con
                 raise _open_failure(path, exc) from exc
             if time.monotonic() >= deadline:
                 raise _busy_error(path, timeout, exc) from exc
+            stops.act_on_held()  # a stop signal ends the wait, nothing is half done
             _pause(attempt)
             attempt += 1
     try:

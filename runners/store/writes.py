@@ -22,6 +22,7 @@ from runners.store.schema import (
     Connection,
     _missing,
     _writing,
+    park_inside,
 )
 from runners.store.storefile import StoreError
 
@@ -236,6 +237,8 @@ def write_batch(
             _replace_calibration(con, cal)
         for run_id, fields in run_updates.items():
             _update_run(con, path, run_id, fields)
+        if points:
+            park_inside(con, "write-points")
 
 
 def _replace_probe(con: Connection, probe: dict[str, Any]) -> None:
@@ -330,6 +333,7 @@ def replace_analysis(
         for table, rows in checked.items():
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             _insert(con, table, rows)
+        park_inside(con, "write-analysis")
 
 
 def _analysis_rows(table: str, run_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
