@@ -8,6 +8,7 @@ assumption means behind it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -77,13 +78,14 @@ def headline(items: list[Badge]) -> str:
     return lead + " · ".join(parts)
 
 
-def view_line(items: list[Badge], words: str) -> str:
+def view_line(items: list[Badge], words: str, run: Sequence[Badge] = ()) -> str:
     """What the points of a view narrower than the run (`words`: 'p=3 float32 sum') break, in
-    one line: the run's line counts the whole run, this one the view's own points ('' when
-    they break nothing)."""
+    one line: the run's line (`run`, its badges) counts the whole run, this one the view's own
+    points; where they break nothing, said only when the run's points break something ('')."""
     broken = [b for b in violations(items) if b.total_points]
     if not broken:
-        return ""
+        elsewhere = any(b.total_points for b in violations(list(run)))
+        return f"In this view ({words}): no point breaks an assumption" if elsewhere else ""
     return f"In this view ({words}): " + "; ".join(
         f"{b.name} violated ({_share(b)})" for b in broken
     )

@@ -342,7 +342,7 @@ def show_run_assumptions(
     found = queries.run_assumptions(path, run_id)
     items = show_assumptions(found.summary, details=details, over=found.words())
     if view is not None:
-        line = badges.view_line(badges.badges(view), words)
+        line = badges.view_line(badges.badges(view), words, items)
         if line:
             st.caption(line)
     return items

@@ -237,7 +237,8 @@ def test_curves_badges_flag_violated_assumptions(demo: Path) -> None:
     assert not figure["layout"].get("annotations")
     at2 = open_app("views/curves.py", run=RUN_A, ranks="2")
     assert banner(at2) == line
-    assert not [c.value for c in at2.caption if c.value.startswith("In this view")]
+    said = [c.value for c in at2.caption if c.value.startswith("In this view")]
+    assert said == ["In this view (p=2 float32 sum): no point breaks an assumption"]
 
 
 ASSUMPTION_PAGES = {  # page: its query parameters for run A
@@ -399,7 +400,13 @@ def test_model_fit_page_shows_parameters_fit_and_residuals(demo: Path) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["alpha (latency)"] == format_seconds(cal["alpha_s"])  # the run's own
     assert at.selectbox(key="kal").value == queries.prediction_calibrations(demo, RUN_A)[0]
-    assert metrics["source"] == "pingpong"
+    # three cards of short values (four, one with the bandwidth, were cut off at 1600 px;
+    # tests/e2e/test_browser.py measures them at 1280 and 1600): the rest in the caption
+    assert list(metrics) == ["alpha (latency)", "beta (per byte)", "R² (whole range)"]
+    assert metrics["beta (per byte)"].endswith(" ns/B")
+    assert max(len(v) for v in metrics.values()) <= 10 and max(map(len, metrics)) <= 18
+    said = next(c.value for c in at.caption if "source:" in c.value)
+    assert "source: `pingpong`" in said and "GB/s" in said
     pingpong, residual = charts(at)
     assert {"pingpong", "fit", "segment"} <= set(roles(pingpong))
     assert roles(residual) == ["residual"]

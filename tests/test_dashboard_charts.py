@@ -500,6 +500,9 @@ def test_a_view_line_names_only_what_its_own_points_break() -> None:
     )
     clean = badges.badges(_summary(("power_of_two", "holds", 7), ("quiet_machine", "violated", 0)))
     assert badges.view_line(clean, "p=2 float32 sum") == ""
+    assert badges.view_line(clean, "p=2 float32 sum", items) == (
+        "In this view (p=2 float32 sum): no point breaks an assumption"
+    )  # said where the run's points break something elsewhere
 
 
 def test_no_checks_no_badges() -> None:

@@ -38,11 +38,14 @@ def _calibration_panel(path, run_id: str) -> None:
     cal = queries.calibration(path, cal_id)
     if cal is None:
         return
-    a, b, c, d = st.columns(4)
+    # three cards with short values, the long words below them: four cut off at 1600 px
+    beta, bandwidth = _rate(cal["beta_s_per_byte"])
+    a, b, c = st.columns(3)
     a.metric("alpha (latency)", _seconds(cal["alpha_s"]))
-    b.metric("beta (per byte)", _rate(cal["beta_s_per_byte"]))
+    b.metric("beta (per byte)", beta)
     c.metric("R² (whole range)", _fmt(cal["r_squared"], ".4f"))
-    d.metric("source", str(cal.get("source") or ""))
+    means = f"beta {beta} is a bandwidth of {bandwidth} · " if bandwidth else ""
+    st.caption(f"{means}source: `{cal.get('source') or 'unknown'}`")
     _suspicious(cal)
     ui.chart(charts.pingpong_figure(cal), "pingpong_chart")
     left, right = st.columns(2)
@@ -75,9 +78,13 @@ def _seconds(value: float | None) -> str:
     return "n/a" if value is None or value != value else format_seconds(float(value))
 
 
-def _rate(seconds_per_byte: float | None) -> str:
-    """beta as people read it: ns per byte and the bandwidth it means."""
-    return "n/a" if seconds_per_byte is None else format_per_byte(seconds_per_byte)
+def _rate(seconds_per_byte: float | None) -> tuple[str, str]:
+    """beta as people read it: ns per byte, and the bandwidth it means ('' when unknown);
+    format_per_byte's two parts."""
+    if seconds_per_byte is None or seconds_per_byte != seconds_per_byte:
+        return "n/a", ""
+    per_byte, _, bandwidth = format_per_byte(seconds_per_byte).partition(" (")
+    return per_byte, bandwidth.removesuffix(")")
 
 
 def _decoded(value):

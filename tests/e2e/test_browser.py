@@ -364,3 +364,22 @@ def test_app_started_by_hand_on_every_interface_warns(demo_store, tmp_path, page
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+# The text of every element inside a metric card wider than its box (cut, or hidden behind
+# an ellipsis), as '<data-testid>: <text>'.
+CUT_TEXT = """(() => [...document.querySelectorAll('[data-testid="stMetric"] *')]
+  .filter(e => e.innerText && e.scrollWidth > e.clientWidth + 1)
+  .map(e => (e.closest('[data-testid]') || e).dataset.testid + ': ' + e.innerText))()"""
+
+
+@pytest.mark.parametrize("width", [1280, 1600])
+def test_model_fit_cards_show_their_whole_text(server, page, tmp_path, width) -> None:
+    """Every metric card on the Model fit page shows its whole label and value at 1280 and
+    1600 px: no text cut off behind an ellipsis."""
+    with width_of(page, width):
+        load(page, f"{server}/model-fit?run={RUN_A}", plotted=True)
+        cards = page.evaluate("document.querySelectorAll('[data-testid=\"stMetric\"]').length")
+        cut = page.evaluate(CUT_TEXT)
+        shoot(page, tmp_path, f"model-fit-cards-{width}")
+    assert cards >= 3 and cut == [], cut
