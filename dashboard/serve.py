@@ -24,6 +24,8 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+from runners.domain.lifetime import dies_with_parent
+
 APP = Path(__file__).resolve().parent / "app.py"
 ASGI = Path(__file__).resolve().parent / "asgi.py"
 HOST = "127.0.0.1"
@@ -74,11 +76,12 @@ def serve(store: Path, port: int = DEFAULT_PORT, open_browser: bool = False) -> 
 
     The store is made absolute so the app finds it whatever its working directory. A missing
     or unreadable store still starts the app, which then says what is wrong. Ctrl+C (or
-    SIGTERM) stops the server too.
+    SIGTERM) stops the server too, and so does this process's death, however it dies (Linux).
     """
     store = Path(store).expanduser().resolve()
     print(f"collsweep dashboard: starting on http://{HOST}:{port} for {store}", flush=True)
-    proc = subprocess.Popen(streamlit_command(store, port, open_browser), env=serve_env(store))
+    command = streamlit_command(store, port, open_browser)
+    proc = subprocess.Popen(command, env=serve_env(store), preexec_fn=dies_with_parent())
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

@@ -179,11 +179,13 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     import signal
     import subprocess
 
+    from runners.domain.lifetime import dies_with_parent
+
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be 1..65535, got {args.port}")
     command = [sys.executable, "-m", "dashboard.serve", "--store", str(store_path(args))]
     command += ["--port", str(args.port), *(["--open"] if args.open else [])]
-    server = subprocess.Popen(command)
+    server = subprocess.Popen(command, preexec_fn=dies_with_parent())  # SIGKILL of us too
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())  # serve stops Streamlit too
     try:
         return server.wait()
