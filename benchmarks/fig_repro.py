@@ -160,21 +160,19 @@ def run(mode: Mode) -> Figure:
     results = {
         r: group_rows(points, winners, fastest, r, runs) for r in sorted(points.ranks.unique())
     }
-    figure.table = (
-        table(
-            ["p", "pairs", "stored interval", "(launches' interval)", "(CI baseline)"],
-            [
-                _coverage_row(r, name, c)
-                for r, v in results.items()
-                for name, c in v["coverages"].items()
-            ],
-        )
-        + [""]
-        + table(
-            ["p", "agreement", "(fastest baseline)", "decided", "cells"],
-            [_row(r, v) for r, v in results.items()],
-        )
+    coverage_table = table(
+        ["p", "pairs", "stored interval", "(launches' interval)", "(CI baseline)"],
+        [
+            _coverage_row(r, name, c)
+            for r, v in results.items()
+            for name, c in v["coverages"].items()
+        ],
     )
+    agreement_table = table(
+        ["p", "agreement", "(fastest baseline)", "decided", "cells"],
+        [_row(r, v) for r, v in results.items()],
+    )
+    figure.table = [*coverage_table, "", *agreement_table]
     figure.checks = _checks(results, walls)
     gap = mode.pick("5 min", "1 min", "no")
     figure.notes += [
