@@ -12,7 +12,7 @@ import pandas as pd
 
 from dashboard.data.base import StorePath
 from runners import store
-from runners.store import storefile
+from runners.store.user_query import run_user_query
 
 SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL"})
@@ -112,12 +112,12 @@ def run_user_sql(
     """Run one read-only statement typed by a user, on a read-only connection.
 
     The statement must be a read (check_read_only); the connection refuses writes, ATTACH
-    and file access anyway. It gets a connection of its own (never the page's shared one).
-    The query is interrupted after ``timeout_s`` so it cannot hold the store for long, and
-    at most ``max_rows`` rows are fetched. Raises QueryError.
+    and file access anyway. It runs in a process of its own (runners.store.user_query), so
+    that neither its memory nor its time can grow past the read memory limit or ``timeout_s``
+    (killed just after), whatever DuckDB's own accounting misses; at most ``max_rows`` rows
+    come back. Raises QueryError.
     """
     check_read_only(sql)
     started = time.monotonic()
-    with store.open_readonly(path) as con:
-        frame = storefile.bounded_query(con, sql, timeout_s=timeout_s, max_rows=max_rows)
+    frame = run_user_query(path, sql, time_limit=timeout_s, max_rows=max_rows)
     return UserResult(frame, bool(frame.attrs.get("truncated")), time.monotonic() - started)

@@ -29,6 +29,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_query(args: argparse.Namespace) -> int:
     """Run read-only SQL against the store, bounded in time, memory and rows."""
     from runners import store
+    from runners.store.user_query import run_user_query
 
     if not 0 < args.timeout <= MAX_QUERY_S or not 1 <= args.max_rows <= MAX_ROWS:
         raise UsageError(
@@ -37,7 +38,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         )
     store.storefile.set_read_memory_limit(f"{memory_limit(args.memory_limit) // 2**20}MiB")
     sql = sys.stdin.read() if args.sql == "-" else args.sql
-    frame = store.query(store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows)
+    frame = run_user_query(  # in a child process, so that its limits hold
+        store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows
+    )
     print(render(frame, args.format))
     if frame.attrs.get("truncated"):
         print(
