@@ -175,7 +175,7 @@ def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
     except Interrupted as exc:
         print(
             f"collsweep sweep: interrupted ({exc}) during the analysis: run {outcome.run_id} "
-            f"is stored ({outcome.status}) but not analysed; analyse it with "
+            f"is stored ({outcome.status}) but its analysis did not finish; finish it with "
             f"`collsweep analyze {outcome.run_id} --store {path}`",
             file=sys.stderr,
         )
