@@ -168,7 +168,9 @@ def _replays(data: queries.WorkloadData, run_id: str) -> None:
     ui.table(table, key="workload_replays")
     st.caption(
         "replay / points = machine state (isolated / points: then against during the "
-        "sweep) x order & cache (sequenced / isolated: the job's order and the cache state "
+        "sweep; for a forced policy also its launch's settings, e.g. MPICH's forcing turns "
+        "its shared-memory collectives off for every call) x order & cache (sequenced / "
+        "isolated: the job's order and the cache state "
         "between calls) x no Barriers (replayed / sequenced: back to back). points: the "
         "replayed sequence priced with the run's medians; isolated: each distinct call "
         "alone, times its count, in the replay's launches; sequenced: the sequence with a "

@@ -160,7 +160,8 @@ def replay_lines(report) -> list[str]:
             f"{r['launches']} launches); the run's points say {format_seconds(r['estimate_s'])}: "
             f"replay / points {format_ratio(r['replayed_s'] / r['estimate_s'])} = "
             f"{format_ratio(r['isolated_s'] / r['estimate_s'])} the calls alone then vs in the "
-            f"sweep (machine state) x {format_ratio(r['sequenced_s'] / r['isolated_s'])} in "
+            f"sweep (machine state; and the launch's settings for a forced policy) x "
+            f"{format_ratio(r['sequenced_s'] / r['isolated_s'])} in "
             f"the job's order (cache state between calls) x "
             f"{format_ratio(r['replayed_s'] / r['sequenced_s'])} back to back without Barriers"
         )
