@@ -64,7 +64,7 @@ def test_a_child_started_to_die_with_its_parent_does(tmp_path: Path) -> None:
     SIGTERM from the kernel and ends."""
     code = (
         "import subprocess, sys\nfrom runners.domain.lifetime import dies_with_parent\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],"
+        "child = subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()'],"
         " preexec_fn=dies_with_parent())\nprint(child.pid, flush=True)\nchild.wait()\n"
     )
     parent = subprocess.Popen(

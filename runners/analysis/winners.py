@@ -171,11 +171,7 @@ def against_default_rows(groups: Groups, comparisons: Comparisons) -> list[dict[
 
 
 def _verdict(found: Comparison | None) -> str:
-    if found is None:
-        return "unknown"
-    if not found.decided:
-        return "within noise"
-    return "faster" if found.a_faster else "slower"
+    return "unknown" if found is None else found.verdict
 
 
 def measured_crossover_rows(groups: Groups, comparisons: Comparisons) -> list[dict[str, Any]]:

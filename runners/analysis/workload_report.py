@@ -24,7 +24,7 @@ import numpy as np
 from runners import store
 from runners.analysis.winners import Comparisons
 from runners.domain.catalog import autotuned_of, library_of
-from runners.domain.comparison import Comparison, Unit, compare
+from runners.domain.comparison import FASTER, SLOWER, WITHIN_NOISE, Comparison, Unit, compare
 from runners.domain.repetition import unit_log_intervals
 from runners.domain.units import format_bytes
 from runners.domain.workload import Call, Workload
@@ -41,7 +41,7 @@ WHERE run_id = ? AND coalesce(provisional, false) AND provisional_reason <> ''
 """
 PREDICTIONS_SQL = "SELECT point_id, calibration_id, predicted_s FROM predictions WHERE run_id = ?"
 
-FASTER, SLOWER, TIE, SAME = "faster", "slower", "within noise", "same as default"
+SAME = "same as default"
 
 
 @dataclass(frozen=True)
@@ -135,9 +135,8 @@ def _median_launch(totals: Mapping[Unit, float]) -> tuple[float | None, float, f
 
 
 def _verdict(found: Comparison | None) -> str:
-    if found is None or not found.decided:
-        return TIE
-    return FASTER if found.a_faster else SLOWER
+    """Against the default's point or total; within noise where too few units are shared."""
+    return WITHIN_NOISE if found is None else found.verdict
 
 
 def _ratio_columns(found: Comparison | None, same: bool = False) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import numpy as np
 from runners.domain.repetition import unit_log_intervals
 
 Unit = tuple[int, int]  # (launch, pass)
+FASTER, SLOWER, WITHIN_NOISE = "faster", "slower", "within noise"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,13 @@ class Comparison:
     def a_faster(self) -> bool:
         """Whether a is the faster (meaningful when decided)."""
         return self.ratio < 1.0
+
+    @property
+    def verdict(self) -> str:
+        """a against b: `faster` or `slower` where decided, `within noise` otherwise."""
+        if not self.decided:
+            return WITHIN_NOISE
+        return FASTER if self.a_faster else SLOWER
 
 
 def compare(a: Mapping[Unit, float], b: Mapping[Unit, float]) -> Comparison | None:

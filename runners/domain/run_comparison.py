@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-SLOWER, FASTER, WITHIN_NOISE = "slower", "faster", "within noise"
+from runners.domain.comparison import FASTER, SLOWER, WITHIN_NOISE
+
 Cell = tuple[int, str, str, int, str]  # (ranks, dtype, op, bytes, collective)
 
 

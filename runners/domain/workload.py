@@ -25,7 +25,6 @@ A workload file is a JSON object:
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,6 @@ from runners.domain.errors import BadInput
 FORMAT_KEY = "collsweep_workload"
 FORMAT_VERSION = 1
 CALL_KEYS = ("collective", "bytes", "dtype", "op", "ranks", "calls")  # `show --json`'s keys
-ROOTED = ("bcast", "reduce")
 MAX_WORKLOAD_BYTES = 64 * 2**20
 MAX_ORDER = 1_000_000  # order entries kept; a longer recorded order is cut and noted
 
@@ -149,11 +147,20 @@ def _with_calls(call: Call, calls: int) -> Call:
 # --- reading ------------------------------------------------------------------------------------
 
 
-def _integer(entry: dict, key: str, where: str, least: int) -> int:
-    value = entry.get(key)
+def integer(value: Any, where: str, least: int = 0) -> int:
+    """`value` when it is an integer >= `least` (not a bool); WorkloadError otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise WorkloadError(f"{where}: {key} must be an integer >= {least}, got {value!r}")
+        raise WorkloadError(f"{where} must be an integer >= {least}, got {_shown(value)}")
     return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _integer(entry: dict, key: str, where: str, least: int) -> int:
+    return integer(entry.get(key), f"{where}: {key}", least)
 
 
 def _call(entry: Any, where: str) -> Call:
@@ -241,10 +248,3 @@ def load_workload(path: Path) -> Workload:
     except OSError as exc:
         raise WorkloadError(f"cannot read workload {path}: {exc.strerror}") from None
     return workload_from_json(data, f"workload {path}")
-
-
-def share_text(part: float, whole: float) -> str:
-    """`part` as a percentage of `whole` ("-" where the whole is zero or unknown)."""
-    if not whole or math.isnan(whole) or math.isnan(part):
-        return "-"
-    return f"{100 * part / whole:.1f}%"

@@ -62,18 +62,6 @@ def read_json_file(path: Path, what: str) -> Any:
         raise WorkloadError(f"cannot read {what} {path}: {exc.strerror}") from None
 
 
-def integer(value: Any, where: str, least: int = 0) -> int:
-    """`value` when it is an integer >= `least` (not a bool); WorkloadError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise WorkloadError(f"{where} must be an integer >= {least}, got {_shown(value)}")
-    return value
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 class CallLog:
     """The calls a job makes, in order: distinct calls with their counts, and the order as
     [index, times in a row] runs (cut at MAX_ORDER runs, the counts still whole)."""

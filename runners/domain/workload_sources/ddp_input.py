@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from runners.domain.workload import WorkloadError
-from runners.domain.workload_sources import TORCH_ITEMSIZE, integer
+from runners.domain.workload import WorkloadError, integer
+from runners.domain.workload_sources import TORCH_ITEMSIZE
 
 MAX_ELEMENTS = 2**48  # per tensor: far above any real one, low enough to catch garbage
 MAX_DIMS = 64

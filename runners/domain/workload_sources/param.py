@@ -28,8 +28,8 @@ from collections import Counter
 from typing import Any
 
 from runners.domain.collectives import NO_OP
-from runners.domain.workload import Call, Workload, WorkloadError
-from runners.domain.workload_sources import TORCH_ITEMSIZE, CallLog, integer
+from runners.domain.workload import Call, Workload, WorkloadError, integer
+from runners.domain.workload_sources import TORCH_ITEMSIZE, CallLog
 
 PARAM_COMMIT = "1e115ffc62c6d048405d9b963191736c13811b1d"
 SWEPT = {  # PARAM's name -> collsweep's collective
