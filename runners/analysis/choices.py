@@ -48,6 +48,8 @@ def best_choice_rows(
     for where in sorted(measured):
         times = measured[where]
         best, pick = best_algorithm(times), model_pick(model[where])
+        if times[pick] == times[best]:  # a tie in medians: the model's pick is a best too
+            best = pick
         ranks, nbytes, dtype, op = where
         rows.append(
             {
