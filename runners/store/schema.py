@@ -18,6 +18,7 @@ import duckdb
 
 from runners.domain import stops
 from runners.domain.faults import hold_at, holding
+from runners.domain.status import PointStatus, RunStatus
 from runners.store import storefile
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
 from runners.store.storefile import StoreError
@@ -25,8 +26,8 @@ from runners.store.storefile import StoreError
 DEFAULT_STORE = Path("data/collsweep.duckdb")
 STORE_ENV = "COLLSWEEP_STORE"
 
-RUN_STATUSES = ("running", "complete", "interrupted", "failed")
-POINT_STATUSES = ("ok", "failed", "skipped", "timeout")
+RUN_STATUSES = tuple(RunStatus)
+POINT_STATUSES = tuple(PointStatus)
 ASSUMPTION_STATES = ("holds", "violated", "unknown")
 CROSSOVER_KINDS = ("measured", "predicted")
 
