@@ -1,6 +1,8 @@
 """The store's tables as forward migrations: every version's statements, in order.
 
-Never edit a released entry; append a new one. runners.store.schema applies them.
+Never edit a released entry; append a new one, and write its change into
+runners.store.current_schema (the schema they end at, as DDL; a test checks the two agree).
+runners.store.schema applies them.
 """
 
 from __future__ import annotations
