@@ -29,8 +29,10 @@ from runners.domain import tuning
 from runners.domain.catalog import DTYPES, collective_of, library_of, ops_of
 from runners.domain.fitting import fit_linear, fit_piecewise
 from runners.domain.models import model_for, predict
+from runners.domain.point_row import Measurement, PointRow
 from runners.domain.records import PointKey
 from runners.domain.repetition import Repetition, point_summary
+from runners.domain.status import PointStatus
 from runners.domain.tuning import Band, file_record
 
 ALGORITHMS = (
@@ -300,38 +302,23 @@ def _summary(spec: RunSpec, seconds: np.ndarray, nbytes: int, ranks: int) -> dic
 
 
 def _point(spec: RunSpec, cell: tuple[str, int, int, str, str], seconds: np.ndarray | None):
-    """A points row; ``seconds`` None makes it a timed-out point without timings."""
-    algorithm, ranks, nbytes, dtype, op = cell
-    row = {
-        "point_id": point_id(spec, *cell),
-        "run_id": spec.run_id,
-        "algorithm": algorithm,
-        "collective": collective_of(algorithm),
-        "library_config": _library_config(algorithm),
-        "ranks": ranks,
-        "bytes": nbytes,
-        "dtype": dtype,
-        "op": op,
-        "count": nbytes // DTYPES[dtype].itemsize,
-        "status": "ok" if seconds is not None else "timeout",
-        "reason": "" if seconds is not None else "watchdog: no progress for 60 s",
-        "oversubscribed": ranks > spec.physical_cores,
-        "warmup": 3,
-        "sync_cadence": "MPI_Barrier before every iteration; iteration time = max over ranks",
-        "cache_mode": "hot",
-        "verified": seconds is not None,
-        "started_at": spec.started_at,
-        "finished_at": spec.started_at + timedelta(seconds=1),
-    }
+    """A points row, built as a sweep builds it (runners.domain.point_row); ``seconds`` None
+    makes it a timed-out point without timings."""
+    key = PointKey(spec.run_id, *cell)
+    measured = Measurement(
+        warmup=3,
+        sync_cadence="MPI_Barrier before every iteration; iteration time = max over ranks",
+        cache_mode="hot",
+        verified=seconds is not None,
+        started_at=spec.started_at,
+        finished_at=spec.started_at + timedelta(seconds=1),
+    )
+    cores = spec.physical_cores
     if seconds is None:
-        return row | {"launches": 0}
-    return row | _summary(spec, seconds, nbytes, ranks)
-
-
-def _library_config(algorithm: str) -> str:
-    """The environment setting that forces a library algorithm, or ''."""
-    _, sep, forced = algorithm.partition(":")
-    return f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={forced}" if sep else ""
+        why = "watchdog: no progress for 60 s"
+        return PointRow(key, PointStatus.TIMEOUT, why, cores, measured=measured, launches=0)
+    stats = _summary(spec, seconds, key.nbytes, key.ranks)
+    return PointRow(key, PointStatus.OK, "", cores, measured=measured, statistics=stats)
 
 
 def _is_timeout_cell(spec: RunSpec, cell: tuple[str, int, int, str, str]) -> bool:
@@ -351,7 +338,7 @@ def _batches(spec: RunSpec, batch_samples: int) -> Iterator[tuple[list[dict], li
     samples: list[dict] = []
     for cell in _cells(spec):
         seconds = None if _is_timeout_cell(spec, cell) else _samples_of(spec, cell, rng)
-        points.append(_point(spec, cell, seconds))
+        points.append(_point(spec, cell, seconds).columns())
         if seconds is not None:
             pid = points[-1]["point_id"]
             passes, launches = _origins(spec, seconds.size)

@@ -13,17 +13,27 @@ from runners.domain.events import (
     event_line,
     parse_event,
 )
+from runners.domain.plan import Group
+from runners.domain.point_row import PointRow
 from runners.domain.records import PointKey
+from runners.domain.status import PointStatus
 from runners.jobs.sweep_jobs import event_rows
 
 
 def test_point_id_and_row() -> None:
     key = PointKey("r1", "mpi:ring", 3, 64, "float64", "sum")
     assert key.point_id() == "r1/mpi:ring/3/64/float64/sum"
-    row = key.row()
+    row = PointRow(key, PointStatus.SKIPPED, "why", cores=2).columns()
     assert row["point_id"] == key.point_id() and row["bytes"] == 64 and row["count"] == 8
+    assert row["library"] == "mpich" and row["collective"] == "allreduce"
     assert row["library_config"] == "env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
-    assert key.row("runtime")["library_config"] == "MPI_T MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
+    runtime = PointRow(key, PointStatus.SKIPPED, "why", cores=2, switching="runtime")
+    assert runtime.columns()["library_config"] == "MPI_T MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"
+    # oversubscribed by the core count given, never by this host's
+    assert (
+        row["oversubscribed"] and not PointRow(key, "ok", "", cores=3).columns()["oversubscribed"]
+    )
+    assert "job" not in row and "launches" not in row and "median_s" not in row
 
 
 def _event(point_id: str) -> PointMeasured:
@@ -49,10 +59,14 @@ def _event(point_id: str) -> PointMeasured:
 
 
 def test_the_parent_checks_the_id_the_ranks_report() -> None:
-    row, samples = event_rows("r1", _event("r1/ring/2/8/float32/sum"))
+    group = Group(2, "", {}, switching="runtime")
+    point, samples = event_rows("r1", _event("r1/ring/2/8/float32/sum"), 4, group)
+    row = point.columns()
     assert row["point_id"] == "r1/ring/2/8/float32/sum" and len(samples) == 2
+    assert row["job"] == group.label and row["status"] == "ok" and row["verified"]
+    assert row["started_at"] < row["finished_at"] and not row["oversubscribed"]
     with pytest.raises(ValueError, match="reported point"):
-        event_rows("r1", _event("r0/ring/2/8/float32/sum"))
+        event_rows("r1", _event("r0/ring/2/8/float32/sum"), 4, group)
 
 
 def test_events_go_through_their_json_lines_unchanged_and_malformed_ones_are_refused() -> None:

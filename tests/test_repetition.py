@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from runners.domain.plan import plan_launches
-from runners.domain.records import TimingPolicy
+from runners.domain.point_row import PointRow
+from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.repetition import Repetition, median_launch_interval
 from runners.domain.spec import parse_spec
 from runners.domain.stats import median_ci
+from runners.domain.status import PointStatus
 from runners.jobs.point_history import PointHistory
 
 PASSES, PER_PASS = 2, 60
@@ -128,14 +130,11 @@ def test_a_resumed_run_plans_only_the_missing_launches_of_each_point():
     assert plan_launches(spec, "r", every) == []
 
 
-def point_row(status: str = "ok") -> dict:
-    return {
-        "point_id": "r/ring/2/8/float32/sum",
-        "run_id": "r",
-        "bytes": 8,
-        "ranks": 2,
-        "status": status,
-    }
+def point_row(
+    status: PointStatus = PointStatus.OK, reason: str = "", nbytes: int = 8, job: str | None = None
+) -> PointRow:
+    key = PointKey("r", "ring", 2, nbytes, "float32", "sum")
+    return PointRow(key, status, reason, cores=2, job=job)
 
 
 def samples(values: list[float]) -> list[dict]:
@@ -146,8 +145,9 @@ def test_a_launch_measured_again_replaces_its_samples_and_rows_sum_up_every_laun
     history, timing = PointHistory(), TimingPolicy(launches=2, target_rel_ci=0.5)
     history.merge(point_row(), 0, samples([1.0, 1.1, 1.0, 1.2]), timing)
     row, rows = history.merge(point_row(), 1, samples([2.0, 2.1]), timing)
-    assert row["launches"] == 2 and len(rows) == 6
-    row, rows = history.merge(point_row(), 1, samples([1.5, 1.4, 1.6]), timing)
+    assert row.launches == 2 and len(rows) == 6
+    point, rows = history.merge(point_row(), 1, samples([1.5, 1.4, 1.6]), timing)
+    row = point.columns()
     assert row["launches"] == 2 and [r["iteration"] for r in rows] == list(range(7))
     assert sorted(r["seconds"] for r in rows if r["launch"] == 1) == [1.4, 1.5, 1.6]
     assert row["median_s"] == pytest.approx(1.2)
@@ -157,11 +157,10 @@ def test_a_launch_measured_again_replaces_its_samples_and_rows_sum_up_every_laun
 def test_a_wrong_result_in_one_launch_keeps_the_point_failed():
     history, timing = PointHistory(), TimingPolicy(launches=3)
     history.merge(point_row(), 0, samples([1.0, 1.1]), timing)
-    history.merge(
-        point_row("failed") | {"reason": "wrong result: 3 elements differ"}, 1, [], timing
-    )
+    history.merge(point_row(PointStatus.FAILED, "wrong result: 3 elements differ"), 1, [], timing)
     row, rows = history.merge(point_row(), 2, samples([1.0, 1.2]), timing)
-    assert row["status"] == "failed" and "wrong result" in row["reason"] and len(rows) == 4
+    assert row.status == PointStatus.FAILED and "wrong result" in row.reason and len(rows) == 4
+    assert "median_s" not in row.columns()
 
 
 def test_a_point_whose_launches_agreed_borrows_the_spread_of_its_job():
@@ -180,13 +179,14 @@ def test_the_sweep_pools_the_launch_spread_over_the_points_of_a_job():
     history, timing = PointHistory(), TimingPolicy(launches=3)
     rng = np.random.default_rng(6)
     for index in range(4):  # points whose launches vary by +-10%
-        row = point_row() | {"point_id": f"r/p{index}", "job": "ranks=2 config=default"}
+        row = point_row(nbytes=8 * (index + 2), job="ranks=2 config=default")
         for launch, scale in enumerate((0.9, 1.0, 1.1)):
             history.merge(row, launch, samples(list(scale * (1 + 0.01 * rng.random(8)))), timing)
-    steady = point_row() | {"point_id": "r/steady", "job": "ranks=2 config=default"}
+    steady = point_row(job="ranks=2 config=default")
     for launch in range(3):
         row, _ = history.merge(steady, launch, samples(list(1 + 0.01 * rng.random(8))), timing)
-    assert row["interval_high_s"] - row["interval_low_s"] > 0.15  # not the 1% of its own
+    stats = row.statistics
+    assert stats["interval_high_s"] - stats["interval_low_s"] > 0.15  # not the 1% of its own
 
 
 @pytest.mark.parametrize("width", [1, 5, 101])

@@ -13,9 +13,11 @@ from runners.domain.collectives import COLLECTIVES, qualified
 from runners.domain.descriptor import MPICH
 from runners.domain.launcher import default_knobs, is_oversubscribed
 from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, switching_mode_of
+from runners.domain.point_row import PointRow
 from runners.domain.records import PointKey
 from runners.domain.spec import SweepSpec
-from runners.domain.switching import LAUNCH, RUNTIME, library_config, settings
+from runners.domain.status import PointStatus
+from runners.domain.switching import LAUNCH, RUNTIME, settings
 from runners.domain.workload_spec import in_cells
 
 
@@ -54,10 +56,6 @@ class Group:
         """The job's name in the run's environment record and points.job."""
         return f"ranks={self.ranks} config={self.config or 'default'}"
 
-    def columns(self, algorithm: str) -> dict[str, str]:
-        """The points columns that say how this job ran `algorithm`."""
-        return {"library_config": library_config(algorithm, self.switching), "job": self.label}
-
     @property
     def oversubscribed(self) -> bool:
         """More ranks than physical cores."""
@@ -91,7 +89,7 @@ class Plan:
 
     point_ids: frozenset[str]  # every point the spec asks for, measured or unsupported
     launches: list[Launch]
-    skipped: list[dict]
+    skipped: list[PointRow]
 
     def to_measure(self, run_id: str) -> set[str]:
         """The points the launches measure."""
@@ -104,13 +102,16 @@ def plan_sweep(
     kept: set[str],
     done: Iterable[tuple[str, int]] = (),
     switching: str = LAUNCH,
+    *,
+    cores: int,
 ) -> Plan:
-    """The spec's Plan for run `run_id`: `kept` points are measured no more (nor declared
-    skipped again), `done` (point_id, launch) pairs are not launched again."""
+    """The spec's Plan for run `run_id` on a host of `cores` physical cores: `kept` points are
+    measured no more (nor declared skipped again), `done` (point_id, launch) pairs are not
+    launched again."""
     return Plan(
         frozenset(all_point_ids(spec, run_id)),
         plan_launches(spec, run_id, kept, done, switching),
-        skipped_points(spec, run_id, kept, switching),
+        skipped_points(spec, run_id, kept, switching, cores=cores),
     )
 
 
@@ -281,13 +282,19 @@ def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
 
 
 def skipped_points(
-    spec: SweepSpec, run_id: str, done: set[str] = frozenset(), switching: str = LAUNCH
-) -> list[dict]:
-    """Point rows for every combination an algorithm declares it cannot run."""
+    spec: SweepSpec,
+    run_id: str,
+    done: set[str] = frozenset(),
+    switching: str = LAUNCH,
+    *,
+    cores: int,
+) -> list[PointRow]:
+    """Point rows for every combination an algorithm declares it cannot run (on a host of
+    `cores` physical cores)."""
     rows = []
     for ranks, alg, op, nbytes, dtype in _grid(spec):
         reason = skip_reason(alg, ranks, op, nbytes, dtype)
         key = PointKey(run_id, alg, ranks, nbytes, dtype, op)
         if reason is not None and key.point_id() not in done:
-            rows.append(key.row(switching) | {"status": "skipped", "reason": reason})
+            rows.append(PointRow(key, PointStatus.SKIPPED, reason, cores, switching))
     return rows

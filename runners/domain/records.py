@@ -11,10 +11,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runners.domain.catalog import DTYPES, collective_of, library_of
-from runners.domain.launcher import is_oversubscribed
 from runners.domain.stats import StopRule
-from runners.domain.switching import LAUNCH, library_config
 
 
 @dataclass(frozen=True)
@@ -31,24 +28,6 @@ class PointKey:
     def point_id(self) -> str:
         """The store's key of this point; the same facts always give the same id."""
         return f"{self.run_id}/{self.algorithm}/{self.ranks}/{self.nbytes}/{self.dtype}/{self.op}"
-
-    def row(self, switching: str = LAUNCH) -> dict[str, Any]:
-        """The identifying columns of this point's row in `points` ("bytes" there); how a
-        library algorithm was forced depends on the sweep's `switching` mode."""
-        return {
-            "point_id": self.point_id(),
-            "run_id": self.run_id,
-            "algorithm": self.algorithm,
-            "collective": collective_of(self.algorithm),
-            "library": library_of(self.algorithm),
-            "library_config": library_config(self.algorithm, switching),
-            "ranks": self.ranks,
-            "bytes": self.nbytes,
-            "dtype": self.dtype,
-            "op": self.op,
-            "count": self.nbytes // DTYPES[self.dtype].itemsize,
-            "oversubscribed": is_oversubscribed(self.ranks),
-        }
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,12 @@ class RunStatus(StrEnum):
     COMPLETE = "complete"
     INTERRUPTED = "interrupted"
     FAILED = "failed"
+
+
+class CheckStatus(StrEnum):
+    """The verdict of one exact check of `collsweep verify` (runners.ranks.verify_worker)."""
+
+    OK = "ok"  # every rank's result equals the serial reference
+    REFUSED = "refused"  # the algorithm declares it cannot run this case
+    MISMATCH = "mismatch"  # some rank's result (or untouched input) is wrong
+    ERROR = "error"  # the job failed or reported fewer checks than asked

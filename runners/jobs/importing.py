@@ -27,6 +27,7 @@ from runners.domain.imports.points import ImportPlan, plan_import, run_words
 from runners.domain.imports.records import IMPORTED_TABLE
 from runners.domain.libraries import LIBRARIES
 from runners.jobs.sweep import code_version, new_run_id
+from runners.domain.status import RunStatus
 
 MAX_FILE_BYTES = 256 * 2**20  # tools print kilobytes; a larger file is something else
 
@@ -167,7 +168,7 @@ def run_row(
     words = run_words(len(files), plan.launches, tool)
     return {
         "run_id": run_id,
-        "status": "complete",
+        "status": RunStatus.COMPLETE,
         "status_reason": words,
         "started_at": now,
         "finished_at": now,

@@ -18,6 +18,7 @@ from runners.domain.errors import BadInput
 from runners.domain.outputs import is_duckdb_file
 from runners.domain.plan import all_point_ids
 from runners.domain.spec import SpecError, parse_spec
+from runners.domain.status import RunStatus
 from runners.jobs.run_writer import recover_abandoned
 from runners.jobs.sweep import final_status
 
@@ -52,7 +53,7 @@ def failed_task_logs(logs: list[Path]) -> list[str]:
         if shard.exists():
             try:
                 runs = store.query(shard, "SELECT status FROM runs")
-                finished = bool(len(runs)) and set(runs.status) <= {"complete"}
+                finished = bool(len(runs)) and set(runs.status) <= {RunStatus.COMPLETE}
             except store.StoreError:
                 finished = False
         if not finished:
@@ -123,7 +124,7 @@ def merge(
         points = store.query(main, "SELECT point_id, status FROM points WHERE run_id = ?", [run_id])
         statuses = dict(zip(points.point_id, points.status, strict=True))
         status, reason = final_status(all_point_ids(spec, run_id), statuses, "", "", [])
-        if status != "complete":
+        if status != RunStatus.COMPLETE:
             reason += f"; finish it with: collsweep sweep --resume {run_id} --store {main}"
         fields = {"spec_toml": spec.to_toml(), "status": status, "status_reason": reason}
         store.update_run(main, run_id, fields)

@@ -8,14 +8,17 @@ sample is stored twice. A point that failed in one launch of a sweep stays faile
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from runners import store
+from runners.domain.point_row import PointRow
 from runners.domain.records import TimingPolicy
 from runners.domain.repetition import Repetition, launch_spread, point_summary
+from runners.domain.status import PointStatus
 
 Sample = dict[str, Any]  # seconds, pass, launch
 
@@ -61,29 +64,30 @@ class PointHistory:
         return float(np.median(same_job)) if same_job else 0.0
 
     def merge(
-        self, row: dict[str, Any], launch: int, new: list[Sample], timing: TimingPolicy
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self, row: PointRow, launch: int, new: list[Sample], timing: TimingPolicy
+    ) -> tuple[PointRow, list[dict[str, Any]]]:
         """The point's row and samples rows with `launch`'s samples replaced by `new`."""
-        point_id = row["point_id"]
+        point_id = row.point_id
         kept = [s for s in self.samples.get(point_id, []) if s["launch"] != launch]
         merged = self.samples[point_id] = kept + [{**s, "launch": launch} for s in new]
-        row = {**row, "launches": self.launches(point_id)}
-        if row["status"] == "failed":
-            self.failed[point_id] = row.get("reason") or "failed"
-        elif row["status"] == "ok" and point_id in self.failed:  # a wrong answer stays on record
-            row |= {"status": "failed", "reason": f"an earlier launch: {self.failed[point_id]}"}
-        if row["status"] == "ok" and merged:
+        row = replace(row, launches=self.launches(point_id))
+        if row.status == PointStatus.FAILED:
+            self.failed[point_id] = row.reason or PointStatus.FAILED.value
+        elif row.status == PointStatus.OK and point_id in self.failed:  # a wrong answer stays
+            why = f"an earlier launch: {self.failed[point_id]}"
+            row = replace(row, status=PointStatus.FAILED, reason=why)
+        if row.status == PointStatus.OK and merged:
             rep = Repetition.of(
                 [s["seconds"] for s in merged],
                 [s["pass"] for s in merged],
                 [s["launch"] for s in merged],
             )
-            floor = self._pooled_spread(point_id, row.get("job") or "", rep)
-            target = timing.target_rel_ci
-            collective = row.get("collective") or "allreduce"
-            row |= point_summary(rep, row["bytes"], row["ranks"], target, floor, collective)
+            floor = self._pooled_spread(point_id, row.job or "", rep)
+            key, target = row.key, timing.target_rel_ci
+            stats = point_summary(rep, key.nbytes, key.ranks, target, floor, row.collective)
+            row = replace(row, statistics=stats)
         samples = [
-            {"point_id": point_id, "run_id": row["run_id"], "iteration": i, **s}
+            {"point_id": point_id, "run_id": row.key.run_id, "iteration": i, **s}
             for i, s in enumerate(merged)
         ]
         return row, samples

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from runners import store
+from runners.domain.status import PointStatus, RunStatus
 from runners.store.journal import (
     Journal,
     JournalUnwritable,
@@ -36,7 +37,7 @@ PARTIAL = "partial"  # a point stored ok, measured in fewer launches than its sp
 
 def sweep_status(status: str, launches: int, wanted_launches: int) -> str:
     """A stored point's status as the sweep counts it: PARTIAL while launches are missing."""
-    return PARTIAL if status == "ok" and launches < wanted_launches else status
+    return PARTIAL if status == PointStatus.OK and launches < wanted_launches else status
 
 
 FLUSH_SECONDS = 1.0  # how often queued points are written while the sweep runs
@@ -193,10 +194,10 @@ def _final_fields(run: dict | None, fields: dict, previous: str) -> dict[str, di
     """The run's journalled columns, marked interrupted if its sweep left it running."""
     if run is None:
         return {}
-    if fields.get("status", run["status"]) == "running":
+    if fields.get("status", run["status"]) == RunStatus.RUNNING:
         who = f" ({previous})" if previous else ""
         fields = fields | {
-            "status": "interrupted",
+            "status": RunStatus.INTERRUPTED,
             "status_reason": f"its sweep{who} ended without finishing; resume it with "
             f"`collsweep sweep --resume {run['run_id']}`",
         }

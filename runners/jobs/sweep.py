@@ -31,6 +31,7 @@ from runners.domain.imports.records import imported_tool
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import Group, Plan, plan_sweep
 from runners.domain.spec import SpecError, SweepSpec, parse_spec
+from runners.domain.status import PointStatus, RunStatus
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_seconds
 from runners.jobs import calibrate, launch, run_writer
@@ -56,7 +57,7 @@ class SweepOutcome:
     """How a sweep ended."""
 
     run_id: str
-    status: str
+    status: RunStatus
     reason: str
     measured: int  # points measured in every launch they still needed
     total: int
@@ -94,7 +95,7 @@ def run_row(spec: SweepSpec, run_id: str, command_line: str) -> dict:
     """The runs row as far as the parent knows it (the ranks add the library's facts)."""
     return {
         "run_id": run_id,
-        "status": "running",
+        "status": RunStatus.RUNNING,
         "status_reason": "",
         "started_at": datetime.now(UTC).replace(tzinfo=None),
         "spec_toml": spec.to_toml(),
@@ -180,11 +181,12 @@ def _sweep_locked(
     switching = switching_mode(spec)
     if has_forced(spec.algorithms) and switching[0] == LAUNCH and spec.library_switching == RUNTIME:
         say(f"forced library algorithms get launches of their own: {switching[1]}")
-    plan = plan_sweep(spec, run_id, kept, history.done(), switching[0])
+    cores = physical_cores()
+    plan = plan_sweep(spec, run_id, kept, history.done(), switching[0], cores=cores)
     launches = plan.launches
     if statuses and not launches and _already_complete(plan, statuses):
-        store.update_run(path, run_id, {"status": "complete"})  # as it was, finished_at kept
-        return SweepOutcome(run_id, "complete", "", 0, 0, True, 0)
+        store.update_run(path, run_id, {"status": RunStatus.COMPLETE})  # finished_at kept
+        return SweepOutcome(run_id, RunStatus.COMPLETE, "", 0, 0, True, 0)
     to_measure = plan.to_measure(run_id)
     progress.launches = [
         PlannedLaunch(group_name(p.group), len(p.group.points(run_id)), p.group.ranks)
@@ -192,16 +194,16 @@ def _sweep_locked(
     ]
     say(expected_time(spec, len(to_measure), len(launches)))
     load = os.getloadavg()
-    cautions = tuple(caution_notes(spec.ranks, load, physical_cores()))
+    cautions = tuple(caution_notes(spec.ranks, load, cores))
     for caution in cautions:
         say(f"caution: {caution}")
     runner = GroupRunner(
-        spec, run_id, writer, progress, history, load_before=load, switching=switching
+        spec, run_id, writer, progress, cores, history, load_before=load, switching=switching
     )
     interrupted, error = "", ""
     try:
         for row in plan.skipped:
-            writer.add_point(row, [])
+            writer.add_point(row.columns(), [])
         _prepare(path, run_id, spec, say)
         for index, planned in enumerate(launches):
             progress.start_launch(index)
@@ -224,7 +226,7 @@ def _sweep_locked(
     )
 
 
-KEPT = ("ok", "skipped")
+KEPT = (PointStatus.OK, PointStatus.SKIPPED)
 
 
 LAUNCH_START_S = 0.5  # an mpiexec's start and its ranks' set-up, measured on the demo
@@ -254,7 +256,7 @@ def group_name(group: Group) -> str:
 def _already_complete(plan: Plan, statuses: dict[str, str]) -> bool:
     """Whether a resumed run's stored points already make it complete (nothing to measure)."""
     status, _ = final_status(plan.point_ids, statuses, "", "", [])
-    return status == "complete"
+    return status == RunStatus.COMPLETE
 
 
 def _check_writable(path: Path) -> None:
@@ -298,27 +300,27 @@ def final_status(
     interrupted: str,
     error: str,
     failures: list[str],
-) -> tuple[str, str]:
+) -> tuple[RunStatus, str]:
     """The run's true status: complete only when every planned point is stored ok or skipped."""
     missing = sorted(pid for pid in planned if statuses.get(pid) not in KEPT)
     if not missing:
-        return "complete", ""
+        return RunStatus.COMPLETE, ""
     if interrupted:
-        return "interrupted", interrupted
+        return RunStatus.INTERRUPTED, interrupted
     if error:
-        return "failed", f"unexpected error: {error}"[:2000]
+        return RunStatus.FAILED, f"unexpected error: {error}"[:2000]
     if failures:
-        return "failed", "; ".join(failures)[:2000]
-    bad = sum(statuses.get(pid) in ("failed", "timeout") for pid in missing)
+        return RunStatus.FAILED, "; ".join(failures)[:2000]
+    bad = sum(statuses.get(pid) in (PointStatus.FAILED, PointStatus.TIMEOUT) for pid in missing)
     partial = sum(statuses.get(pid) == PARTIAL for pid in missing)
-    return "failed", (
+    return RunStatus.FAILED, (
         f"{len(missing)} of {len(planned)} points are not stored ok or skipped "
         f"({bad} failed or timed out, {partial} measured in fewer launches than planned, "
         f"{len(missing) - bad - partial} never measured)"
     )
 
 
-def _finish(writer: RunWriter, status: str, reason: str, say: Callable[[str], None]) -> bool:
+def _finish(writer: RunWriter, status: RunStatus, reason: str, say: Callable[[str], None]) -> bool:
     """Store the run's final status with every queued point; True once all is in the store.
 
     Waits for a busy store. A stop signal during the wait is reported and the wait goes on;

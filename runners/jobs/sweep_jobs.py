@@ -11,7 +11,8 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
-from runners.domain.calibration import LAUNCH_PREFIX, calibration_row, library_suffix
+from runners.domain.calibration import calibration_row
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.catalog import has_forced
 from runners.domain.events import (
     Calibrated,
@@ -24,9 +25,11 @@ from runners.domain.events import (
 )
 from runners.domain.launcher import default_knobs
 from runners.domain.libraries import LIBRARIES, switching_mode_of
-from runners.domain.plan import Launch, plan_groups
+from runners.domain.plan import Cell, Group, Launch, plan_groups
+from runners.domain.point_row import Measurement, PointRow
 from runners.domain.records import PointKey
 from runners.domain.spec import STARTUP_GRACE_S, SweepSpec
+from runners.domain.status import PointStatus
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.tuning import file_record
 from runners.jobs import calibrate, launch
@@ -41,20 +44,35 @@ def _timestamp(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC).replace(tzinfo=None)
 
 
-ROW_FIELDS = ("status", "reason", "warmup", "sync_cadence", "cache_mode", "verified")
-
-
-def event_rows(run_id: str, event: PointMeasured) -> tuple[dict, list[dict]]:
-    """Turn a worker's `point` event into a points row (before statistics) and this launch's
-    samples (seconds and pass)."""
+def event_rows(
+    run_id: str, event: PointMeasured, cores: int, group: Group
+) -> tuple[PointRow, list[dict]]:
+    """Turn a worker's `point` event, measured in a launch of `group` on a host of `cores`
+    physical cores, into its points row (before statistics) and this launch's samples
+    (seconds and pass)."""
     key = PointKey(run_id, event.algorithm, event.ranks, event.nbytes, event.dtype, event.op)
     if event.point_id != key.point_id():
         raise ValueError(f"the ranks reported point {event.point_id!r} for {key}")
-    row = key.row() | {name: getattr(event, name) for name in ROW_FIELDS}
-    row["started_at"] = _timestamp(event.started_at)
-    row["finished_at"] = _timestamp(event.finished_at)
+    measured = Measurement(
+        warmup=event.warmup,
+        sync_cadence=event.sync_cadence,
+        cache_mode=event.cache_mode,
+        verified=event.verified,
+        started_at=_timestamp(event.started_at),
+        finished_at=_timestamp(event.finished_at),
+    )
+    status = PointStatus(event.status)
+    row = PointRow(key, status, event.reason, cores, group.switching, group.label, measured)
     samples = [{"seconds": s, "pass": p} for s, p in zip(event.samples, event.passes, strict=True)]
     return row, samples
+
+
+@dataclass(frozen=True)
+class Broken:
+    """Why a launch ended before its cells did, and what that makes of its cell in flight."""
+
+    status: PointStatus  # TIMEOUT: the watchdog found it hung; FAILED: the job ended
+    reason: str
 
 
 @dataclass
@@ -66,6 +84,7 @@ class GroupRunner:
     run_id: str
     writer: RunWriter
     progress: Progress
+    cores: int  # the host's physical cores (a point with more ranks is oversubscribed)
     history: PointHistory = field(default_factory=PointHistory)
     stored: set[tuple[str, int]] = field(default_factory=set)  # (point_id, launch) this sweep
     failures: list[str] = field(default_factory=list)
@@ -77,15 +96,15 @@ class GroupRunner:
         """Measure every cell of the launch; a broken job costs only its in-flight cell."""
         cells = list(planned.group.cells)
         while cells:
-            finished, failure = self._run_job(planned, cells)
+            finished, broken = self._run_job(planned, cells)
             cells = cells[finished:]
-            if failure:
-                self.failures.append(failure)
-                self._give_up_cell(planned, cells[0], failure)
+            if broken is not None:
+                self.failures.append(broken.reason)
+                self._give_up_cell(planned, cells[0], broken)
                 cells = cells[1:]
 
-    def _run_job(self, planned: Launch, cells: list) -> tuple[int, str]:
-        """One launch; returns how many cells finished and why it broke ('' if it didn't)."""
+    def _run_job(self, planned: Launch, cells: list) -> tuple[int, Broken | None]:
+        """One launch; returns how many cells finished and why it broke (None if it didn't)."""
         group = planned.group
         job_group = replace(group, cells=cells)
         spec = self.spec
@@ -109,7 +128,7 @@ class GroupRunner:
             )
             return self._follow(launch.RunningJob(job), planned)
 
-    def _follow(self, running: launch.RunningJob, planned: Launch) -> tuple[int, str]:
+    def _follow(self, running: launch.RunningJob, planned: Launch) -> tuple[int, Broken | None]:
         """Store the job's events as they come; returns (cells finished, why it broke)."""
         group = planned.group
         where = f"ranks={group.ranks} launch {planned.index + 1} of {self.spec.launches}"
@@ -139,15 +158,16 @@ class GroupRunner:
                 if not cells_started
                 else ""
             )
-            return max(cells_started - 1, 0), f"{where}: watchdog: {exc}{grace}"
+            hung = Broken(PointStatus.TIMEOUT, f"{where}: watchdog: {exc}{grace}")
+            return max(cells_started - 1, 0), hung
         except BaseException:
             running.kill()
             raise
         code = running.wait()
         if done and code == 0:
-            return cells_started, ""
+            return cells_started, None
         why = f"{where}: {exit_reason(code, done, running.stderr_tail())}"
-        return max(cells_started - 1, 0), why
+        return max(cells_started - 1, 0), Broken(PointStatus.FAILED, why)
 
     def _store_probe(self, event: Probe, planned: Launch) -> None:
         group = planned.group
@@ -170,35 +190,35 @@ class GroupRunner:
                 f"cannot be fitted ({exc}); predictions use the others"
             )
             return
-        suffix = library_suffix(group.library)
-        row["calibration_id"] = (
-            f"{LAUNCH_PREFIX}{self.run_id}:{group.label}:{planned.index}{suffix}"
+        launch = CalibrationId(
+            CalibrationKind.LAUNCH, self.run_id, group.label, planned.index, group.library
         )
-        row["source"] = f"{LAUNCH_PREFIX}{self.run_id}{suffix}"
+        row["calibration_id"], row["source"] = str(launch), str(launch.source())
         self.writer.add_calibration(row)
 
     def _store_point(self, event: PointMeasured, planned: Launch) -> None:
-        row, samples = event_rows(self.run_id, event)
+        row, samples = event_rows(self.run_id, event, self.cores, planned.group)
         self._store(row, planned, samples)
 
-    def _store(self, row: dict, planned: Launch, samples: list[dict]) -> None:
-        row = row | planned.group.columns(row["algorithm"])
+    def _store(self, row: PointRow, planned: Launch, samples: list[dict]) -> None:
         launch = planned.index
         row, samples = self.history.merge(row, launch, samples, self.spec.timing())
-        self.stored.add((row["point_id"], launch))
-        self.writer.add_point(row, samples, wanted_launches=self.spec.launches)
-        self.progress.point(row)
+        columns = row.columns()
+        self.stored.add((row.point_id, launch))
+        self.writer.add_point(columns, samples, wanted_launches=self.spec.launches)
+        self.progress.point(columns)
 
-    def _give_up_cell(self, planned: Launch, cell, reason: str) -> None:
+    def _give_up_cell(self, planned: Launch, cell: Cell, broken: Broken) -> None:
         """Store the broken cell's points (those without this launch yet) as failed or timed
         out, keeping their earlier launches' samples."""
-        status = "timeout" if "watchdog" in reason else "failed"
         group = planned.group
         for alg in cell.algorithms:
             key = PointKey(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
-            row = key.row()
-            if (row["point_id"], planned.index) not in self.stored:
-                self._store(row | {"status": status, "reason": reason}, planned, [])
+            if (key.point_id(), planned.index) not in self.stored:
+                row = PointRow(
+                    key, broken.status, broken.reason, self.cores, group.switching, group.label
+                )
+                self._store(row, planned, [])
 
     def _save_provenance(self, event: Hello, library: str) -> None:
         """The first hello of each library: its versions in runs.libraries; the spec's first

@@ -9,6 +9,7 @@ from runners.domain import launcher
 from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, library_knobs
 from runners.domain.events import Checked, MalformedEvent, parse_event
 from runners.domain.inputs import default_counts, verified_ops
+from runners.domain.status import CheckStatus
 from runners.jobs import launch
 
 
@@ -23,6 +24,8 @@ class VerifyPlan:
     counts: tuple[int, ...] = ()  # empty: 1, p-1, p, an odd count, a large count
     timeout_s: float = 600.0
 
+
+WRONG = (CheckStatus.MISMATCH, CheckStatus.ERROR)  # the checks that fail an algorithm
 
 # Every algorithm verify can check: all but those configured by a file (mpi:tuned).
 VERIFIABLE = {name: spec for name, spec in ALGORITHMS.items() if not spec.own_launch}
@@ -70,7 +73,7 @@ def _job_failure(ranks: int, result: launch.JobResult) -> dict:
         "op": "*",
         "count": 0,
         "ranks": ranks,
-        "status": "error",
+        "status": CheckStatus.ERROR,
         "detail": f"{why}: {tail}",
     }
 
@@ -113,7 +116,7 @@ def verify(plan: VerifyPlan, progress: Callable[[str], None] = print) -> list[di
     rows: list[dict] = []
     for ranks in plan.ranks:
         found = verify_ranks(plan, ranks)
-        bad = sum(row["status"] in ("mismatch", "error") for row in found)
+        bad = sum(row["status"] in WRONG for row in found)
         progress(f"ranks={ranks}: {len(found)} checks, {bad} failed")
         rows += found
     return rows
@@ -121,7 +124,7 @@ def verify(plan: VerifyPlan, progress: Callable[[str], None] = print) -> list[di
 
 def failed(rows: Iterable[dict]) -> list[dict]:
     """The rows that are neither correct nor a declared refusal."""
-    return [row for row in rows if row["status"] not in ("ok", "refused")]
+    return [row for row in rows if row["status"] not in (CheckStatus.OK, CheckStatus.REFUSED)]
 
 
 def summary_table(rows: list[dict]) -> str:
@@ -134,10 +137,10 @@ def summary_table(rows: list[dict]) -> str:
     header = f"{'ranks':>5}  {'algorithm':<{width}} {'ok':>5} {'refused':>8} {'wrong':>6}  verdict"
     lines = [header, "-" * len(header)]
     for (ranks, algorithm), cell in sorted(cells.items()):
-        wrong = cell.get("mismatch", 0) + cell.get("error", 0)
+        wrong = sum(cell.get(status, 0) for status in WRONG)
         verdict = "CORRECT" if not wrong else "FAILED"
         lines.append(
-            f"{ranks:>5}  {algorithm:<{width}} {cell.get('ok', 0):>5} "
-            f"{cell.get('refused', 0):>8} {wrong:>6}  {verdict}"
+            f"{ranks:>5}  {algorithm:<{width}} {cell.get(CheckStatus.OK, 0):>5} "
+            f"{cell.get(CheckStatus.REFUSED, 0):>8} {wrong:>6}  {verdict}"
         )
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from runners.domain.inputs import collective_case, mismatches
 from runners.domain.libraries import LIBRARIES, PER_COMMUNICATOR, short_library_version
 from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule
+from runners.domain.status import PointStatus
 from runners.ranks.algorithms import Allreduce, create
 from runners.ranks.calibrate_worker import calibration_event
 from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure
@@ -134,7 +135,7 @@ class PointState:
     """What one algorithm has gathered in a cell so far."""
 
     algorithm: str
-    status: str = "ok"
+    status: PointStatus = PointStatus.OK
     reason: str = ""
     samples: list[float] = field(default_factory=list)
     passes: list[int] = field(default_factory=list)
@@ -156,19 +157,32 @@ def check_results(comm: MPI.Comm, buffers: Buffers) -> str:
     return f"wrong result: {sum(per_rank)} elements differ on ranks {bad}"
 
 
-def first_call(comm: MPI.Comm, algorithm: str, impl: Allreduce, buffers: Buffers, op: str) -> str:
-    """Run and check the algorithm once; '' if fine, else why the point cannot be timed."""
+Outcome = tuple[PointStatus, str]  # a point's status so far, and why when it is not ok
+
+
+def checked(comm: MPI.Comm, buffers: Buffers) -> Outcome:
+    """OK when every rank's results are right, else FAILED with what was wrong."""
+    wrong = check_results(comm, buffers)
+    return (PointStatus.FAILED, wrong) if wrong else (PointStatus.OK, "")
+
+
+def first_call(
+    comm: MPI.Comm, algorithm: str, impl: Allreduce, buffers: Buffers, op: str
+) -> Outcome:
+    """Run and check the algorithm once: OK, SKIPPED where the library cannot run it as asked
+    (an error, or it fell back on another algorithm), FAILED for a wrong result."""
     buffers.clear_results()
     send, recv = buffers.pairs[0]
     try:
         with captured_stderr() as notes:
             impl.bind(comm, send, recv, mpi_op(op))()
     except MPI.Exception as exc:
-        return f"library error: {exc.Get_error_string().strip()}"
+        return PointStatus.SKIPPED, f"library error: {exc.Get_error_string().strip()}"
     fell_back = any(marker in notes[0] for marker in FALLBACK_MARKERS)
     if comm.allreduce(int(fell_back), op=MPI.MAX):
-        return f"MPICH could not apply {ALGORITHMS[algorithm].forced} here and fell back"
-    return check_results(comm, buffers)
+        forced = ALGORITHMS[algorithm].forced
+        return PointStatus.SKIPPED, f"MPICH could not apply {forced} here and fell back"
+    return checked(comm, buffers)
 
 
 _CELLS_SEEN: dict[str, set[tuple]] = {}  # per algorithm, the cells this rank has run it in
@@ -258,23 +272,19 @@ def run_cell(
     states = {a: PointState(a) for a in cell["algorithms"]}
     for alg, state in states.items():
         here = library.turn(alg)
-        state.reason = first_call(here, alg, impls[alg], buffers, cell["op"])
-        state.status = (
-            "failed" if state.reason.startswith("wrong") else ("skipped" if state.reason else "ok")
-        )
+        state.status, state.reason = first_call(here, alg, impls[alg], buffers, cell["op"])
     passes, rule = timing.passes, timing.pass_rule()
     for index in range(passes):
         order = cell["algorithms"] if index % 2 == 0 else cell["algorithms"][::-1]
         for alg in order:
             state = states[alg]
-            if state.status != "ok":
+            if state.status != PointStatus.OK:
                 continue
             inject_fault(comm, alg, (cell["nbytes"], cell["dtype"], cell["op"]))
             here = library.turn(alg)
             buffers.clear_results()
             samples = time_pass(here, impls[alg], buffers, cell["op"], rule, timing.warmup)
-            state.reason = check_results(comm, buffers)
-            state.status = "failed" if state.reason else "ok"
+            state.status, state.reason = checked(comm, buffers)
             state.samples += samples.tolist()
             state.passes += [index] * samples.size
     for state in states.values():
@@ -285,7 +295,7 @@ def point_event(
     comm: MPI.Comm, cell: dict, job: dict, timing: TimingPolicy, state: PointState
 ) -> PointMeasured:
     """The `point` event: identity, launch, status and this launch's raw samples."""
-    ranks, timed = comm.Get_size(), state.status == "ok" and bool(state.samples)
+    ranks, timed = comm.Get_size(), state.status == PointStatus.OK and bool(state.samples)
     key = PointKey(job["run_id"], state.algorithm, ranks, cell["nbytes"], cell["dtype"], cell["op"])
     return PointMeasured(
         point_id=key.point_id(),
@@ -301,7 +311,7 @@ def point_event(
         warmup=timing.warmup,
         sync_cadence=SYNC_CADENCE,
         cache_mode=timing.cache_mode,
-        verified=state.status == "ok",
+        verified=state.status == PointStatus.OK,
         launch=job["launch"],
         samples=state.samples if timed else [],
         passes=state.passes if timed else [],

@@ -12,6 +12,7 @@ from runners.domain.catalog import ALGORITHMS
 from runners.domain.collectives import COLLECTIVES
 from runners.domain.events import Checked, event_line
 from runners.domain.inputs import collective_case, default_counts, mismatches, verified_ops
+from runners.domain.status import CheckStatus
 from runners.ranks.algorithms import UnsupportedError, create
 from runners.ranks.mpi_ops import mpi_op
 
@@ -24,7 +25,7 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Ch
     whole = collective.checked_count(count, size)
     sendbuf, recvbuf, expected = collective_case(collective, rank, size, whole, dtype, op)
     sent = sendbuf.copy()
-    status, detail, wrong = "ok", "", 0
+    status, detail, wrong = CheckStatus.OK, "", 0
     try:
         create(algorithm)(comm, sendbuf, recvbuf, mpi_op(op))
         if expected is not None:
@@ -32,11 +33,11 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Ch
         if sendbuf is not recvbuf:
             wrong += mismatches(sendbuf, sent)
     except UnsupportedError as exc:
-        status, detail = "refused", str(exc)
+        status, detail = CheckStatus.REFUSED, str(exc)
     counts = comm.gather(wrong, root=0)
-    if rank == 0 and status == "ok" and any(counts):
+    if rank == 0 and status == CheckStatus.OK and any(counts):
         bad = [r for r, c in enumerate(counts) if c]
-        status, detail = "mismatch", f"{sum(counts)} wrong elements on ranks {bad}"
+        status, detail = CheckStatus.MISMATCH, f"{sum(counts)} wrong elements on ranks {bad}"
     return Checked(algorithm, dtype, op, count, size, status, detail)
 
 
