@@ -21,6 +21,7 @@ from benchmarks.common import ROOT, Check, Figure, log, median_time, table
 from benchmarks.mode import Mode
 from runners import store
 from runners.analysis import analyze_run
+from runners.domain.calibration_id import GammaKey
 from runners.domain.spec import load_spec
 
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
@@ -53,7 +54,7 @@ def calibration(runs: dict[str, synthetic.RunSpec]) -> dict:
     """The synthetic ping-pong calibration, with a gamma for each dtype/op of the runs."""
     cal = synthetic.pingpong_calibration(synthetic.RunSpec().host)
     gamma = synthetic.GAMMA_S_PER_BYTE
-    keys = {f"{d}/{o}" for spec in runs.values() for d in spec.dtypes for o in spec.ops}
+    keys = {str(GammaKey(d, o)) for spec in runs.values() for d in spec.dtypes for o in spec.ops}
     return cal | {"gammas": {key: cal["gammas"].get(key, gamma) for key in sorted(keys)}}
 
 

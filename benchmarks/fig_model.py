@@ -23,6 +23,7 @@ import pandas as pd
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.mode import Mode, write_spec
 from runners import store
+from runners.domain.calibration_id import CalibrationKind
 
 GRID = """
 sizes = { min = 8, max = 33554432, factor = 4 }
@@ -41,8 +42,9 @@ TARGETS = {"hand-written": 0.10, "forced library": 0.10, "winner": 0.90, "crosso
 ACCURACY_SQL = (
     "SELECT calibration_id, variant, family, median_abs_error, decided_cells, winner_share, "
     "measured_crossovers, crossover_inside_share FROM model_accuracy "
-    "WHERE placement = 'dedicated' AND calibration_id NOT LIKE 'fitted:%'"
+    "WHERE placement = 'dedicated' AND NOT starts_with(calibration_id, $fitted)"
 )
+LAUNCHES = CalibrationKind.LAUNCHES.prefix  # the run's launches' own calibration: launches:<run>
 
 
 def sweep(spec: Path, folder: Path) -> pd.DataFrame:
@@ -53,7 +55,7 @@ def sweep(spec: Path, folder: Path) -> pd.DataFrame:
     result = run_command(argv, timeout=900)
     if result.returncode != 0 or result.timed_out:
         raise JobFailed(f"collsweep sweep failed: {result.stderr.strip().splitlines()[-1:]}")
-    return store.query(path, ACCURACY_SQL)
+    return store.query(path, ACCURACY_SQL, {"fitted": CalibrationKind.FITTED.prefix})
 
 
 def rows_of(name: str, frame: pd.DataFrame) -> list[list[object]]:
@@ -65,7 +67,7 @@ def rows_of(name: str, frame: pd.DataFrame) -> list[list[object]]:
         out.append(
             [
                 name,
-                "launches" if cal.startswith("launches:") else "before",
+                "launches" if cal.startswith(LAUNCHES) else "before",
                 variant,
                 _pct(by.median_abs_error.get("hand-written")),
                 _pct(by.median_abs_error.get("forced library")),
@@ -82,7 +84,7 @@ def _pct(value: float | None) -> str:
 
 def checks_of(name: str, frame: pd.DataFrame) -> list[Check]:
     """The targets on the launches' calibration, most complete variant."""
-    launches = frame[frame.calibration_id.str.startswith("launches:")]
+    launches = frame[frame.calibration_id.str.startswith(LAUNCHES)]
     best = launches[launches.variant == "contention"].set_index("family")
     if best.empty:
         return [Check(f"{name}: contention variant", "absent", "present", False)]

@@ -14,7 +14,7 @@ from conftest import run_cli
 from runners import analysis, store
 from runners.analysis.points import Params, predict_with
 from runners.domain.assumptions import NAMES, POINT_CHECKS
-from runners.domain.calibration import LAUNCHES_PREFIX
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.catalog import DTYPES
 from runners.domain.comparison import compare
 from runners.domain.machine import hostname, physical_cores
@@ -44,8 +44,10 @@ class Run:
         self.run_id = store.query(db, "SELECT run_id FROM runs")["run_id"].item()
         self.run = store.get_run(db, self.run_id)
         self.pingpong = store.get_calibration(db, self.run["calibration_id"])
-        self.fitted = store.get_calibration(db, analysis.FITTED_PREFIX + self.run_id)
-        self.launches = store.get_calibration(db, LAUNCHES_PREFIX + self.run_id)
+        fitted = CalibrationId(CalibrationKind.FITTED, self.run_id)
+        launches = CalibrationId(CalibrationKind.LAUNCHES, self.run_id)
+        self.fitted = store.get_calibration(db, str(fitted))
+        self.launches = store.get_calibration(db, str(launches))
         self.calibrations = (self.launches, self.pingpong, self.fitted)
 
     def sql(self, text: str) -> pd.DataFrame:

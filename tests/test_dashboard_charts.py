@@ -101,6 +101,10 @@ def test_colours_are_stable_and_far_apart() -> None:
     assert (charts.color("mpi:weird"), charts.color("x")) == ("#c49c94", "#f7b6d2")
     assert charts.color("mpi:weird") in charts.FALLBACK_COLORS
     assert charts.short_name("mpi:recursive_doubling") == "mpi:rd"
+    # the descriptor's label first, whatever the name holds: not openmpi:basic_linear
+    assert charts.short_name("openmpi:basic_linear") == "o:basi"
+    assert charts.short_name("reduce_scatter.mpi:tuned") == "tuned"
+    assert charts.short_name("mpi:weird") == "mpi:weird"  # a name the catalog lacks: itself
     assert charts.rgba("#ff0000", 0.5) == "rgba(255,0,0,0.5)"
 
 
@@ -519,6 +523,7 @@ def test_every_algorithm_brings_its_own_colour_from_the_catalog() -> None:
         colours = [charts.color(name) for name in mine]
         assert len(set(colours)) == len(mine) and "#7f7f7f" not in colours
     assert all(charts.short_name(name) == spec.short for name, spec in BASE_ALGORITHMS.items())
+    assert all(charts.short_name(name) == (spec.short or name) for name, spec in ALGORITHMS.items())
 
 
 def test_the_machine_probe_is_drawn_per_job_over_time(demo_store: Path) -> None:

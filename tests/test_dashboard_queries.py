@@ -322,29 +322,31 @@ def _crossing(a: str, b: str, kind: str, nbytes: float) -> dict:
 def test_envelope_keeps_the_crossovers_that_change_the_fastest() -> None:
     """x beats y below 100 B and y wins above; z crosses y above 100 B while slower than x, so
     that crossing changes nothing and is dropped; predicted ones use the predictions, where
-    mpi:x ties with x (one model) and the tie goes to x, collsweep's own code."""
+    the library's x (forced) ties with x (one model) and the tie goes to x, collsweep's own
+    code (its descriptor says which is the library's)."""
+    x, forced_x, y, z = "ring", "mpi:ring", "recursive_doubling", "rabenseifner"
     points = _curve_frame(
         [
-            ("x", 10, 1.0, 1.0), ("x", 1000, 9.0, 3.0),
-            ("mpi:x", 10, 1.2, 1.0), ("mpi:x", 1000, 9.5, 3.0),
-            ("y", 10, 2.0, 2.0), ("y", 1000, 5.0, 2.0),
-            ("z", 10, 1.5, 9.0), ("z", 1000, 6.0, 9.0),
+            (x, 10, 1.0, 1.0), (x, 1000, 9.0, 3.0),
+            (forced_x, 10, 1.2, 1.0), (forced_x, 1000, 9.5, 3.0),
+            (y, 10, 2.0, 2.0), (y, 1000, 5.0, 2.0),
+            (z, 10, 1.5, 9.0), (z, 1000, 6.0, 9.0),
         ]
     )  # fmt: skip
     crossings = pd.DataFrame(
         [
-            _crossing("x", "y", "measured", 100.0),
-            _crossing("z", "y", "measured", 300.0),
-            _crossing("x", "y", "predicted", 500.0),
-            _crossing("mpi:x", "y", "predicted", 500.0),
-            _crossing("y", "x", "predicted", 500.0),
-            _crossing("x", "y", "measured", 5000.0),  # beyond the measured sizes
+            _crossing(x, y, "measured", 100.0),
+            _crossing(z, y, "measured", 300.0),
+            _crossing(x, y, "predicted", 500.0),
+            _crossing(forced_x, y, "predicted", 500.0),
+            _crossing(y, x, "predicted", 500.0),
+            _crossing(x, y, "measured", 5000.0),  # beyond the measured sizes
         ]
     )
     kept = queries.envelope_crossovers(points, crossings)
     assert kept[["algorithm_a", "algorithm_b", "kind"]].values.tolist() == [
-        ["x", "y", "measured"],
-        ["x", "y", "predicted"],
+        [x, y, "measured"],
+        [x, y, "predicted"],
     ]
     assert queries.envelope_crossovers(points, crossings.iloc[0:0]).empty
 

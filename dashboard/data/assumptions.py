@@ -15,6 +15,7 @@ from dashboard.data.base import (
     _catalog,
     _df,
     _open,
+    calibration_params,
 )
 from dashboard.data.runs import prediction_calibrations
 from runners.domain.assumptions import MEANINGS
@@ -116,7 +117,7 @@ def run_assumptions(path: StorePath, run_id: str) -> RunAssumptions:
     with _open(path) as con:
         calibrations = prediction_calibrations(path, run_id)
         cal = calibrations[0] if calibrations else None
-        summary = _df(con, _RUN_SUMMARY_SQL, {"run": run_id, "cal": cal})
+        summary = _df(con, _RUN_SUMMARY_SQL, {"run": run_id, **calibration_params(cal)})
     return RunAssumptions(summary, cal)
 
 

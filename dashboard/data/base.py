@@ -15,14 +15,14 @@ import duckdb
 import pandas as pd
 
 from runners import store
-from runners.domain.libraries import LIBRARIES
+from runners.domain.calibration_id import own_calibrations
+from runners.domain.status import PointStatus
 
 # The calibration a view names and every other library's own of the same name (`<id>@openmpi`,
-# `<id>@impi`: LibrarySpec.calibration_suffix): each library's points are predicted with its own
-# ranks' calibration, so one choice of calibration draws every library's predictions.
-SUFFIXES = [lib.calibration_suffix for lib in LIBRARIES.values() if lib.calibration_suffix]
-SUFFIX_PATTERN = "(" + "|".join(SUFFIXES) + ")$"  # names are letters: no regexp syntax
-OWN_CALIBRATIONS = "IN ($cal, " + ", ".join(f"$cal || '{s}'" for s in SUFFIXES) + ")"
+# `<id>@impi`: calibration_id.own_calibrations, bound as $own_calibrations): each library's
+# points are predicted with its own ranks' calibration, so one choice of calibration draws
+# every library's predictions.
+OWN_CALIBRATIONS = "IN (SELECT unnest($own_calibrations))"
 
 StorePath = Path | str
 Connection = duckdb.DuckDBPyConnection
@@ -128,6 +128,11 @@ class Scope:
             "dtype": self.dtype,
             "op": self.op,
             "algorithms": algs,
-            "cal": self.calibration_id,
             "collective": self.collective,
-        }
+            "ok": PointStatus.OK,
+        } | calibration_params(self.calibration_id)
+
+
+def calibration_params(calibration_id: str | None) -> dict[str, Any]:
+    """A view's calibration as SQL parameters: $cal, and $own_calibrations (OWN_CALIBRATIONS)."""
+    return {"cal": calibration_id, "own_calibrations": own_calibrations(calibration_id)}

@@ -19,6 +19,7 @@ from dashboard.data.base import (
 )
 from dashboard.data.curves import _crossovers
 from runners import store
+from runners.domain.catalog import library_calls
 from runners.domain.models import NOT_SCHEDULES
 from runners.domain.verdict import verdict_lines
 
@@ -41,7 +42,8 @@ WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND m.predicted_s > 0
   AND coalesce(p.collective, 'allreduce') = $collective
   AND p.algorithm <> 'mpi' AND NOT list_contains($not_schedules, m.model)
 QUALIFY row_number() OVER (
-    PARTITION BY p.ranks, p.bytes ORDER BY m.predicted_s, contains(p.algorithm, ':'), p.algorithm
+    PARTITION BY p.ranks, p.bytes
+    ORDER BY m.predicted_s, list_contains($library_calls, p.algorithm), p.algorithm
 ) = 1
 ORDER BY p.ranks, p.bytes
 """
@@ -88,7 +90,10 @@ def crossover_data(path: StorePath, scope: Scope) -> CrossoverData:
     competing, 'mpi' included; ties as ties), so the picture and the text cannot disagree."""
     with _open(path) as con:
         cat = _catalog(con)
-        modelled = {**scope.params(), "not_schedules": list(NOT_SCHEDULES)}
+        modelled = scope.params() | {
+            "not_schedules": list(NOT_SCHEDULES),
+            "library_calls": library_calls(),  # a tie goes to collsweep's own schedule
+        }
         winners = _df(con, _WINNERS_SQL, scope.params()) if cat.has("winners") else pd.DataFrame()
         return CrossoverData(
             measured_best=winners,

@@ -19,7 +19,9 @@ from dashboard.data.base import (
     _df,
     _open,
 )
+from runners.domain.catalog import is_library_call
 from runners.domain.models import NOT_SCHEDULES
+from runners.domain.status import PointStatus
 
 # --- curves ------------------------------------------------------------------------------------
 
@@ -92,8 +94,8 @@ def _fastest_by_size(points: pd.DataFrame, column: str) -> pd.Series:
     For predictions the autotuned 'mpi' is left out (the fastest library model is no
     contender) and ties between algorithms sharing a model go to collsweep's own code.
     """
-    usable = points[points["status"].eq("ok") & points[column].gt(0)]
-    usable = usable.assign(library=usable["algorithm"].str.contains(":", regex=False))
+    usable = points[points["status"].eq(PointStatus.OK) & points[column].gt(0)]
+    usable = usable.assign(library=usable["algorithm"].map(is_library_call))
     order = [column, "algorithm"]
     if column == "predicted_s":  # shared models tie: collsweep's own code, as the pick
         usable = usable[~usable["model"].isin(NOT_SCHEDULES)]

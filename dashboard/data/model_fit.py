@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.data.base import OWN_CALIBRATIONS, Scope, StorePath, _catalog, _df, _open
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.fitting import PINGPONG_SOURCE
 
 JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
 
@@ -50,12 +52,12 @@ def calibration(path: StorePath, calibration_id: str) -> dict[str, Any] | None:
 _PAIR_CALIBRATIONS_SQL = """
 SELECT
   (SELECT calibration_id FROM calibrations
-   WHERE source = 'fitted:' || $run ORDER BY created_at DESC LIMIT 1) AS fitted,
+   WHERE source = $fitted ORDER BY created_at DESC LIMIT 1) AS fitted,
   coalesce(
     (SELECT k.calibration_id FROM runs r JOIN calibrations k USING (calibration_id)
-     WHERE r.run_id = $run AND NOT starts_with(coalesce(k.source, ''), 'fitted:')),
+     WHERE r.run_id = $run AND NOT starts_with(coalesce(k.source, ''), $fitted_prefix)),
     (SELECT k.calibration_id FROM calibrations k, runs r
-     WHERE r.run_id = $run AND k.source = 'pingpong'
+     WHERE r.run_id = $run AND k.source = $pingpong
      ORDER BY (k.host = r.host) DESC NULLS LAST, k.created_at DESC LIMIT 1)) AS micro
 """
 
@@ -72,10 +74,21 @@ class FitComparison:
 def fit_comparison(path: StorePath, run_id: str) -> FitComparison:
     """alpha, beta, r_squared and every gamma: ping-pong vs fitted:<run_id>, and their ratio."""
     with _open(path) as con:
-        fitted, micro = con.execute(_PAIR_CALIBRATIONS_SQL, {"run": run_id}).fetchone()
+        fitted, micro = con.execute(_PAIR_CALIBRATIONS_SQL, _fitted_params(run_id)).fetchone()
     cal_micro = calibration(path, micro) if micro else None
     cal_fitted = calibration(path, fitted) if fitted else None
     return FitComparison(micro, fitted, parameter_table(cal_micro, cal_fitted))
+
+
+def _fitted_params(run_id: str) -> dict[str, str]:
+    """SQL parameters naming a run, its fitted calibration (id and prefix) and the ping-pong
+    source."""
+    return {
+        "run": run_id,
+        "fitted": str(CalibrationId(CalibrationKind.FITTED, run_id)),
+        "fitted_prefix": CalibrationKind.FITTED.prefix,
+        "pingpong": PINGPONG_SOURCE,
+    }
 
 
 def _parameters(cal: dict[str, Any] | None) -> dict[str, float]:
@@ -120,7 +133,7 @@ SELECT p.algorithm, p.ranks, p.bytes, m.model, p.median_s, m.predicted_s,
        m.latency_s, m.bandwidth_s, m.reduction_s, p.oversubscribed
 FROM points p JOIN predictions m ON m.point_id = p.point_id
  AND m.calibration_id {OWN_CALIBRATIONS}
-WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = 'ok'
+WHERE p.run_id = $run AND p.dtype = $dtype AND p.op = $op AND p.status = $ok
   AND coalesce(p.collective, 'allreduce') = $collective
   AND ($ranks IS NULL OR p.ranks = $ranks) AND p.median_s > 0 AND m.predicted_s > 0
 ORDER BY p.algorithm, p.ranks, p.bytes
@@ -154,7 +167,7 @@ SELECT calibration_id, variant, placement, family, points, median_abs_error, p90
        decided_cells, winner_share, measured_crossovers, crossover_inside_share
 FROM model_accuracy
 WHERE run_id = $run
-ORDER BY placement, starts_with(calibration_id, 'fitted:'), calibration_id,
+ORDER BY placement, starts_with(calibration_id, $fitted_prefix), calibration_id,
          list_position(['textbook', 'schedule', 'overheads', 'contention'], variant),
          family = 'all' DESC, family
 """
@@ -166,4 +179,4 @@ def model_accuracy(path: StorePath, run_id: str) -> pd.DataFrame:
     with _open(path) as con:
         if not _catalog(con).has("model_accuracy"):
             return pd.DataFrame()
-        return _df(con, _ACCURACY_SQL, {"run": run_id})
+        return _df(con, _ACCURACY_SQL, _fitted_params(run_id))

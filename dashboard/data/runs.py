@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.base import SUFFIX_PATTERN, StorePath, _df, _open
+from dashboard.data.base import StorePath, _df, _open
+from runners.domain.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationKind
 from runners.store import run_compare
 from runners.store.reports import LIBRARY_VERSIONS_SQL, TAGS_SQL
 from runners.store.run_compare import RunComparison
@@ -201,14 +202,18 @@ def prediction_calibrations(path: StorePath, run_id: str) -> list[str]:
     with _open(path) as con:
         frame = _df(
             con,
-            f"WITH c AS (SELECT regexp_replace(p.calibration_id, '{SUFFIX_PATTERN}', '') AS cal, "
+            "WITH c AS (SELECT regexp_replace(p.calibration_id, $suffixes, '') AS cal, "
             "k.created_at, p.calibration_id = r.calibration_id AS own "
             "FROM predictions p LEFT JOIN calibrations k USING (calibration_id) "
             "LEFT JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = $run) "
             "SELECT cal AS calibration_id FROM c GROUP BY cal "
-            "ORDER BY starts_with(cal, 'launches:') DESC, bool_or(own) DESC NULLS LAST, "
+            "ORDER BY starts_with(cal, $launches) DESC, bool_or(own) DESC NULLS LAST, "
             "max(created_at) DESC NULLS LAST, cal",
-            {"run": run_id},
+            {
+                "run": run_id,
+                "suffixes": LIBRARY_SUFFIX_PATTERN,
+                "launches": CalibrationKind.LAUNCHES.prefix,
+            },
         )
     return frame["calibration_id"].tolist()
 

@@ -20,6 +20,7 @@ from dashboard.figures.style import (
 )
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.collectives import COLLECTIVES
+from runners.domain.status import PointStatus
 from runners.domain.units import format_bytes, format_seconds
 
 # --- curves ------------------------------------------------------------------------------------
@@ -295,7 +296,7 @@ def curves_figure(
 
     Points that break an assumption are drawn as crosses (the page says why, above).
     """
-    ok = points[(points["status"] == "ok") & points["median_s"].notna()]
+    ok = points[(points["status"] == PointStatus.OK) & points["median_s"].notna()]
     if ok.empty:
         return _empty_figure("No successfully measured points in this view.")
     values = metric_values(ok, metric)

@@ -91,10 +91,8 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 
 def short_name(algorithm: str) -> str:
-    """A compact label for heatmap cells: rd, tree, rab, ring, mpi, mpi:ring..."""
-    prefix, sep, forced = algorithm.partition(":")
-    if sep:
-        return f"{prefix}:{SHORT_NAMES.get(forced, forced)}"
+    """A compact label for heatmap cells, its descriptor's (rd, tree, mpi:ring, o:basi, ...);
+    the name itself where the catalog gives none."""
     return SHORT_NAMES.get(algorithm, algorithm)
 
 

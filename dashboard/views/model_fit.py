@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.units import (
     counted,
     format_bytes,
@@ -106,7 +107,8 @@ def _fitted_panel(path, run_id: str) -> None:
     """The microbenchmark calibration beside the parameters fitted to the run's collectives."""
     comparison = queries.fit_comparison(path, run_id)
     if comparison.fitted_id is None:
-        st.info(f"No calibration fitted to this run's collectives (source 'fitted:{run_id}').")
+        fitted = CalibrationId(CalibrationKind.FITTED, run_id)
+        st.info(f"No calibration fitted to this run's collectives (source '{fitted}').")
     st.caption(
         f"Microbenchmark: `{comparison.micro_id or 'none'}` · "
         f"fitted from collectives: `{comparison.fitted_id or 'none'}`"

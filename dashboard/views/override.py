@@ -9,13 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.catalog import collective_of
+from runners.domain.catalog import collective_of, is_autotuned
 
 
 def _choices(baselines: dict[str, str]) -> list[str]:
     """Algorithms set against a default: other libraries' defaults first (the comparison of
-    the two autotuners), then forced MPICH ones (mpi:...), then the rest."""
-    return sorted(baselines, key=lambda a: (baselines[a] != "mpi" or ":" in a, ":" not in a, a))
+    the autotuners), then the forced and tuned ones, each by name."""
+    return sorted(baselines, key=lambda a: (not is_autotuned(a), a))
 
 
 def _verdict_line(impact: pd.DataFrame, forced: str, baseline: str) -> str:

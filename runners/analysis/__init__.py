@@ -50,7 +50,6 @@ from runners.analysis.accuracy import accuracy_lines
 from runners.analysis.checks import assumption_rows
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
 from runners.analysis.crossings import group_points
-from runners.analysis.fitted import FITTED_PREFIX
 from runners.analysis.history import widen_by_history
 from runners.analysis.libraries import LibraryModels, by_library, run_calibrations, variant_for
 from runners.analysis.points import (
@@ -370,7 +369,6 @@ def _require_run(path: Path, run_id: str) -> None:
 
 
 __all__ = [
-    "FITTED_PREFIX",
     "AnalysisError",
     "Params",
     "after_sweep",

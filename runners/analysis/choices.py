@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from runners.analysis.points import Key, Point, model_of
+from runners.domain.catalog import is_library_call
 from runners.domain.crossovers import (
     best_algorithm,
 )
@@ -37,7 +38,7 @@ def contests(points: Iterable[Point], predicted: Mapping[str, float]) -> tuple[C
 def model_pick(predicted: Mapping[str, float]) -> str:
     """The predicted fastest algorithm. Algorithms sharing a model tie; the tie goes to
     collsweep's own implementation (it runs the modelled schedule exactly), then by name."""
-    return min(predicted, key=lambda a: (predicted[a], ":" in a, a))
+    return min(predicted, key=lambda a: (predicted[a], is_library_call(a), a))
 
 
 def best_choice_rows(

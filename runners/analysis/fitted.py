@@ -10,15 +10,14 @@ from typing import Any
 import numpy as np
 
 from runners.analysis.points import Point
+from runners.domain.calibration_id import CalibrationId, CalibrationKind, GammaKey
 from runners.domain.fitting import (
     CollectiveFit,
     fit_collectives,
     weighted_r_squared,
 )
+from runners.domain.libraries import DEFAULT
 from runners.domain.models import Prediction, predict
-
-FITTED_PREFIX = "fitted:"
-
 
 # --- the calibration fitted to the run's own timings -----------------------------------------
 
@@ -61,16 +60,16 @@ def _fitted_r_squared(points: Sequence[Point], alpha: float, beta: float, gammas
     fitted = []
     for p in points:
         c = _counts(p)
-        gamma = gammas[f"{p.dtype}/{p.op}"]
+        gamma = gammas[str(GammaKey(p.dtype, p.op))]
         fitted.append(alpha * c.messages + beta * c.bytes_sent + gamma * c.bytes_reduced)
     return weighted_r_squared(np.array([p.median_s for p in points]), np.array(fitted))
 
 
 def fitted_calibration(
-    run: Mapping[str, Any], points: Sequence[Point], suffix: str = ""
+    run: Mapping[str, Any], points: Sequence[Point], library: str = DEFAULT.name
 ) -> dict[str, Any] | None:
     """A calibrations row fitted to the run's medians, or None when they cannot separate
-    alpha, beta and gamma (its id and source end with `suffix`: another library's). alpha and
+    alpha, beta and gamma (its id and source fitted:<run> of `library`'s points). alpha and
     beta are fitting.fit_collectives' over every fitted point;
     each dtype/op then gets its own gamma with alpha and beta held (one key: the same fit).
     """
@@ -80,14 +79,14 @@ def fitted_calibration(
     chosen, which, fit = found
     by_key: dict[str, list[Point]] = defaultdict(list)
     for p in chosen:
-        by_key[f"{p.dtype}/{p.op}"].append(p)
+        by_key[str(GammaKey(p.dtype, p.op))].append(p)
     gammas = {k: key_gamma(ps, fit.alpha, fit.beta) for k, ps in by_key.items()}
     gammas = {k: fit.gamma if g is None else g for k, g in gammas.items()}
     r2 = _fitted_r_squared(chosen, fit.alpha, fit.beta, gammas)
     low, high = min(p.nbytes for p in chosen), max(p.nbytes for p in chosen)
-    run_id = run["run_id"]
+    name = str(CalibrationId(CalibrationKind.FITTED, run["run_id"], library=library))
     return {
-        "calibration_id": FITTED_PREFIX + run_id + suffix,
+        "calibration_id": name,
         "created_at": datetime.now(UTC).replace(tzinfo=None),
         "host": run.get("host"),
         "mpi_library": run.get("mpi_library"),
@@ -99,7 +98,7 @@ def fitted_calibration(
         "breakpoints": [],
         "segments": [_segment(low, high, fit.alpha, fit.beta, r2)],
         "gammas": gammas,
-        "source": FITTED_PREFIX + run_id + suffix,
+        "source": name,
         "details": _fit_details(chosen, which, fit.gamma, fit.r_squared, by_key),
     }
 

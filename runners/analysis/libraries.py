@@ -2,8 +2,8 @@
 model variant each group size can use (no MPI imported here): the parts of runners.analysis
 that differ between libraries.
 
-Each library's launches calibrate themselves on its own ranks (calibration ids end with
-domain.calibration.library_suffix: launches:<run>@openmpi), and the fit to a library's own
+Each library's launches calibrate themselves on its own ranks (calibration ids end with the
+library's suffix: launches:<run>@openmpi, domain.calibration_id), and the fit to a library's own
 timings is its own too; the ping-pong calibration made before a sweep is MPICH's.
 """
 
@@ -21,13 +21,8 @@ from runners.analysis.crossings import group_points, predicted_crossover_rows
 from runners.analysis.fitted import fitted_calibration
 from runners.analysis.points import Params, Point, Progress, prediction_rows
 from runners.analysis.winners import Comparisons, Groups, winner_rows
-from runners.domain.calibration import (
-    IMPORTED_CALIBRATION,
-    LAUNCH_PREFIX,
-    LAUNCHES_PREFIX,
-    combined_calibration,
-    library_suffix,
-)
+from runners.domain.calibration import combined_calibration
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.catalog import library_of
 from runners.domain.descriptor import MPICH
 from runners.domain.fitting import PINGPONG_SOURCE
@@ -58,13 +53,13 @@ def launches_calibration(
 ) -> dict[str, Any] | None:
     """The run's launches' own calibrations of one library combined into one (stored now), from
     the launches of groups with a core per rank where there are any; None for a run without."""
-    suffix = library_suffix(library)
-    rows = store.calibrations_of_source(path, f"{LAUNCH_PREFIX}{run_id}{suffix}")
+    source = CalibrationId(CalibrationKind.LAUNCH, run_id, library=library)
+    rows = store.calibrations_of_source(path, str(source))
     dedicated = {p.ranks for p in points if not p.oversubscribed}
     rows = [r for r in rows if r["ranks"] in dedicated] or rows
     if not rows:
         return None
-    name = f"{LAUNCHES_PREFIX}{run_id}{suffix}"
+    name = str(CalibrationId(CalibrationKind.LAUNCHES, run_id, library=library))
     combined = combined_calibration(rows, name, name)
     store.add_calibration(path, combined)
     return combined
@@ -82,11 +77,12 @@ def run_calibrations(
     measured it), and the one fitted to the library's points (the last and the first stored
     now)."""
     launches = launches_calibration(path, run["run_id"], points, library)
-    imported = str(run.get("calibration_id") or "").startswith(IMPORTED_CALIBRATION)
+    own = run.get("calibration_id")
+    imported = bool(own) and CalibrationId.parse(own).kind is CalibrationKind.IMPORTED
     measured = (
         measured_calibration(path, run, progress) if library == DEFAULT.name or imported else None
     )
-    fitted = fitted_calibration(run, points, library_suffix(library))
+    fitted = fitted_calibration(run, points, library)
     if fitted is None:
         progress(
             f"the run's {LIBRARIES[library].title} timings cannot separate alpha, beta and gamma: "

@@ -13,6 +13,7 @@ import numpy as np
 
 from runners import store
 from runners.domain.assumptions import PointFacts
+from runners.domain.calibration_id import GammaKey
 from runners.domain.catalog import ALGORITHMS, DTYPES, library_of, op_spec
 from runners.domain.collectives import NO_OP
 from runners.domain.models import Prediction, autotuned_model, model_for, predict
@@ -143,7 +144,7 @@ class Params:
         the op of a collective that reduces nothing)."""
         if op == NO_OP:
             return 0.0
-        value = self.gammas.get(f"{dtype}/{op}")
+        value = self.gammas.get(str(GammaKey(dtype, op)))
         return None if value is None else float(value)
 
     def costs(self, variant: str, algorithm: str) -> Costs | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runners.domain import topology
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.catalog import ALGORITHMS, DTYPES, is_autotuned, modelled_spec, op_spec
 from runners.domain.descriptor import AlgorithmSpec
 from runners.domain.libraries import LIBRARIES
@@ -394,6 +395,7 @@ def run_checks(
     sizes = [p.nbytes for p in points]
     for cal in calibrations:
         rows.append(calibration_fit(cal))
-        if sizes and not str(cal.get("source") or "").startswith("fitted:"):
+        fitted = CalibrationId.parse(cal.get("source") or "").kind is CalibrationKind.FITTED
+        if sizes and not fitted:
             rows.append(no_protocol_switch(cal, min(sizes), max(sizes)))
     return rows

@@ -5,12 +5,13 @@ runners.ranks.calibrate_worker).
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 
 import numpy as np
 
+from runners.domain.calibration_id import CalibrationId, GammaKey
 from runners.domain.fitting import (
     PINGPONG_SOURCE,
     LinearFit,
@@ -18,30 +19,8 @@ from runners.domain.fitting import (
     fit_linear,
     fit_piecewise,
 )
-from runners.domain.libraries import LIBRARIES, library_by_calibration
 from runners.domain.machine import hostname
 from runners.domain.overheads import family_overheads
-
-LAUNCH_PREFIX = "launch:"  # the source of one launch's calibration: launch:<run_id>
-LAUNCHES_PREFIX = "launches:"  # a run's launches' calibrations combined: launches:<run_id>
-IMPORTED_CALIBRATION = "imported:"  # fitted from an imported file: imported:<run_id>
-
-
-def library_suffix(library: str) -> str:
-    """What a calibration's id and source end with when another library than MPICH measured
-    it (launch:<run_id>@openmpi): the model of each library is calibrated on its own ranks."""
-    return LIBRARIES[library].calibration_suffix
-
-
-def calibration_library(calibration_id: str) -> str:
-    """The library whose ranks measured a calibration, from its id (library_suffix)."""
-    return library_by_calibration(calibration_id).name
-
-
-def new_calibration_id(now: datetime | None = None) -> str:
-    """A short unique id that sorts by creation time, e.g. c20261201-192000-ab12."""
-    stamp = now or datetime.now(UTC)
-    return stamp.strftime("c%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
 def _curve(medians: list[dict]) -> dict[str, list]:
@@ -68,10 +47,12 @@ def gamma_of(nbytes: Sequence[int], seconds: Sequence[float]) -> tuple[float, st
 
 
 def fit_gammas(reductions: Iterable[dict]) -> tuple[dict[str, float], dict[str, dict]]:
-    """gamma per "<dtype>/<op>" in s/B, and per key the medians it came from and how."""
+    """gamma per GammaKey ("<dtype>/<op>") in s/B, and per key the medians it came from and
+    how."""
     medians: dict[str, dict] = {}
     for row in sorted(reductions, key=lambda r: r["bytes"]):
-        entry = medians.setdefault(f"{row['dtype']}/{row['op']}", {"bytes": [], "median_s": []})
+        key = str(GammaKey(row["dtype"], row["op"]))
+        entry = medians.setdefault(key, {"bytes": [], "median_s": []})
         entry["bytes"].append(row["bytes"])
         entry["median_s"].append(row["median_s"])
     gammas = {}
@@ -109,7 +90,7 @@ def calibration_row(
         **(extra or {}),
     }
     return {
-        "calibration_id": new_calibration_id(stamp),
+        "calibration_id": str(CalibrationId.new_job(stamp)),
         "created_at": stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp,
         "host": hostname(),
         "mpi_library": worker["mpi_library"],
@@ -140,7 +121,7 @@ def combined_calibration(rows: Sequence[dict], calibration_id: str, source: str)
         "exchange": _merged(d.get("exchange") for d in details),
         "copies": _merged(d.get("copy") for d in details),
         "reductions": [
-            {"dtype": key.split("/")[0], "op": key.split("/")[1], **point}
+            asdict(GammaKey.parse(key)) | point
             for key in details[0]["reductions"]
             for point in _merged(d["reductions"].get(key) for d in details)
         ],

@@ -154,6 +154,19 @@ def is_tuned(algorithm: str) -> bool:
     return spec is not None and spec.own_launch and not is_vendor_tuned(algorithm)
 
 
+def is_library_call(algorithm: str) -> bool:
+    """Whether `algorithm` is a library's own call (autotuned, forced or tuned), not a schedule
+    collsweep runs itself; False for a name the catalog does not know. Where two share a
+    model, a tie goes to collsweep's own (it runs the modelled schedule exactly)."""
+    spec = ALGORITHMS.get(algorithm)
+    return spec is not None and spec.library
+
+
+def library_calls() -> list[str]:
+    """Every library call's name (is_library_call), e.g. to bind into SQL."""
+    return [name for name, spec in ALGORITHMS.items() if spec.library]
+
+
 def library_of(algorithm: str) -> str:
     """The MPI library whose ranks run `algorithm` (mpich, openmpi, impi)."""
     return ALGORITHMS[algorithm].runs_on

@@ -33,6 +33,7 @@ from runners.domain import launcher
 from runners.domain.calibration import (
     calibration_row,
 )
+from runners.domain.calibration_id import GammaKey
 from runners.domain.catalog import DTYPES, OPS, known_names
 from runners.domain.errors import BadInput, CollsweepError
 from runners.domain.events import Calibrated, MalformedEvent, parse_event
@@ -281,7 +282,7 @@ def sweep_calibration(
     every dtype/op of the sweep, measuring (briefly) and storing one if the store has none.
     None if that calibration fails: the run then has only its fitted calibration.
     """
-    keys = {f"{d}/{o}" for d in spec.dtypes for o in spec.ops}
+    keys = {str(GammaKey(d, o)) for d in spec.dtypes for o in spec.ops}
     library = mpi_library_version()
     cal = store.latest_calibration(path, hostname(), mpi_library=library, source=PINGPONG_SOURCE)
     if cal is not None and keys <= set(cal.get("gammas") or {}):

@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from runners import store
-from runners.domain.calibration import IMPORTED_CALIBRATION, calibration_row
+from runners.domain.calibration import calibration_row
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.errors import BadInput
 from runners.domain.imports import ImportProblem, ToolFile, read_tool_file
 from runners.domain.imports.points import ImportPlan, plan_import, run_words
 from runners.domain.imports.records import IMPORTED_TABLE
 from runners.domain.libraries import LIBRARIES
-from runners.jobs.sweep import code_version, new_run_id
 from runners.domain.status import RunStatus
+from runners.jobs.sweep import code_version, new_run_id
 
 MAX_FILE_BYTES = 256 * 2**20  # tools print kilobytes; a larger file is something else
 
@@ -134,8 +135,8 @@ def imported_calibration(files: Sequence[ToolFile], run: dict[str, Any]) -> dict
     worker = found.calibration.worker(run["mpi_library"], found.settings)
     row = calibration_row(worker, run["started_at"], {"imported": found.source()})
     return row | {
-        "calibration_id": f"{IMPORTED_CALIBRATION}{run['run_id']}",
-        "source": f"{IMPORTED_CALIBRATION}{found.tool}",
+        "calibration_id": str(CalibrationId(CalibrationKind.IMPORTED, run["run_id"])),
+        "source": str(CalibrationId.imported_source(found.tool)),
         "host": run["host"] or "imported",
     }
 

@@ -36,18 +36,18 @@ class RecorderBuildFailed(CollsweepError):
 
 def flavour(lib: LibrarySpec) -> str:
     """Whose ABI the recorder is built for: Open MPI's, or MPICH's (MPICH, Intel MPI)."""
-    return "openmpi" if lib.name == "openmpi" else "mpich"
+    return lib.abi
 
 
 def compiler(lib: LibrarySpec) -> Path | None:
-    """The mpicc that builds the recorder for `lib`, or None where there is none."""
-    if flavour(lib) == "openmpi":
-        found = lib.prefix() / "bin" / "mpicc"
-        return found if found.exists() else None
-    beside = Path(sys.executable).with_name("mpicc")
-    if beside.exists():
-        return beside
-    on_path = shutil.which("mpicc")
+    """The mpicc that builds the recorder for `lib`: that of the library whose ABI it has, in
+    its prefix (for one installed into the environment itself, also one on PATH), or None
+    where there is none."""
+    abi = LIBRARIES[lib.abi]
+    found = abi.prefix() / "bin" / "mpicc"
+    if found.exists():
+        return found
+    on_path = None if abi.prefix_name else shutil.which("mpicc")
     return Path(on_path) if on_path else None
 
 
@@ -72,7 +72,8 @@ def recorder(lib: LibrarySpec) -> Path:
     """The recorder for `lib`, built now unless it is there; RecorderBuildFailed otherwise."""
     mpicc = compiler(lib)
     if mpicc is None:
-        where = lib.prefix() / "bin" if flavour(lib) == "openmpi" else "beside Python or on PATH"
+        abi = LIBRARIES[lib.abi]
+        where = abi.prefix() / "bin" if abi.prefix_name else "beside Python or on PATH"
         raise RecorderBuildFailed(
             f"cannot build the recorder for {lib.title}: no mpicc {where} (`make install`)"
         )

@@ -20,6 +20,7 @@ import numpy as np
 from mpi4py import MPI
 
 from runners.domain import switching
+from runners.domain.catalog import ALGORITHMS
 from runners.domain.overheads import RUN_ELEMENTS
 from runners.domain.stats import StopRule, summarize
 from runners.ranks.algorithms import create
@@ -75,7 +76,7 @@ def time_overheads(pair: MPI.Comm, rule: StopRule, warmup: int) -> list[dict]:
     before = {n: switch.read(n) for n in switching.CVARS} if switch is not None else {}
     rows = []
     for algorithm, count in RUN_ELEMENTS.items():
-        library = algorithm.startswith("mpi:")
+        library = ALGORITHMS[algorithm].library
         if library and switch is None:
             continue
         if switch is not None:

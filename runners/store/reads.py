@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from runners.domain import stops
-from runners.domain.calibration import LAUNCHES_PREFIX
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.store import storefile
 from runners.store.schema import (
     POINT_STATUSES,
@@ -209,5 +209,7 @@ def calibration_order(path: Path | str, run_id: str) -> list[str]:
     """A run's calibrations, most direct first: its launches' own, the one made before it,
     the one fitted to it (ids; those that may not exist included)."""
     run = (_lookup(path, "SELECT calibration_id FROM runs WHERE run_id = ?", [run_id]) or [{}])[0]
-    calibrations = [f"{LAUNCHES_PREFIX}{run_id}", run.get("calibration_id"), f"fitted:{run_id}"]
+    launches = CalibrationId(CalibrationKind.LAUNCHES, run_id)
+    fitted = CalibrationId(CalibrationKind.FITTED, run_id)
+    calibrations = [str(launches), run.get("calibration_id"), str(fitted)]
     return [c for c in calibrations if c]

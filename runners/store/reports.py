@@ -8,6 +8,7 @@ import duckdb
 import pandas as pd
 
 from runners import store
+from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.names import checked_run_id, path_for
 from runners.domain.outputs import check_outputs
 from runners.store import journal
@@ -63,7 +64,7 @@ RUN_CALIBRATIONS_SQL = """
 SELECT * FROM calibrations
 WHERE calibration_id IN (SELECT calibration_id FROM predictions WHERE run_id = $run)
    OR calibration_id = (SELECT calibration_id FROM runs WHERE run_id = $run)
-   OR source = 'launch:' || $run
+   OR source = $launch_source
 ORDER BY created_at, calibration_id
 """
 
@@ -99,7 +100,9 @@ def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
             table: con.execute(f"SELECT * FROM {table} WHERE run_id = ?", [run_id]).df()
             for table in EXPORTED_TABLES
         }
-        tables["calibrations"] = con.execute(RUN_CALIBRATIONS_SQL, {"run": run_id}).df()
+        launches = CalibrationId(CalibrationKind.LAUNCH, run_id)  # MPICH's launches' own
+        values = {"run": run_id, "launch_source": str(launches)}
+        tables["calibrations"] = con.execute(RUN_CALIBRATIONS_SQL, values).df()
     return tables
 
 

@@ -26,10 +26,11 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
         library=True,
         forced=forced,
         color=color,
+        short=f"mpi:{short}",
         modelled_by=model,
         model_note=note,
     )
-    for forced, text, commutative, color, model, note in (
+    for forced, text, commutative, color, model, note, short in (
         (
             "recursive_doubling",
             "MPICH recursive doubling",
@@ -37,6 +38,7 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
             "#8c564b",
             "recursive_doubling",
             "",
+            "rd",
         ),
         (
             "reduce_scatter_allgather",
@@ -45,8 +47,9 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
             "#17becf",
             "rabenseifner",
             "",
+            "rab",
         ),
-        ("ring", "MPICH ring", True, "#bcbd22", "ring", ""),
+        ("ring", "MPICH ring", True, "#bcbd22", "ring", "", "ring"),
         (
             "tree",
             "MPICH tree (k-ary reduce + bcast)",
@@ -54,6 +57,7 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
             "#e377c2",
             "binomial_tree",
             "approximately: MPICH's tree may be k-ary and pipelined",
+            "tree",
         ),
     )
 )

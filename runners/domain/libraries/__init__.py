@@ -28,7 +28,6 @@ __all__ = [
     "PER_COMMUNICATOR",
     "RUNTIME",
     "LibrarySpec",
-    "library_by_calibration",
     "short_library_version",
     "switching_mode_of",
 ]
@@ -44,14 +43,6 @@ def short_library_version(full: str) -> str:
         if short:
             return short
     return " ".join(first.replace("Version:", " ").split())
-
-
-def library_by_calibration(calibration_id: str) -> LibrarySpec:
-    """The library whose ranks measured a calibration, from its id's suffix."""
-    for lib in LIBRARIES.values():
-        if lib.calibration_suffix and calibration_id.endswith(lib.calibration_suffix):
-            return lib
-    return DEFAULT
 
 
 def switching_mode_of(lib: LibrarySpec, probed: str, asked: str) -> str:

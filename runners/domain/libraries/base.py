@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.descriptor import MPICH, AlgorithmSpec
 
 RUNTIME, LAUNCH = "runtime", "launch"  # how a sweep forces library algorithms (spec values)
 PER_CALL, PER_COMMUNICATOR = "per_call", "per_communicator"  # how MPI_T forcing takes hold
@@ -54,6 +54,9 @@ class LibrarySpec:
     # proven the library follows, with the counting op on both sides of a boundary
     tuning_versions: str = ""
     tuning_collectives: tuple[str, ...] = ("allreduce",)  # the collectives its file can tune
+    # The library whose ABI C code built for this one follows (its mpicc builds the recorder):
+    # Intel MPI's is MPICH's; Open MPI has its own
+    abi: str = MPICH
 
     def prefix(self) -> Path:
         """Where the library's wheel is installed."""

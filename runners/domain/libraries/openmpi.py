@@ -133,4 +133,5 @@ LIBRARY = OpenMpi(
     tuned="openmpi:tuned",
     tuning_versions="Open MPI 5.0.",
     tuning_collectives=tuple(TUNED_NAMES),  # every collective coll/tuned forces
+    abi=OPENMPI,
 )
