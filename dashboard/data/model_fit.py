@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,10 +9,9 @@ import numpy as np
 import pandas as pd
 
 from dashboard.data.base import OWN_CALIBRATIONS, Scope, StorePath, _catalog, _df, _open
+from runners import store
 from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.fitting import PINGPONG_SOURCE
-
-JSON_COLUMNS = ("breakpoints", "segments", "gammas", "details")
 
 # --- model fit ---------------------------------------------------------------------------------
 
@@ -33,20 +31,9 @@ def calibrations(path: StorePath) -> pd.DataFrame:
 
 
 def calibration(path: StorePath, calibration_id: str) -> dict[str, Any] | None:
-    """One calibration as a dict with its JSON columns decoded, or None."""
+    """One calibration as a dict with its JSON columns decoded, or None (store.get_calibration)."""
     with _open(path) as con:
-        cursor = con.execute(
-            "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id]
-        )
-        names = [d[0] for d in cursor.description]
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    decoded = dict(zip(names, row, strict=True))
-    for column in JSON_COLUMNS:
-        if isinstance(decoded.get(column), str):
-            decoded[column] = json.loads(decoded[column])
-    return decoded
+        return store.get_calibration(con, calibration_id)
 
 
 _PAIR_CALIBRATIONS_SQL = """

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.data.base import StorePath, _df, _open
+from runners import store
 from runners.domain.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationKind
-from runners.store import run_compare
-from runners.store.reports import LIBRARY_VERSIONS_SQL, TAGS_SQL
+from runners.domain.status import PointStatus
+from runners.store import reports, run_compare
 from runners.store.run_compare import RunComparison
 
 # --- the store as a whole ----------------------------------------------------------------------
@@ -42,42 +43,16 @@ def overview(path: StorePath) -> Overview:
     return Overview(*(int(v or 0) for v in row))
 
 
-RUNS_SQL = f"""
-WITH pts AS (
-    SELECT run_id,
-           list_sort(list(DISTINCT ranks)) AS ranks,
-           string_agg(DISTINCT dtype, ', ' ORDER BY dtype) AS dtypes,
-           string_agg(DISTINCT op, ', ' ORDER BY op) AS ops,
-           count(DISTINCT algorithm) AS algorithms,
-           count(*) AS points,
-           count(*) FILTER (WHERE status = 'ok') AS ok,
-           count(*) FILTER (WHERE status IN ('failed', 'timeout')) AS failed,
-           count(*) FILTER (WHERE status = 'skipped') AS skipped,
-           bool_or(oversubscribed) AS oversubscribed
-    FROM points GROUP BY run_id
-), smp AS (
-    SELECT run_id, count(*) AS samples FROM samples GROUP BY run_id
-)
-SELECT r.run_id, coalesce(r.name, '') AS name, {TAGS_SQL} AS tags,
-       r.status, r.started_at, r.finished_at,
-       date_diff('second', r.started_at, r.finished_at) AS duration_s,
-       r.host, {LIBRARY_VERSIONS_SQL} AS library, r.cpu_model, r.physical_cores,
-       array_to_string(p.ranks, ', ') AS ranks, p.dtypes, p.ops, p.algorithms,
-       coalesce(p.points, 0) AS points, coalesce(p.ok, 0) AS ok,
-       coalesce(p.failed, 0) AS failed, coalesce(p.skipped, 0) AS skipped,
-       coalesce(s.samples, 0) AS samples, coalesce(p.oversubscribed, false) AS oversubscribed,
-       r.thread_level, r.code_version, r.mpi4py_version, r.numpy_version, r.python_version,
-       r.calibration_id, coalesce(r.status_reason, '') AS status_reason, r.command_line
-FROM runs r LEFT JOIN pts p USING (run_id) LEFT JOIN smp s USING (run_id)
-ORDER BY r.started_at DESC NULLS LAST, r.run_id DESC
-"""
-
-
 def runs_table(path: StorePath) -> pd.DataFrame:
     """One row per run, newest first: name, tags (comma-separated), status, host, library,
-    grid, counts and provenance."""
+    grid, counts and provenance (runners.store.reports.runs, the listing `collsweep runs`
+    prints too); group sizes, datatypes and ops as ", "-separated text (missing where a run
+    has no point, as SQL NULL reads)."""
     with _open(path) as con:
-        return _df(con, RUNS_SQL)
+        runs = reports.runs(con)
+    for column in ("ranks", "dtypes", "ops"):
+        runs[column] = [", ".join(map(str, values)) or None for values in runs[column]]
+    return runs
 
 
 def run_details(path: StorePath, run_ids: list[str]) -> pd.DataFrame:
@@ -141,14 +116,7 @@ def no_overlap_reason(path: StorePath, run_a: str, run_b: str) -> str:
     """Why two runs share no point, in words: the dimensions whose values do not overlap
     (e.g. "ranks: A has 2, B has 4"); "" when they do share points or a run has none."""
     with _open(path) as con:
-        values = {
-            run: _df(
-                con,
-                f"SELECT {', '.join(DIMENSIONS)} FROM points WHERE run_id = $run",
-                {"run": run},
-            )
-            for run in (run_a, run_b)
-        }
+        values = {run: store.point_grid(con, run)[list(DIMENSIONS)] for run in (run_a, run_b)}
     if any(frame.empty for frame in values.values()):
         return ""
     points = [set(values[run].itertuples(index=False, name=None)) for run in (run_a, run_b)]
@@ -188,9 +156,9 @@ def run_grid(path: StorePath, run_id: str) -> pd.DataFrame:
             con,
             "SELECT algorithm, ranks, dtype, op, "
             "coalesce(collective, 'allreduce') AS collective, count(*) AS points, "
-            "count(*) FILTER (WHERE status = 'ok') AS ok "
+            "count(*) FILTER (WHERE status = $ok) AS ok "
             "FROM points WHERE run_id = $run GROUP BY ALL ORDER BY ranks, dtype, op, algorithm",
-            {"run": run_id},
+            {"run": run_id, "ok": PointStatus.OK},
         )
 
 

@@ -5,7 +5,6 @@ followed."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pandas as pd
 
 from dashboard.data.base import Scope, StorePath, _df, _open
 from dashboard.data.override import against_default
+from runners import store
 from runners.domain.catalog import ALGORITHMS, is_tuned
 from runners.domain.tuning import TUNED
 
@@ -53,9 +53,8 @@ def tuning_file_of(path: StorePath, run_id: str) -> dict[str, Any]:
     """What the run recorded of its tuning file, with the file's text when it is still on
     disk unchanged (`text`, else None and `why`)."""
     with _open(path) as con:
-        row = con.execute("SELECT environment FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    environment = json.loads(row[0]) if row and isinstance(row[0], str) else (row or [{}])[0]
-    record = dict((environment or {}).get("tuning_file") or {})
+        run = store.get_run(con, run_id) or {}
+    record = dict((run.get("environment") or {}).get("tuning_file") or {})
     record["text"], record["why"] = None, ""
     file = Path(record.get("file") or "")
     try:

@@ -15,11 +15,6 @@ SELECT o.run_id FROM runs r
 JOIN runs o ON o.host = r.host AND o.run_id <> r.run_id AND o.started_at < r.started_at
 WHERE r.run_id = ? ORDER BY o.started_at DESC LIMIT ?
 """
-POINTS_SQL = """
-SELECT run_id, algorithm, ranks, bytes, dtype, op, coalesce(oversubscribed, false) AS over,
-       median_s
-FROM points WHERE run_id IN (SELECT unnest(?)) AND status = 'ok' AND median_s > 0
-"""
 
 Group = tuple[int, bool]  # (ranks, oversubscribed)
 
@@ -30,11 +25,11 @@ def host_history(path: Path, run_id: str) -> dict[Group, RunToRun]:
     earlier = list(store.query(path, EARLIER_SQL, [run_id, EARLIER_RUNS]).run_id)
     if not earlier:
         return {}
-    frame = store.query(path, POINTS_SQL, [[run_id, *earlier]])
+    frame = store.ok_points(path, [run_id, *earlier])
     by_group: dict[Group, dict[tuple, dict[str, float]]] = {}
     for row in frame.itertuples(index=False):
         point = (row.algorithm, row.bytes, row.dtype, row.op)
-        group = by_group.setdefault((int(row.ranks), bool(row.over)), {})
+        group = by_group.setdefault((int(row.ranks), bool(row.oversubscribed)), {})
         group.setdefault(point, {})[row.run_id] = math.log(row.median_s)
     found = {g: run_to_run(points, run_id) for g, points in by_group.items()}
     return {g: spread for g, spread in found.items() if spread is not None}

@@ -33,14 +33,6 @@ from runners.domain.pricing import (
 Progress = Callable[[str], None]
 Key = tuple[int, str, str]  # (ranks, dtype, op)
 
-POINTS_SQL = """
-SELECT point_id, algorithm, ranks, bytes, dtype, op, median_s, coalesce(oversubscribed, false) AS
-       oversubscribed
-FROM points
-WHERE run_id = ? AND status = 'ok' AND median_s > 0
-ORDER BY ranks, dtype, op, algorithm, bytes
-"""
-
 # --- points and calibration parameters -------------------------------------------------------
 
 
@@ -281,8 +273,8 @@ def _pricing(
 
 
 def load_points(path: Path, run_id: str) -> list[Point]:
-    """The run's ok points with a positive median."""
-    frame = store.query(path, POINTS_SQL, [run_id])
+    """The run's ok points with a positive median (store.ok_points)."""
+    frame = store.ok_points(path, run_id)
     return [
         Point(
             r.point_id,

@@ -26,6 +26,7 @@ from runners.domain.imports.records import imported_tool
 from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.spec import SweepSpec, parse_spec
+from runners.domain.status import PointStatus
 from runners.domain.tuning import provenance_path
 from runners.domain.units import format_bytes, format_ratio
 
@@ -97,12 +98,7 @@ def _run(request: TuneRequest) -> dict[str, Any]:
 
 def stored_provisional_reason(path: Path, run_id: str) -> str:
     """Why the analysis stored the run's winners as provisional ('' when it did not)."""
-    frame = store.query(
-        path,
-        "SELECT provisional_reason FROM winners WHERE run_id = ? AND provisional LIMIT 1",
-        [run_id],
-    )
-    return str(frame["provisional_reason"].iloc[0]) if len(frame) else ""
+    return next(iter(store.provisional_reasons(path, run_id)), "")
 
 
 def swept_spec(request: TuneRequest, run: dict[str, Any]) -> SweepSpec:
@@ -111,12 +107,7 @@ def swept_spec(request: TuneRequest, run: dict[str, Any]) -> SweepSpec:
     text = run.get("spec_toml") or ""
     if not imported_tool(text):
         return parse_spec(text)
-    grid = store.query(
-        request.store,
-        "SELECT DISTINCT algorithm, collective, ranks, bytes, dtype, op FROM points "
-        "WHERE run_id = ? AND status = 'ok' ORDER BY ALL",
-        [request.run_id],
-    )
+    grid = store.point_grid(request.store, request.run_id, [PointStatus.OK])
     ops = tuple(dict.fromkeys(o for o in grid.op if o != NO_OP))
     return SweepSpec(
         sizes=tuple(sorted(set(map(int, grid.bytes)))),

@@ -16,16 +16,6 @@ from runners.domain.comparison import Comparison, Unit, compare_many
 from runners.domain.crossovers import decided_crossovers
 from runners.domain.libraries import DEFAULT
 
-UNITS_SQL = """
-SELECT s.point_id, coalesce(s.launch, 0) AS launch, coalesce(s.pass, 0) AS pass,
-       median(s.seconds) AS median_s
-FROM samples s JOIN points p USING (point_id)
-WHERE p.run_id = ? AND p.status = 'ok'
-GROUP BY ALL
-"""
-
-JOBS_SQL = "SELECT point_id, job FROM points WHERE run_id = ? AND job IS NOT NULL"
-
 Groups = Mapping[Key, Mapping[str, Mapping[int, Point]]]
 
 
@@ -42,12 +32,11 @@ class Comparisons:
     @classmethod
     def load(cls, path: Path, run_id: str) -> Comparisons:
         """Every ok point's median per (launch, pass)."""
-        frame = store.query(path, UNITS_SQL, [run_id])
+        frame = store.unit_medians(path, run_id)
         units: dict[str, dict[Unit, float]] = {}
         for row in frame.itertuples(index=False):
             units.setdefault(row.point_id, {})[(int(row.launch), int(row[2]))] = row.median_s
-        jobs = store.query(path, JOBS_SQL, [run_id])
-        return cls(units, dict(zip(jobs.point_id, jobs.job, strict=True)))
+        return cls(units, store.point_jobs(path, run_id))
 
     def pairing(self, a: Point, b: Point) -> str:
         """How two points' passes were paired: in one launch (one job), or in one round of

@@ -31,14 +31,6 @@ from runners.domain.workload import Call, Workload
 from runners.domain.workload_policy import CallKey, Policy, policies, run_libraries
 from runners.store.workloads import replace_workload_report
 
-POINTS_SQL = """
-SELECT point_id, algorithm, collective, ranks, bytes, dtype, op, median_s
-FROM points WHERE run_id = ? AND status = 'ok' AND median_s > 0
-"""
-PROVISIONAL_SQL = """
-SELECT DISTINCT provisional_reason FROM winners
-WHERE run_id = ? AND coalesce(provisional, false) AND provisional_reason <> ''
-"""
 PREDICTIONS_SQL = "SELECT point_id, calibration_id, predicted_s FROM predictions WHERE run_id = ?"
 
 SAME = "same as default"
@@ -66,10 +58,10 @@ class RunFacts:
     def load(cls, path: Path, run_id: str) -> RunFacts:
         """Read the run's points, winners, units and predictions."""
         points: dict[CallKey, dict[str, PointRef]] = {}
-        for r in store.query(path, POINTS_SQL, [run_id]).itertuples(index=False):
+        for r in store.ok_points(path, run_id).itertuples(index=False):
             key = (r.collective, int(r.bytes), r.dtype, r.op, int(r.ranks))
             points.setdefault(key, {})[r.algorithm] = PointRef(r.point_id, float(r.median_s))
-        reasons = store.query(path, PROVISIONAL_SQL, [run_id]).provisional_reason
+        reasons = store.provisional_reasons(path, run_id)
         order = store.calibration_order(path, run_id)
         rank = {cal: i for i, cal in enumerate(order)}
         predicted: dict[str, tuple[int, float]] = {}
@@ -79,7 +71,7 @@ class RunFacts:
                 predicted[r.point_id] = (here, float(r.predicted_s))
         units = Comparisons.load(path, run_id).units
         chosen = {k: v for k, (_, v) in predicted.items()}
-        return cls(points, units, chosen, "; ".join(sorted(reasons)))
+        return cls(points, units, chosen, "; ".join(reasons))
 
     def fastest_against_default(self, key: CallKey, default: str) -> str | None:
         """The fastest (by median) of the algorithms of the default's library that are

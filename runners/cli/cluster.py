@@ -92,6 +92,7 @@ def add_submit(sub: argparse._SubParsersAction) -> None:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Fold shard stores (given, or a job's) into the main store and analyse the merged runs."""
+    from runners.domain.status import RunStatus
     from runners.jobs import merge
 
     main = store_path(args).resolve()
@@ -118,17 +119,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
         if store_has_points(main, run.run_id):
             analysis.analyze_run(main, run.run_id, progress=lambda _line: None)
             print(f"analysed; its verdict: collsweep crossovers {run.run_id} --summary")
-    return 0 if runs and all(r.status == "complete" for r in runs) else 1
+    return 0 if runs and all(r.status == RunStatus.COMPLETE for r in runs) else 1
 
 
 def store_has_points(main: Path, run_id: str) -> bool:
     """Whether the merged run has an ok point to analyse."""
     from runners import store
+    from runners.domain.status import PointStatus
 
-    found = store.query(
-        main, "SELECT count(*) n FROM points WHERE run_id = ? AND status = 'ok'", [run_id]
-    )
-    return int(found.n.item()) > 0
+    return bool(store.point_ids(main, run_id, [PointStatus.OK]))
 
 
 def add_merge(sub: argparse._SubParsersAction) -> None:

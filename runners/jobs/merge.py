@@ -121,8 +121,7 @@ def merge(
         spec = _merged_spec(shards, run_id)
         if spec is None:
             continue
-        points = store.query(main, "SELECT point_id, status FROM points WHERE run_id = ?", [run_id])
-        statuses = dict(zip(points.point_id, points.status, strict=True))
+        statuses = {pid: state.status for pid, state in store.point_states(main, run_id).items()}
         status, reason = final_status(all_point_ids(spec, run_id), statuses, "", "", [])
         if status != RunStatus.COMPLETE:
             reason += f"; finish it with: collsweep sweep --resume {run_id} --store {main}"

@@ -276,14 +276,9 @@ def _start_run(spec: SweepSpec, path: Path, new_run: dict[str, Any]) -> dict[str
     if store.get_run(path, run_id) is None:
         store.create_run(path, new_run)
         return {}
-    store.update_run(path, run_id, {"status": "running", "status_reason": ""})
-    frame = store.query(
-        path,
-        "SELECT point_id, status, coalesce(launches, 1) AS launches FROM points WHERE run_id = ?",
-        [run_id],
-    )
-    rows = zip(frame.point_id, frame.status, frame.launches, strict=True)
-    return {pid: sweep_status(status, int(n), spec.launches) for pid, status, n in rows}
+    store.update_run(path, run_id, {"status": RunStatus.RUNNING, "status_reason": ""})
+    stored = store.point_states(path, run_id).items()
+    return {pid: sweep_status(s.status, s.launches, spec.launches) for pid, s in stored}
 
 
 def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None]) -> None:

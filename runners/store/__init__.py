@@ -1,8 +1,9 @@
 """The results store: one DuckDB file holding runs, points, samples and the model's outputs.
 
 The package owns the schema version and migrations (schema.py), the only writes (writes.py;
-its values typed for their columns by columns.py), the reads shared by the CLI and the
-dashboard (reads.py), opening the file with its lock, damage check and read limits
+its values typed for their columns by columns.py), the named reads shared by the CLI, the
+analysis and the dashboard (reads.py; a run's points: point_reads.py; the runs listing:
+reports.py), opening the file with its lock, damage check and read limits
 (storefile.py), the run journal and lock beside the file (journal.py), reports, salvage and
 merging shard stores (merge.py). It never imports MPI, so the dashboard
 uses it too. The tables are documented in docs/schema.md. This module names the public API.
@@ -15,17 +16,28 @@ from pathlib import Path
 
 from runners.store import storefile
 from runners.store.merge import ShardResult, merge_shards
+from runners.store.point_reads import (
+    PointState,
+    ok_points,
+    point_grid,
+    point_ids,
+    point_jobs,
+    point_medians,
+    point_states,
+    precision_counts,
+    unit_medians,
+)
 from runners.store.reads import (
+    Source,
     calibration_order,
     calibrations_of_source,
     get_calibration,
     get_run,
     latest_calibration,
     open_readonly,
-    point_ids,
-    point_medians,
-    precision_counts,
+    provisional_reasons,
     query,
+    reading,
     verdict_inputs,
 )
 from runners.store.schema import (
@@ -87,9 +99,11 @@ __all__ = [
     "RUN_STATUSES",
     "SCHEMA_VERSION",
     "STORE_ENV",
+    "PointState",
     "QueryError",
     "QueryLimit",
     "ShardResult",
+    "Source",
     "StoreBusy",
     "StoreError",
     "_connect",
@@ -107,11 +121,17 @@ __all__ = [
     "latest_calibration",
     "merge_shards",
     "migrate",
+    "ok_points",
     "open_readonly",
+    "point_grid",
     "point_ids",
+    "point_jobs",
     "point_medians",
+    "point_states",
     "precision_counts",
+    "provisional_reasons",
     "query",
+    "reading",
     "replace_against_default",
     "replace_agreement",
     "replace_analysis",
@@ -123,6 +143,7 @@ __all__ = [
     "replace_winners",
     "stored_schema_version",
     "storefile",
+    "unit_medians",
     "update_run",
     "verdict_inputs",
     "write_batch",

@@ -1,14 +1,16 @@
-"""Reading the store: read-only connections, bounded queries and the lookups of single rows.
+"""Reading the store: read-only connections, bounded queries and the named reads of runs,
+calibrations and winners (a run's points: runners.store.point_reads).
 
 Readers never create or migrate a file; a missing, foreign, older- or newer-schema store raises
-StoreError. No MPI here.
+StoreError. Every named read takes a Source: the store's path, or a connection already open on it
+(a dashboard page shares one per script run). No MPI here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,6 @@ from runners.domain import stops
 from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.store import storefile
 from runners.store.schema import (
-    POINT_STATUSES,
     SCHEMA_VERSION,
     Connection,
     _connect,
@@ -86,11 +87,33 @@ def query(
         return storefile.bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
 
 
-def _lookup(path: Path | str, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+Source = Path | str | Connection  # a store's path, or a connection open on it
+
+
+@contextlib.contextmanager
+def reading(source: Source) -> Iterator[Connection]:
+    """A connection to read with: ``source`` itself when it is one, else a read-only one to
+    that path for the block (open_readonly)."""
+    if isinstance(source, Connection):
+        yield source
+        return
+    with open_readonly(source) as con:
+        yield con
+
+
+def read_frame(
+    source: Source, sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> pd.DataFrame:
+    """The rows of a named read as a DataFrame, bounded in time like query()."""
+    with reading(source) as con:
+        return storefile.bounded_query(con, sql, params)
+
+
+def _lookup(source: Source, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
     """Rows of a read-only lookup as dicts, JSON columns decoded; [] if the store is missing."""
-    if not Path(path).exists():
+    if not isinstance(source, Connection) and not Path(source).exists():
         return []
-    with open_readonly(path) as con:
+    with reading(source) as con:
         cursor = con.execute(sql, params)
         names = [d[0] for d in cursor.description]
         json_cols = {d[0] for d in cursor.description if str(d[1]).upper() == "JSON"}
@@ -103,21 +126,10 @@ def _decoded(row: dict[str, Any], json_cols: set[str]) -> dict[str, Any]:
     return {k: json.loads(v) if k in json_cols and v is not None else v for k, v in row.items()}
 
 
-def get_run(path: Path | str, run_id: str) -> dict[str, Any] | None:
+def get_run(source: Source, run_id: str) -> dict[str, Any] | None:
     """The runs row for ``run_id`` as a dict (environment decoded), or None if absent."""
-    rows = _lookup(path, "SELECT * FROM runs WHERE run_id = ?", [run_id])
+    rows = _lookup(source, "SELECT * FROM runs WHERE run_id = ?", [run_id])
     return rows[0] if rows else None
-
-
-def point_ids(path: Path | str, run_id: str, statuses: Iterable[str] | None = None) -> set[str]:
-    """Ids of the run's stored points (all final), optionally only those with given statuses."""
-    wanted = list(statuses) if statuses is not None else list(POINT_STATUSES)
-    rows = _lookup(
-        path,
-        "SELECT point_id FROM points WHERE run_id = ? AND list_contains(?, status)",
-        [run_id, wanted],
-    )
-    return {row["point_id"] for row in rows}
 
 
 def latest_calibration(
@@ -143,16 +155,16 @@ def latest_calibration(
     return rows[0] if rows else None
 
 
-def get_calibration(path: Path | str, calibration_id: str) -> dict[str, Any] | None:
+def get_calibration(source: Source, calibration_id: str) -> dict[str, Any] | None:
     """One calibrations row as a dict with JSON decoded, or None if absent."""
-    rows = _lookup(path, "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id])
+    rows = _lookup(source, "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id])
     return rows[0] if rows else None
 
 
-def calibrations_of_source(path: Path | str, source: str) -> list[dict[str, Any]]:
+def calibrations_of_source(store: Source, source: str) -> list[dict[str, Any]]:
     """Every calibrations row of one source (e.g. a run's launches), JSON decoded, oldest first."""
     return _lookup(
-        path,
+        store,
         "SELECT * FROM calibrations WHERE source = ? ORDER BY created_at, calibration_id",
         [source],
     )
@@ -162,11 +174,8 @@ def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
     """What runners.domain.verdict.verdict_lines needs of a stored run: its winners and
     crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
     (calibration_order)."""
-    flagged = _lookup(
-        path,
-        "SELECT DISTINCT ranks FROM points WHERE run_id = ? AND coalesce(oversubscribed, false)",
-        [run_id],
-    )
+    from runners.store.point_reads import oversubscribed_ranks  # it reads through this module
+
     return {
         "winners": _lookup(
             path,
@@ -174,35 +183,9 @@ def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
             [run_id],
         ),
         "crossovers": _lookup(path, "SELECT * FROM crossovers WHERE run_id = ?", [run_id]),
-        "oversubscribed": {row["ranks"] for row in flagged},
+        "oversubscribed": oversubscribed_ranks(path, run_id),
         "calibrations": calibration_order(path, run_id),
     }
-
-
-def point_medians(path: Path | str, run_id: str) -> dict[tuple[int, str, str, int, str], float]:
-    """Every ok point's median by (ranks, dtype, op, bytes, algorithm): what the winner
-    tables and strips (runners.domain.winner_table) price the best and the default with."""
-    rows = _lookup(
-        path,
-        "SELECT ranks, dtype, op, bytes, algorithm, median_s FROM points "
-        "WHERE run_id = ? AND status = 'ok' AND median_s > 0",
-        [run_id],
-    )
-    return {
-        (int(r["ranks"]), r["dtype"], r["op"], int(r["bytes"]), r["algorithm"]): r["median_s"]
-        for r in rows
-    }
-
-
-def precision_counts(path: Path | str, run_id: str) -> tuple[int, int]:
-    """(met, ok): how many of the run's ok points met their precision target, of how many."""
-    (row,) = _lookup(
-        path,
-        "SELECT count(*) FILTER (WHERE ci_target_met) AS met, count(*) AS ok "
-        "FROM points WHERE run_id = ? AND status = 'ok'",
-        [run_id],
-    )
-    return int(row["met"]), int(row["ok"])
 
 
 def calibration_order(path: Path | str, run_id: str) -> list[str]:
@@ -213,3 +196,15 @@ def calibration_order(path: Path | str, run_id: str) -> list[str]:
     fitted = CalibrationId(CalibrationKind.FITTED, run_id)
     calibrations = [str(launches), run.get("calibration_id"), str(fitted)]
     return [c for c in calibrations if c]
+
+
+def provisional_reasons(source: Source, run_id: str) -> list[str]:
+    """Why the run's winners are provisional: each distinct reason of its provisional winners
+    rows, sorted ([] when none is)."""
+    rows = _lookup(
+        source,
+        "SELECT DISTINCT provisional_reason FROM winners WHERE run_id = ? "
+        "AND coalesce(provisional, false) AND provisional_reason <> '' ORDER BY ALL",
+        [run_id],
+    )
+    return [row["provisional_reason"] for row in rows]

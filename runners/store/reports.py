@@ -1,4 +1,5 @@
-"""Read-side reports for the CLI: the runs listing and exporting a run's tables (no MPI)."""
+"""Read-side reports: the runs listing (the CLI's and the dashboard's) and exporting a run's
+tables (no MPI)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from runners import store
 from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.names import checked_run_id, path_for
 from runners.domain.outputs import check_outputs
+from runners.domain.status import PointStatus, RunStatus
 from runners.store import journal
+from runners.store.reads import Source, read_frame
 
 # The short version of every library whose ranks ran a run ("MPICH 5.0.2, Open MPI 5.0.11"),
 # for runs `r`; before schema 7 only runs.mpi_version. `collsweep runs` and the Runs page.
@@ -22,24 +25,48 @@ LIBRARY_VERSIONS_SQL = """coalesce(nullif(array_to_string(
 # A run's tags as one comma-separated text ('' when it has none), for runs `r`.
 TAGS_SQL = "coalesce(array_to_string(json_extract_string(r.tags, '$[*]'), ','), '')"
 
+# One row per run, newest first: what `collsweep runs` and the dashboard's Runs page list (each
+# shows its own columns of it). Group sizes, datatypes and ops as sorted lists.
 RUNS_SQL = f"""
+WITH pts AS (
+    SELECT run_id,
+           list_sort(list(DISTINCT ranks)) AS ranks,
+           list_sort(list(DISTINCT dtype)) AS dtypes,
+           list_sort(list(DISTINCT op)) AS ops,
+           count(DISTINCT algorithm) AS algorithms,
+           count(*) AS points,
+           count(*) FILTER (WHERE status = $ok) AS ok,
+           count(*) FILTER (WHERE list_contains($failed, status)) AS failed,
+           count(*) FILTER (WHERE status = $skipped) AS skipped,
+           bool_or(oversubscribed) AS oversubscribed
+    FROM points GROUP BY run_id
+), smp AS (
+    SELECT run_id, count(*) AS samples FROM samples GROUP BY run_id
+)
 SELECT r.run_id, coalesce(r.name, '') AS name, {TAGS_SQL} AS tags,
-       r.status, coalesce(strftime(r.started_at, '%Y-%m-%d %H:%M:%S'), '') AS started,
+       r.status, r.started_at, r.finished_at,
        date_diff('millisecond', r.started_at, r.finished_at) / 1000 AS duration_s,
-       coalesce(r.host, '') AS host, {LIBRARY_VERSIONS_SQL} AS library,
-       coalesce(array_to_string(list_sort(list(DISTINCT p.ranks)), ','), '') AS ranks,
-       coalesce(string_agg(DISTINCT p.dtype, ',' ORDER BY p.dtype), '') AS dtypes,
-       coalesce(string_agg(DISTINCT p.op, ',' ORDER BY p.op), '') AS ops,
-       count(DISTINCT p.algorithm) AS algorithms,
-       count(p.point_id) FILTER (WHERE p.status = 'ok') AS ok,
-       count(p.point_id) FILTER (WHERE p.status IN ('failed', 'timeout')) AS failed,
-       count(p.point_id) FILTER (WHERE p.status = 'skipped') AS skipped,
-       coalesce(r.status_reason, '') AS reason
-FROM runs r LEFT JOIN points p USING (run_id)
-GROUP BY r.run_id, r.name, r.tags, r.status, r.started_at, r.finished_at, r.host,
-         r.mpi_version, r.libraries, r.status_reason
-ORDER BY r.started_at DESC, r.run_id
+       r.host, {LIBRARY_VERSIONS_SQL} AS library, r.cpu_model, r.physical_cores,
+       coalesce(p.ranks, []) AS ranks, coalesce(p.dtypes, []) AS dtypes,
+       coalesce(p.ops, []) AS ops, coalesce(p.algorithms, 0) AS algorithms,
+       coalesce(p.points, 0) AS points, coalesce(p.ok, 0) AS ok,
+       coalesce(p.failed, 0) AS failed, coalesce(p.skipped, 0) AS skipped,
+       coalesce(s.samples, 0) AS samples, coalesce(p.oversubscribed, false) AS oversubscribed,
+       r.thread_level, r.code_version, r.mpi4py_version, r.numpy_version, r.python_version,
+       r.calibration_id, coalesce(r.status_reason, '') AS status_reason, r.command_line
+FROM runs r LEFT JOIN pts p USING (run_id) LEFT JOIN smp s USING (run_id)
+ORDER BY r.started_at DESC NULLS LAST, r.run_id DESC
 """
+RUNS_PARAMS = {
+    "ok": PointStatus.OK,
+    "failed": [PointStatus.FAILED, PointStatus.TIMEOUT],
+    "skipped": PointStatus.SKIPPED,
+}
+# The columns `collsweep runs` prints, in order.
+LISTED = (
+    "run_id", "name", "tags", "status", "started", "duration_s", "host", "library", "ranks",
+    "dtypes", "ops", "algorithms", "ok", "failed", "skipped", "reason",
+)  # fmt: skip
 
 EXPORTED_TABLES = (
     "runs",
@@ -69,25 +96,42 @@ ORDER BY created_at, calibration_id
 """
 
 
+def runs(source: Source) -> pd.DataFrame:
+    """One row per run, newest first (RUNS_SQL): name, tags (comma-separated), status, start
+    and finish, duration in seconds (missing while a run has not finished), host, library,
+    machine, its group sizes, datatypes and ops (sorted lists), point counts by status,
+    samples, whether any point ran oversubscribed, and provenance."""
+    return read_frame(source, RUNS_SQL, RUNS_PARAMS)
+
+
 def runs_table(path: Path) -> pd.DataFrame:
-    """One row per run: its name and tags (comma-separated), status, start, duration in
-    seconds (a number; missing while a run has not finished), host, library, ranks, dtypes,
-    ops, how many algorithms, and point counts (blank, never None, where a run has nothing
-    yet).
+    """`collsweep runs`: the LISTED columns of runs(), lists comma-separated and blank,
+    never None, where a run has nothing yet.
 
     A run stored as running that no live sweep holds (its process was killed) is shown as
     'abandoned', with what to do about it.
     """
-    frame = store.query(path, RUNS_SQL)
-    for index in frame.index[frame.status == "running"]:
-        run_id = frame.at[index, "run_id"]
+    listed = runs(path)
+    listed["started"] = [_when(t) for t in listed.started_at]
+    listed["host"] = listed.host.fillna("")
+    listed["reason"] = listed.status_reason
+    for column in ("ranks", "dtypes", "ops"):
+        listed[column] = [",".join(map(str, values)) for values in listed[column]]
+    listed = listed[list(LISTED)]
+    for index in listed.index[listed.status == RunStatus.RUNNING]:
+        run_id = listed.at[index, "run_id"]
         if not journal.is_live(Path(path), run_id):
-            frame.at[index, "status"] = "abandoned"
-            frame.at[index, "reason"] = (
+            listed.at[index, "status"] = "abandoned"
+            listed.at[index, "reason"] = (
                 f"stored as running, but no live sweep holds it: `collsweep sweep --resume "
                 f"{run_id}` stores what its journal kept and measures the rest"
             )
-    return frame
+    return listed
+
+
+def _when(stamp: pd.Timestamp | None) -> str:
+    """A start time as `collsweep runs` prints it ('' when not recorded)."""
+    return "" if pd.isna(stamp) else stamp.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
