@@ -7,6 +7,7 @@ from benchmarks.mode import Mode
 from benchmarks.worker_jobs import Timing, time_points
 from runners.domain.catalog import BASE_ALGORITHMS
 from runners.domain.stats import bandwidths, summarize
+from runners.domain.status import PointStatus
 from runners.domain.units import format_bytes
 
 LIMIT_BYTES = 64 * MIB
@@ -33,7 +34,7 @@ def measure_limits(nbytes: int, budget_s: float) -> list[dict]:
 def with_busbw(point: dict) -> dict:
     """A sweep worker's `point` event (its raw samples) with the columns the store adds:
     the median over the samples and nccl-tests' algbw and busbw (algbw x 2(p-1)/p)."""
-    if point["status"] != "ok":
+    if point["status"] != PointStatus.OK:
         return point
     median_s = summarize(point["samples"]).median_s
     algbw, busbw = bandwidths(point["nbytes"], point["ranks"], median_s)
@@ -58,7 +59,7 @@ def busbw_table(points: list[dict], copy_bw: float, reduce_bw: float) -> list[st
     """Each algorithm's busbw and its fractions of the copy and float32 reduction rates."""
     rows = []
     for p in points:
-        if p["status"] != "ok":
+        if p["status"] != PointStatus.OK:
             rows.append([p["algorithm"], "", "", "", "", p["reason"][:40]])
             continue
         busbw = p["busbw_gbps"]
@@ -78,7 +79,7 @@ def fraction_checks(points: list[dict], copy_bw: float) -> list[Check]:
             None,
         )
         for p in points
-        if p["status"] == "ok"
+        if p["status"] == PointStatus.OK
     ]
 
 

@@ -19,6 +19,7 @@ from benchmarks.common import KIB, Check, Figure, JobFailed, log, run_command, t
 from benchmarks.mode import Mode, write_spec
 from runners import store
 from runners.domain.spec import SweepSpec
+from runners.domain.status import PointStatus
 
 OSU_SMALL_MAX = 8 * KIB
 OSU_SETTINGS = {"small": (100, 1000), "large": (10, 100)}  # (warm-ups, iterations)
@@ -69,7 +70,8 @@ def summarize_store(result: PolicyResult, store_path: Path, target: float) -> No
     frame = store.query(
         store_path,
         "SELECT run_id, algorithm, ranks, bytes, median_s, ci_rel_halfwidth, iterations, "
-        "started_at, finished_at FROM points WHERE status = 'ok'",
+        "started_at, finished_at FROM points WHERE status = ?",
+        [PointStatus.OK],
     )
     result.points = len(frame)
     result.precise = int((frame["ci_rel_halfwidth"] <= target).sum())  # NaN counts as not

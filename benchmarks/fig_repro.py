@@ -27,12 +27,13 @@ import pandas as pd
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.mode import Mode, write_spec
 from runners import store
+from runners.domain.status import PointStatus
 
 TARGETS = {"coverage": 0.90, "agreement": 0.95, "decided": 0.60, "wall_s": 150.0}
 POINTS_SQL = (
     "SELECT run_id, algorithm, ranks, bytes, median_s, ci_low_s, ci_high_s, interval_low_s, "
     "interval_high_s, coalesce(launch_low_s, interval_low_s) AS launch_low_s, "
-    "coalesce(launch_high_s, interval_high_s) AS launch_high_s FROM points WHERE status = 'ok'"
+    "coalesce(launch_high_s, interval_high_s) AS launch_high_s FROM points WHERE status = $ok"
 )
 RUNS_SQL = "SELECT run_id FROM runs ORDER BY started_at"
 BOUNDS = {  # the interval each coverage reads
@@ -43,7 +44,7 @@ BOUNDS = {  # the interval each coverage reads
 WINNERS_SQL = "SELECT run_id, ranks, bytes, winner, decided FROM winners"
 FASTEST_SQL = (
     "SELECT run_id, ranks, bytes, arg_min(algorithm, median_s) AS fastest FROM points "
-    "WHERE status = 'ok' GROUP BY ALL"
+    "WHERE status = $ok GROUP BY ALL"
 )
 
 
@@ -148,8 +149,9 @@ def run(mode: Mode) -> Figure:
         path = Path(folder) / "repro.duckdb"
         spec_file = write_spec(mode.preset(), Path(folder))
         walls = sweep_repeatedly(spec_file, path, mode.pick(4, 4, 2), mode.pick(300, 60, 0))
-        points = store.query(path, POINTS_SQL)
-        winners, fastest = store.query(path, WINNERS_SQL), store.query(path, FASTEST_SQL)
+        ok = {"ok": PointStatus.OK}
+        points = store.query(path, POINTS_SQL, ok)
+        winners, fastest = store.query(path, WINNERS_SQL), store.query(path, FASTEST_SQL, ok)
         runs = list(store.query(path, RUNS_SQL).run_id)
     figure = Figure(
         6,

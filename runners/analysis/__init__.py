@@ -71,6 +71,7 @@ from runners.domain.catalog import ALGORITHMS, collective_of
 from runners.domain.errors import BadInput, Stopped
 from runners.domain.faults import hold_at
 from runners.domain.provisional import provisional_reason
+from runners.domain.status import PointStatus
 from runners.store.migrations import COLLECTIVE_TABLES
 
 CROSSOVERS_SQL = """
@@ -310,7 +311,7 @@ def after_sweep(
     group's winners as a table, then the verdict (the model's diagnostics too when `verbose`;
     `collsweep analyze` prints them). A failure only warns, since the measurements are stored
     and `collsweep analyze RUN` can try again."""
-    if not store.point_ids(path, run_id, ["ok"]):
+    if not store.point_ids(path, run_id, [PointStatus.OK]):
         return
     try:
         summary = analyze_run(path, run_id, progress)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.domain.names import run_id_problem
+from runners.domain.status import RunStatus
 from runners.domain.units import counted
 
 if TYPE_CHECKING:
@@ -235,13 +236,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except Interrupted as exc:  # before the run was created: nothing to mark
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
         return 130
-    if args.resume and outcome.total == 0 and outcome.status == "complete":
+    if args.resume and outcome.total == 0 and outcome.status == RunStatus.COMPLETE:
         print(
             f"run {outcome.run_id} is complete: nothing to measure; its verdict: "
             f"`collsweep crossovers {outcome.run_id} --summary --store {path}`"
         )
         return 0
-    analysed = outcome.stored and outcome.status != "interrupted"
+    analysed = outcome.stored and outcome.status != RunStatus.INTERRUPTED
     if analysed and not _analysed(path, outcome, args.verbose):
         return 130
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
@@ -267,10 +268,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _workload_answer(path, outcome.run_id, args)
     for caution in outcome.cautions:
         print(f"caution: {caution}")
-    if outcome.status == "interrupted" or not outcome.stored:
+    if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
         return 130
-    return 0 if outcome.status == "complete" else 1
+    return 0 if outcome.status == RunStatus.COMPLETE else 1
 
 
 def add_sweep(sub: argparse._SubParsersAction) -> None:

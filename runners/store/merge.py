@@ -17,11 +17,12 @@ import duckdb
 
 from runners.domain.names import run_id_problem
 from runners.domain.run_labels import labels_problem
+from runners.domain.status import PointStatus, RunStatus
 from runners.store import storefile
 from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION, _writing
 from runners.store.storefile import StoreError
 
-KEPT = ("ok", "skipped")
+KEPT = [PointStatus.OK, PointStatus.SKIPPED]  # a shard's point of these replaces one not
 
 
 @dataclass
@@ -116,8 +117,9 @@ def _merge_run(con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: 
         r[0]
         for r in con.execute(
             f"SELECT s.point_id FROM {alias}.points s JOIN points m USING (point_id) "
-            f"WHERE s.run_id = $r AND s.status IN {KEPT} AND m.status NOT IN {KEPT}",
-            {"r": run_id},
+            "WHERE s.run_id = $r AND list_contains($kept, s.status) "
+            "AND NOT list_contains($kept, m.status)",
+            {"r": run_id, "kept": KEPT},
         ).fetchall()
     ]
     if better:
@@ -168,7 +170,7 @@ def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
             result = ShardResult(Path(shard))
             runs = con.execute(f"SELECT run_id, status FROM {alias}.runs").fetchall()
             _check_values(con, alias, shard, runs)
-            running = [r for r, status in runs if status == "running"]
+            running = [r for r, status in runs if status == RunStatus.RUNNING]
             if running:
                 result.left = f"run {', '.join(running)} is still being written (running)"
             else:

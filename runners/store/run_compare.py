@@ -19,6 +19,7 @@ from runners.domain.run_comparison import (
     summary_counts,
     winner_changes,
 )
+from runners.domain.status import PointStatus
 from runners.domain.units import counted, format_duration, format_ratio
 
 MATCHING_SQL = """
@@ -32,7 +33,7 @@ SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
 FROM points a
 JOIN points b ON b.algorithm = a.algorithm AND b.ranks = a.ranks AND b.bytes = a.bytes
  AND b.dtype = a.dtype AND b.op = a.op
-WHERE a.run_id = $a AND b.run_id = $b AND a.status = 'ok' AND b.status = 'ok'
+WHERE a.run_id = $a AND b.run_id = $b AND a.status = $ok AND b.status = $ok
   AND a.median_s > 0 AND b.median_s > 0
 ORDER BY a.ranks, a.dtype, a.op, a.algorithm, a.bytes
 """
@@ -81,7 +82,7 @@ def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
     for run_id in (run_a, run_b):
         if store.get_run(path, run_id) is None:
             raise store.StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
-    frame = store.query(path, MATCHING_SQL, {"a": run_a, "b": run_b})
+    frame = store.query(path, MATCHING_SQL, {"a": run_a, "b": run_b, "ok": PointStatus.OK})
     changes = [
         ratio_change(
             PointTimes(r.a_median_s, r.a_low_s, r.a_high_s, int(r.a_launches)),
@@ -104,19 +105,19 @@ HISTORY_SQL = """
 SELECT o.run_id, o.started_at, median(b.median_s / a.median_s) AS ratio, count(*) AS shared
 FROM runs r
 JOIN runs o ON o.host = r.host AND o.run_id <> r.run_id AND o.started_at < r.started_at
-JOIN points b ON b.run_id = r.run_id AND b.status = 'ok' AND b.median_s > 0
-JOIN points a ON a.run_id = o.run_id AND a.status = 'ok' AND a.median_s > 0
+JOIN points b ON b.run_id = r.run_id AND b.status = $ok AND b.median_s > 0
+JOIN points a ON a.run_id = o.run_id AND a.status = $ok AND a.median_s > 0
  AND a.algorithm = b.algorithm AND a.ranks = b.ranks AND a.bytes = b.bytes
  AND a.dtype = b.dtype AND a.op = b.op
-WHERE r.run_id = ?
+WHERE r.run_id = $run
 GROUP BY ALL
 """
 
 SPAN_SQL = """
 SELECT r.host, r.started_at, date_diff('millisecond', r.started_at, r.finished_at) / 1000 AS span_s,
        (SELECT median(interval_rel_halfwidth) FROM points p WHERE p.run_id = r.run_id
-        AND p.status = 'ok' AND NOT coalesce(p.oversubscribed, false)) AS halfwidth
-FROM runs r WHERE r.run_id = ?
+        AND p.status = $ok AND NOT coalesce(p.oversubscribed, false)) AS halfwidth
+FROM runs r WHERE r.run_id = $run
 """
 
 
@@ -126,7 +127,8 @@ def time_span_note(path: Path | str, run_id: str) -> str:
     lands, which the intervals were widened to hold), or, before the history says anything,
     how far the earlier runs moved."""
 
-    span = store.query(path, SPAN_SQL, [run_id])
+    run_ok = {"run": run_id, "ok": PointStatus.OK}
+    span = store.query(path, SPAN_SQL, run_ok)
     if span.empty or pd.isna(span["span_s"].iloc[0]):
         return ""
     halfwidth = span["halfwidth"].iloc[0]
@@ -135,7 +137,7 @@ def time_span_note(path: Path | str, run_id: str) -> str:
         f"the intervals{width} cover launch-to-launch variation over "
         f"{format_duration(float(span['span_s'].iloc[0]))}"
     )
-    earlier = store.query(path, HISTORY_SQL, [run_id])
+    earlier = store.query(path, HISTORY_SQL, run_ok)
     if earlier.empty:
         return head + f"; no earlier run on {span['host'].iloc[0]} shares its points to say more"
     gaps = span["started_at"].iloc[0] - earlier["started_at"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from runners.domain.status import RunStatus
 from runners.store.columns import column_array, column_value
 from runners.store.schema import (
     ASSUMPTION_STATES,
@@ -107,7 +108,7 @@ def create_run(path: Path | str, run: dict[str, Any]) -> None:
 
     Unknown keys raise ValueError; an existing run_id raises StoreError.
     """
-    row = {"status": "running", "started_at": _now(), **run}
+    row = {"status": RunStatus.RUNNING, "started_at": _now(), **run}
     _check_choice("run status", row["status"], RUN_STATUSES)
     with _writing(path) as con:
         if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [row.get("run_id")]).fetchall():
@@ -151,7 +152,7 @@ def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str
         raise StoreError(f"no run {run_id!r} in {path}")
 
 
-def finish_run(path: Path | str, run_id: str, status: str, reason: str = "") -> None:
+def finish_run(path: Path | str, run_id: str, status: RunStatus, reason: str = "") -> None:
     """Set a run's final status, status_reason and finished_at (now)."""
     update_run(path, run_id, {"status": status, "status_reason": reason, "finished_at": _now()})
 
