@@ -21,6 +21,7 @@ from mpi4py import MPI
 from runners.domain.catalog import ALGORITHMS, ops_of
 from runners.domain.plan import skip_reason
 from runners.domain.stats import StopRule, summarize
+from runners.domain.status import PointStatus
 from runners.ranks.algorithms import create
 from runners.ranks.harness import measure
 from runners.ranks.mpi_ops import mpi_op
@@ -36,7 +37,8 @@ def not_timeable(
     reasons = [
         f"{name}: {why}"
         for name, impl, buf in zip(names, impls, buffers, strict=True)
-        if (why := first_call(comm, name, impl, buf, op))
+        for status, why in [first_call(comm, name, impl, buf, op)]
+        if status != PointStatus.OK
     ]
     return "; ".join(reasons)
 
@@ -66,13 +68,12 @@ def time_pair(comm: MPI.Comm, names: list[str], nbytes: int, rule: StopRule) -> 
     count = nbytes // np.dtype(DTYPE).itemsize
     collective = ALGORITHMS[names[0]].collective
     (op,) = ops_of(collective, [OP])
-    cell = {"dtype": DTYPE, "op": op, "collective": collective}
     size = comm.Get_size()
     reasons = [why for name in names if (why := skip_reason(name, size, op, nbytes, DTYPE))]
     if reasons:  # what a sweep would skip (too few elements for p equal blocks, say)
         return {"bytes": nbytes, "skipped": reasons[0]}
     impls = [create(name) for name in names]
-    buffers = [Buffers.make(comm, cell, count, cold=False) for _ in names]
+    buffers = [Buffers.make(comm, collective, DTYPE, op, count, cold=False) for _ in names]
     if why := not_timeable(comm, names, impls, buffers, op):
         return {"bytes": nbytes, "skipped": why}
     calls = [i.bind(comm, *b.pairs[0], mpi_op(op)) for i, b in zip(impls, buffers, strict=True)]

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 
 from benchmarks.common import run_python_job
 from runners.domain.catalog import library_knobs
-from runners.domain.plan import Cell, Group
+from runners.domain.descriptor import MPICH
+from runners.domain.job_file import SweepJob
+from runners.domain.plan import Cell
 from runners.domain.records import TimingPolicy
 from runners.jobs import launch
 
@@ -44,12 +46,7 @@ def time_points(
     """The sweep worker's `point` events for every size x algorithm (op SUM), in one job."""
     knobs = {**job_knobs(algorithms), **(extra_knobs or {})}
     cells = [Cell(nbytes, dtype, "sum", tuple(algorithms)) for nbytes in sizes]
-    payload = {
-        **Group(ranks, "", knobs, cells).as_dict(),
-        "run_id": "bench",
-        "launch": 0,
-        "timing": timing.as_dict(),
-    }
+    payload = SweepJob("bench", 0, MPICH, {}, tuple(cells), timing)
     with launch.job_file(payload) as path:
         lines = run_python_job(ranks, launch.RANKS_ENTRY, ["sweep", path], knobs, timeout=900)
     return [line for line in lines if line.get("type") == "point"]

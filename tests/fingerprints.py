@@ -8,7 +8,9 @@ import json
 from conftest import ROOT
 
 from runners.domain import launcher
+from runners.domain.job_file import SweepJob
 from runners.domain.plan import plan_groups
+from runners.domain.records import TimingPolicy
 from runners.domain.spec import parse_spec
 from runners.jobs import launch
 
@@ -58,8 +60,7 @@ def planned_calls(
     spec = parse_spec(text + f"\nlibraries=['{library}']\nlibrary_switching='{how}'")
     out = {}
     for group in plan_groups(spec, "x", switching=how):
-        mine = group.cells[0].algorithms
-        payload = {"library": group.library, "switches": group.switches, "algorithms": mine}
+        payload = SweepJob("x", 0, group.library, group.switches, (group.cells[0],), TimingPolicy())
         knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
         with launch.job_file(payload) as path:
             argv = [str(count), path, collective]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from runners.domain.catalog import ALGORITHMS, DTYPES, collective_of, library_of, op_spec, ops_of
 from runners.domain.collectives import COLLECTIVES, qualified
@@ -68,10 +68,6 @@ class Group:
             for cell in self.cells
             for alg in cell.algorithms
         ]
-
-    def as_dict(self) -> dict:
-        """JSON-ready form, handed to the ranks."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from runners.domain.catalog import ALGORITHMS, is_tuned
+from runners.domain.job_file import ReplayCall, ReplayJob
 from runners.domain.libraries import LIBRARIES
 from runners.domain.workload import Call
 from runners.domain.workload_policy import BEST_KIND, Policy
@@ -95,16 +95,13 @@ def repetitions(estimate_s: float) -> int:
 
 def replay_job(
     calls: Sequence[Call], sequence: Sequence[int], launch: ReplayLaunch, index: int, reps: int
-) -> dict[str, Any]:
+) -> ReplayJob:
     """The job file the ranks read (runners.ranks.replay_worker)."""
-    return {
-        "calls": [
-            {"collective": c.collective, "nbytes": c.nbytes, "dtype": c.dtype, "op": c.op}
-            for c in calls
-        ],
-        "sequence": list(sequence),
-        "policies": launch.policies,
-        "repetitions": reps,
-        "launch": index,
-        "library": launch.library,
-    }
+    return ReplayJob(
+        calls=tuple(ReplayCall(c.collective, c.nbytes, c.dtype, c.op) for c in calls),
+        sequence=tuple(sequence),
+        policies={name: tuple(algorithms) for name, algorithms in launch.policies.items()},
+        repetitions=reps,
+        launch=index,
+        library=launch.library,
+    )

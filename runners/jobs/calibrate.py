@@ -38,6 +38,7 @@ from runners.domain.catalog import DTYPES, OPS, known_names
 from runners.domain.errors import BadInput, CollsweepError
 from runners.domain.events import Calibrated, MalformedEvent, parse_event
 from runners.domain.fitting import PINGPONG_SOURCE
+from runners.domain.job_file import CalibrationJob
 from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec
@@ -111,7 +112,7 @@ LAUNCH_MIN_TOP = 64 * 2**10  # a launch's calibration measures messages up to at
 LAUNCH_MAX_TOP = 16 * 2**20  # ... and at most this (time and memory)
 
 
-def launch_job(spec: SweepSpec) -> dict:
+def launch_job(spec: SweepSpec) -> CalibrationJob:
     """The short calibration every launch of a sweep makes first: ping-pong, exchange and copy
     over the sizes its rounds send (8 B up to the largest payload, doubling; at least up to
     LAUNCH_MIN_TOP so that a fit has sizes on both sides of the eager limit, at most
@@ -130,16 +131,16 @@ def worker_job(
     dtypes: Sequence[str],
     ops: Sequence[str],
     budget_s: float,
-) -> dict:
+) -> CalibrationJob:
     """The ranks' job file; `budget_s` is shared out evenly over every measured size."""
     points = len(set(sizes)) + len(set(reduce_sizes)) * len(dtypes) * len(ops)
-    return {
-        "sizes": sorted(set(sizes)),
-        "reduce_sizes": sorted(set(reduce_sizes)),
-        "dtypes": list(dtypes),
-        "ops": list(ops),
-        "timing": replace(TIMING, budget_s=budget_s / points).as_dict(),
-    }
+    return CalibrationJob(
+        sizes=tuple(sorted(set(sizes))),
+        reduce_sizes=tuple(sorted(set(reduce_sizes))),
+        dtypes=tuple(dtypes),
+        ops=tuple(ops),
+        timing=replace(TIMING, budget_s=budget_s / points),
+    )
 
 
 def parse_worker_output(stdout: str) -> dict:

@@ -6,7 +6,6 @@ No MPI is imported here: the parent process only starts and watches the ranks.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import shlex
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runners.domain.descriptor import MPICH
+from runners.domain.job_file import JobFile
 from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
 from runners.domain.libraries import DEFAULT, LIBRARIES
 
@@ -49,13 +49,14 @@ JOB_FILE_PREFIX = "collsweep-job-"
 
 
 @contextlib.contextmanager
-def job_file(payload: Mapping) -> Iterator[str]:
-    """The payload as a JSON job file for the ranks, removed when the block ends. Its name
-    carries this process's id (collsweep-job-<pid>-*.json), so one that a killed process
-    left behind is found by the next sweep (remove_orphan_job_files)."""
+def job_file(job: JobFile) -> Iterator[str]:
+    """The job's record (runners.domain.job_file) as the ranks' JSON job file, removed when
+    the block ends. Its name carries this process's id (collsweep-job-<pid>-*.json), so one
+    that a killed process left behind is found by the next sweep (remove_orphan_job_files)."""
+    text = job.to_json()  # checked as the ranks will check it, before the file exists
     prefix = f"{JOB_FILE_PREFIX}{os.getpid()}-"
     with tempfile.NamedTemporaryFile("w", prefix=prefix, suffix=".json", delete=False) as handle:
-        json.dump(payload, handle)
+        handle.write(text)
     try:
         yield handle.name
     finally:

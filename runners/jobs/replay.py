@@ -13,6 +13,7 @@ from typing import Any
 
 from runners import store
 from runners.domain.errors import CollsweepError
+from runners.domain.job_file import ReplayJob
 from runners.domain.launcher import default_knobs
 from runners.domain.replay import ReplayLaunch, plan_replay, repetitions, replay_job
 from runners.domain.spec import STARTUP_GRACE_S, SweepSpec, parse_spec
@@ -37,7 +38,7 @@ def _estimates(report, subset: Sequence[int], counts: dict[int, int]) -> dict[st
 
 
 def _run_launch(
-    spec: SweepSpec, ranks: int, job: dict[str, Any], group: ReplayLaunch, timeout: float
+    spec: SweepSpec, ranks: int, job: ReplayJob, group: ReplayLaunch, timeout: float
 ) -> dict[str, dict[str, Any]]:
     """One replay launch; each policy's event: its timed replays, the sequence's time with
     Barriers per repetition, and the calls alone (runners.ranks.replay_worker)."""

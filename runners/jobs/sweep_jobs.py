@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from runners.domain.calibration import calibration_row
@@ -23,6 +23,7 @@ from runners.domain.events import (
     Probe,
     parse_event,
 )
+from runners.domain.job_file import SweepJob
 from runners.domain.launcher import default_knobs
 from runners.domain.libraries import LIBRARIES, switching_mode_of
 from runners.domain.plan import Cell, Group, Launch, plan_groups
@@ -105,17 +106,16 @@ class GroupRunner:
 
     def _run_job(self, planned: Launch, cells: list) -> tuple[int, Broken | None]:
         """One launch; returns how many cells finished and why it broke (None if it didn't)."""
-        group = planned.group
-        job_group = replace(group, cells=cells)
-        spec = self.spec
-        payload = {
-            **job_group.as_dict(),
-            "run_id": self.run_id,
-            "launch": planned.index,
-            "timing": spec.timing().as_dict(),
-        }
-        if spec.launch_calibration:
-            payload["calibration"] = calibrate.launch_job(spec)
+        group, spec = planned.group, self.spec
+        payload = SweepJob(
+            run_id=self.run_id,
+            launch=planned.index,
+            library=group.library,
+            switches=group.switches,
+            cells=tuple(cells),
+            timing=spec.timing(),
+            calibration=calibrate.launch_job(spec) if spec.launch_calibration else None,
+        )
         with launch.job_file(payload) as path:
             job = launch.Job(
                 group.ranks,

@@ -9,6 +9,7 @@ from runners.domain import launcher
 from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, library_knobs
 from runners.domain.events import Checked, MalformedEvent, parse_event
 from runners.domain.inputs import default_counts, verified_ops
+from runners.domain.job_file import VerifyJob
 from runners.domain.status import CheckStatus
 from runners.jobs import launch
 
@@ -54,14 +55,9 @@ def launches(algorithms: Iterable[str]) -> list[VerifyLaunch]:
     ]
 
 
-def _job(plan: VerifyPlan, algorithms: Iterable[str]) -> dict:
+def _job(plan: VerifyPlan, algorithms: Iterable[str]) -> VerifyJob:
     """The ranks' job file: the matrix to check."""
-    return {
-        "algorithms": list(algorithms),
-        "dtypes": list(plan.dtypes),
-        "ops": list(plan.ops),
-        "counts": list(plan.counts),
-    }
+    return VerifyJob(tuple(algorithms), plan.dtypes, plan.ops, plan.counts)
 
 
 def _job_failure(ranks: int, result: launch.JobResult) -> dict:

@@ -28,7 +28,7 @@ from mpi4py import MPI
 from runners.domain.catalog import DTYPES
 from runners.domain.events import Calibrated, event_line
 from runners.domain.inputs import fill_input
-from runners.domain.records import TimingPolicy
+from runners.domain.job_file import CalibrationJob
 from runners.domain.stats import StopRule, summarize
 from runners.ranks.algorithms.base import skewed_empty
 from runners.ranks.harness import SYNC_CADENCE, measure
@@ -129,20 +129,17 @@ def time_reduction(
     }
 
 
-def measure_pair(pair: MPI.Comm, job: dict) -> dict:
+def measure_pair(pair: MPI.Comm, job: CalibrationJob) -> dict:
     """Every ping-pong and reduction timing, taken by ranks 0 and 1 together."""
-    timing = TimingPolicy.from_dict(job["timing"])
-    rule, warmup = timing.pass_rule(), timing.warmup
-    pingpong = [time_pingpong(pair, n, rule, warmup) for n in job["sizes"]]
-    exchange = [
-        time_exchange(pair, n, round_trips_per_sample(n), rule, warmup) for n in job["sizes"]
-    ]
-    copies = [time_copy(pair, n, round_trips_per_sample(n), rule, warmup) for n in job["sizes"]]
+    rule, warmup = job.timing.pass_rule(), job.timing.warmup
+    pingpong = [time_pingpong(pair, n, rule, warmup) for n in job.sizes]
+    exchange = [time_exchange(pair, n, round_trips_per_sample(n), rule, warmup) for n in job.sizes]
+    copies = [time_copy(pair, n, round_trips_per_sample(n), rule, warmup) for n in job.sizes]
     reductions = [
         time_reduction(pair, dtype, op, n, rule, warmup)
-        for dtype in job["dtypes"]
-        for op in job["ops"]
-        for n in job["reduce_sizes"]
+        for dtype in job.dtypes
+        for op in job.ops
+        for n in job.reduce_sizes
     ]
     overheads = time_overheads(pair, rule, warmup)
     return {
@@ -154,7 +151,7 @@ def measure_pair(pair: MPI.Comm, job: dict) -> dict:
     }
 
 
-def provenance(comm: MPI.Comm, job: dict) -> dict:
+def provenance(comm: MPI.Comm, job: CalibrationJob) -> dict:
     """The MPI library, versions and timing settings of this job."""
     return {
         "mpi_library": MPI.Get_library_version().strip(),
@@ -163,7 +160,7 @@ def provenance(comm: MPI.Comm, job: dict) -> dict:
         "numpy_version": np.__version__,
         "ranks": comm.Get_size(),
         "processor_names": comm.gather(MPI.Get_processor_name(), root=0),
-        "settings": job["timing"] | {"sync_cadence": SYNC_CADENCE},
+        "settings": job.timing.as_dict() | {"sync_cadence": SYNC_CADENCE},
     }
 
 
@@ -174,7 +171,7 @@ def wait_quietly(comm: MPI.Comm) -> None:
         time.sleep(0.005)
 
 
-def calibration_event(world: MPI.Comm, job: dict) -> Calibrated | None:
+def calibration_event(world: MPI.Comm, job: CalibrationJob) -> Calibrated | None:
     """Measure on ranks 0 and 1 of `world` (every rank calls this); rank 0 gets the event."""
     info = provenance(world, job)
     pair = world.Split(0 if world.Get_rank() < 2 else MPI.UNDEFINED, world.Get_rank())
@@ -188,7 +185,7 @@ def calibration_event(world: MPI.Comm, job: dict) -> Calibrated | None:
     return Calibrated(**info, **results, measure_s=time.perf_counter() - started)
 
 
-def run(job: dict) -> None:
+def run(job: CalibrationJob) -> None:
     """Measure on ranks 0 and 1, then print the results as one JSON line from rank 0
     (`python -m runners.ranks calibrate JOB`)."""
     world = MPI.COMM_WORLD

@@ -104,7 +104,7 @@ def forced_communicators(
     return comms
 
 
-def run(job: dict) -> None:
+def run(_job: None = None) -> None:
     """Print whether run-time switching works here, as one JSON line
     (`python -m runners.ranks probe`)."""
     try:

@@ -11,37 +11,44 @@ Rank 0 prints one JSON line per policy: {"type": "replayed", "policy", "launch",
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from time import perf_counter
 
 import numpy as np
 from mpi4py import MPI
 
 from runners.domain.catalog import DTYPES
+from runners.domain.job_file import ReplayJob
 from runners.ranks.algorithms import create
 from runners.ranks.mpi_ops import mpi_op
 from runners.ranks.sweep_worker import Buffers, check_results
 
 
-def _buffers(comm: MPI.Comm, job: dict) -> list[Buffers]:
+def _buffers(comm: MPI.Comm, job: ReplayJob) -> list[Buffers]:
     """One set of buffers per call, shared by every policy (as the job has one set)."""
     return [
-        Buffers.make(comm, call, call["nbytes"] // DTYPES[call["dtype"]].itemsize, cold=False)
-        for call in job["calls"]
+        Buffers.make(
+            comm, c.collective, c.dtype, c.op, c.nbytes // DTYPES[c.dtype].itemsize, cold=False
+        )
+        for c in job.calls
     ]
 
 
 def _bound_calls(
-    comm: MPI.Comm, job: dict, algorithms: list[str], buffers: list[Buffers], impls: dict
+    comm: MPI.Comm,
+    job: ReplayJob,
+    algorithms: tuple[str, ...],
+    buffers: list[Buffers],
+    impls: dict,
 ) -> list[Callable[[], None]]:
     """Each call's zero-argument library or schedule call on its buffers, each checked once
     (one instance per algorithm, whichever policies use it: its scratch buffers are shared
     as a job's would be)."""
     bound = []
-    for call, name, made in zip(job["calls"], algorithms, buffers, strict=True):
+    for call, name, made in zip(job.calls, algorithms, buffers, strict=True):
         impl = impls.setdefault(name, create(name))
         send, recv = made.pairs[0]
-        bound.append(impl.bind(comm, send, recv, mpi_op(call["op"])))
+        bound.append(impl.bind(comm, send, recv, mpi_op(call.op)))
         made.clear_results()
         bound[-1]()
         wrong = check_results(comm, made)
@@ -58,7 +65,7 @@ def _checked(comm: MPI.Comm, name: str, buffers: list[Buffers]) -> None:
             raise RuntimeError(f"replay of {name}: {wrong}")
 
 
-def _replay(comm: MPI.Comm, calls: list[Callable[[], None]], sequence: list[int]) -> float:
+def _replay(comm: MPI.Comm, calls: list[Callable[[], None]], sequence: Sequence[int]) -> float:
     """One replay of the sequence, timed on this rank."""
     comm.Barrier()
     start = perf_counter()
@@ -67,7 +74,9 @@ def _replay(comm: MPI.Comm, calls: list[Callable[[], None]], sequence: list[int]
     return perf_counter() - start
 
 
-def _sequenced(comm: MPI.Comm, calls: list[Callable[[], None]], sequence: list[int]) -> np.ndarray:
+def _sequenced(
+    comm: MPI.Comm, calls: list[Callable[[], None]], sequence: Sequence[int]
+) -> np.ndarray:
     """The sequence again with a Barrier before every call: each call's time on this rank, in
     sequence order (their sum: the calls in the job's order and cache state, minus what
     back-to-back calls gain or lose)."""
@@ -98,19 +107,19 @@ def _isolated(comm: MPI.Comm, calls: list[Callable[[], None]], repeats: int) -> 
 ISOLATED_REPEATS = 3  # timed calls of each distinct call per repetition (their median)
 
 
-def run(job: dict) -> None:
+def run(job: ReplayJob) -> None:
     """Replay every policy of the job file (`python -m runners.ranks replay JOB`): per policy
     and repetition, interleaved so that machine states meet all three alike, the replay's
     time, the sequence's with Barriers (summed per call), and each distinct call alone (times
     its count); every time the maximum over ranks."""
     comm = MPI.COMM_WORLD
-    sequence, buffers, impls = job["sequence"], _buffers(comm, job), {}
+    sequence, buffers, impls = job.sequence, _buffers(comm, job), {}
     bound = {
         name: _bound_calls(comm, job, algorithms, buffers, impls)
-        for name, algorithms in job["policies"].items()
+        for name, algorithms in job.policies.items()
     }
-    names, reps = list(bound), job["repetitions"]
-    counts = np.bincount(sequence, minlength=len(job["calls"]))
+    names, reps = list(bound), job.repetitions
+    counts = np.bincount(sequence, minlength=len(job.calls))
     times = {name: np.empty(reps) for name in names}
     steps = {name: np.empty((reps, len(sequence))) for name in names}
     alone = {name: np.empty((reps, len(counts), ISOLATED_REPEATS)) for name in names}
@@ -130,7 +139,7 @@ def run(job: dict) -> None:
             line = {
                 "type": "replayed",
                 "policy": name,
-                "launch": job["launch"],
+                "launch": job.launch,
                 "seconds": times[name].tolist(),
                 "sequenced_s": steps[name].sum(axis=1).tolist(),
                 "isolated_s": (np.median(alone[name], axis=2) @ counts).tolist(),

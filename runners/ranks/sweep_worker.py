@@ -24,11 +24,12 @@ from mpi4py import MPI
 from runners.domain import switching
 from runners.domain.algorithms.openmpi import AUTOTUNED_SETTINGS
 from runners.domain.catalog import ALGORITHMS, DTYPES
-from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE
-from runners.domain.descriptor import MPICH
+from runners.domain.collectives import COLLECTIVES
 from runners.domain.events import CellStarted, Done, Event, Hello, PointMeasured, Probe, event_line
 from runners.domain.inputs import collective_case, mismatches
+from runners.domain.job_file import SweepJob
 from runners.domain.libraries import LIBRARIES, PER_COMMUNICATOR, short_library_version
+from runners.domain.plan import Cell
 from runners.domain.records import PointKey, TimingPolicy
 from runners.domain.stats import StopRule
 from runners.domain.status import PointStatus
@@ -102,24 +103,24 @@ class Buffers:
     keep_input: bool = False  # the receive buffer is the input (bcast's root)
 
     @classmethod
-    def make(cls, comm: MPI.Comm, cell: dict, count: int, cold: bool) -> Buffers:
+    def make(
+        cls, comm: MPI.Comm, collective: str, dtype: str, op: str, count: int, cold: bool
+    ) -> Buffers:
         """Allocate and write every buffer (no zero pages), and the expected result, for a
-        whole vector of `count` elements of the cell's collective."""
-        collective = COLLECTIVES[cell.get("collective", DEFAULT_COLLECTIVE)]
+        whole vector of `count` elements of `dtype` for `collective` with `op`."""
         rank, size = comm.Get_rank(), comm.Get_size()
-        nbytes = max(count * DTYPES[cell["dtype"]].itemsize, 1)
+        nbytes = max(count * DTYPES[dtype].itemsize, 1)
         copies = 1
         if cold:
             copies = min(math.ceil(2 * last_level_cache_bytes() / (2 * nbytes)), 64)
             copies = max(1, min(copies, MAX_COLD_BYTES // (2 * nbytes)))
-        send, recv, expected = collective_case(
-            collective, rank, size, count, cell["dtype"], cell["op"]
-        )
+        made = COLLECTIVES[collective]
+        send, recv, expected = collective_case(made, rank, size, count, dtype, op)
         if send is recv:
             pairs = [(buf, buf) for buf in [send] + [send.copy() for _ in range(copies - 1)]]
         else:
             pairs = [(send.copy(), np.empty_like(recv)) for _ in range(copies)]
-        keep = send is recv and collective.send_range(rank, size, count) is not None
+        keep = send is recv and made.send_range(rank, size, count) is not None
         return cls(pairs, expected, send.copy(), keep)
 
     def clear_results(self) -> None:
@@ -238,10 +239,9 @@ class Library:
     switches: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, comm: MPI.Comm, job: dict) -> Library:
-        """The launch's library set up for the job's switches."""
-        switches = job.get("switches") or {}
-        if LIBRARIES[job.get("library", MPICH)].runtime_forcing == PER_COMMUNICATOR:
+    def of(cls, comm: MPI.Comm, library: str, switches: dict[str, dict[str, int]]) -> Library:
+        """The launch's library (by name) set up for the job's switches."""
+        if LIBRARIES[library].runtime_forcing == PER_COMMUNICATOR:
             return cls(comm, comms=forced_communicators(comm, switches, dict(AUTOTUNED_SETTINGS)))
         return cls(comm, allreduce_switch() if switches else None, switches=switches)
 
@@ -260,30 +260,30 @@ class Library:
 
 
 def run_cell(
-    comm: MPI.Comm, cell: dict, job: dict, impls: dict[str, Allreduce], library: Library
+    comm: MPI.Comm, cell: Cell, job: SweepJob, impls: dict[str, Allreduce], library: Library
 ) -> None:
     """Time every algorithm of one cell, alternating their order over the passes; each
     algorithm's turn is set up first (Library.turn, untimed)."""
 
-    emit(comm, CellStarted(cell["nbytes"], cell["dtype"], cell["op"]))
-    count = cell["nbytes"] // DTYPES[cell["dtype"]].itemsize
-    timing = TimingPolicy.from_dict(job["timing"])
-    buffers = Buffers.make(comm, cell, count, timing.cache_mode == "cold")
-    states = {a: PointState(a) for a in cell["algorithms"]}
+    emit(comm, CellStarted(cell.nbytes, cell.dtype, cell.op))
+    timing = job.timing
+    cold = timing.cache_mode == "cold"
+    buffers = Buffers.make(comm, cell.collective, cell.dtype, cell.op, cell.count, cold)
+    states = {a: PointState(a) for a in cell.algorithms}
     for alg, state in states.items():
         here = library.turn(alg)
-        state.status, state.reason = first_call(here, alg, impls[alg], buffers, cell["op"])
+        state.status, state.reason = first_call(here, alg, impls[alg], buffers, cell.op)
     passes, rule = timing.passes, timing.pass_rule()
     for index in range(passes):
-        order = cell["algorithms"] if index % 2 == 0 else cell["algorithms"][::-1]
+        order = cell.algorithms if index % 2 == 0 else cell.algorithms[::-1]
         for alg in order:
             state = states[alg]
             if state.status != PointStatus.OK:
                 continue
-            inject_fault(comm, alg, (cell["nbytes"], cell["dtype"], cell["op"]))
+            inject_fault(comm, alg, (cell.nbytes, cell.dtype, cell.op))
             here = library.turn(alg)
             buffers.clear_results()
-            samples = time_pass(here, impls[alg], buffers, cell["op"], rule, timing.warmup)
+            samples = time_pass(here, impls[alg], buffers, cell.op, rule, timing.warmup)
             state.status, state.reason = checked(comm, buffers)
             state.samples += samples.tolist()
             state.passes += [index] * samples.size
@@ -292,18 +292,18 @@ def run_cell(
 
 
 def point_event(
-    comm: MPI.Comm, cell: dict, job: dict, timing: TimingPolicy, state: PointState
+    comm: MPI.Comm, cell: Cell, job: SweepJob, timing: TimingPolicy, state: PointState
 ) -> PointMeasured:
     """The `point` event: identity, launch, status and this launch's raw samples."""
     ranks, timed = comm.Get_size(), state.status == PointStatus.OK and bool(state.samples)
-    key = PointKey(job["run_id"], state.algorithm, ranks, cell["nbytes"], cell["dtype"], cell["op"])
+    key = PointKey(job.run_id, state.algorithm, ranks, cell.nbytes, cell.dtype, cell.op)
     return PointMeasured(
         point_id=key.point_id(),
         algorithm=state.algorithm,
         ranks=ranks,
-        nbytes=cell["nbytes"],
-        dtype=cell["dtype"],
-        op=cell["op"],
+        nbytes=cell.nbytes,
+        dtype=cell.dtype,
+        op=cell.op,
         status=state.status,
         reason=state.reason,
         started_at=state.started_at,
@@ -312,25 +312,25 @@ def point_event(
         sync_cadence=SYNC_CADENCE,
         cache_mode=timing.cache_mode,
         verified=state.status == PointStatus.OK,
-        launch=job["launch"],
+        launch=job.launch,
         samples=state.samples if timed else [],
         passes=state.passes if timed else [],
     )
 
 
-def run(job: dict) -> None:
+def run(job: SweepJob) -> None:
     """Run a job file's cells in order (`python -m runners.ranks sweep JOB`)."""
     comm = MPI.COMM_WORLD
     emit(comm, hello(comm))
-    names = {alg for cell in job["cells"] for alg in cell["algorithms"]}
+    names = {alg for cell in job.cells for alg in cell.algorithms}
     impls = {name: create(name) for name in sorted(names)}
-    library = Library.of(comm, job)
+    library = Library.of(comm, job.library, job.switches)
     emit(comm, Probe("start", time.time(), **probe(comm)))
-    if job.get("calibration") and comm.Get_size() >= 2:  # this launch's machine state
-        measured = calibration_event(comm, job["calibration"])
+    if job.calibration is not None and comm.Get_size() >= 2:  # this launch's machine state
+        measured = calibration_event(comm, job.calibration)
         if measured is not None:
             emit(comm, measured)
-    for cell in job["cells"]:
+    for cell in job.cells:
         run_cell(comm, cell, job, impls, library)
     library.close()
     emit(comm, Probe("end", time.time(), **probe(comm)))

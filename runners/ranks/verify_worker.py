@@ -12,6 +12,7 @@ from runners.domain.catalog import ALGORITHMS
 from runners.domain.collectives import COLLECTIVES
 from runners.domain.events import Checked, event_line
 from runners.domain.inputs import collective_case, default_counts, mismatches, verified_ops
+from runners.domain.job_file import VerifyJob
 from runners.domain.status import CheckStatus
 from runners.ranks.algorithms import UnsupportedError, create
 from runners.ranks.mpi_ops import mpi_op
@@ -41,14 +42,14 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Ch
     return Checked(algorithm, dtype, op, count, size, status, detail)
 
 
-def run(job: dict) -> None:
+def run(job: VerifyJob) -> None:
     """Check every combination of the job file's matrix, print results from rank 0
     (`python -m runners.ranks verify JOB`)."""
     comm = MPI.COMM_WORLD
-    counts = list(job.get("counts") or default_counts(comm.Get_size()))
-    for algorithm in job["algorithms"]:
-        for dtype in job["dtypes"]:
-            for op in verified_ops(ALGORITHMS[algorithm].collective, job["ops"]):
+    counts = list(job.counts or default_counts(comm.Get_size()))
+    for algorithm in job.algorithms:
+        for dtype in job.dtypes:
+            for op in verified_ops(ALGORITHMS[algorithm].collective, job.ops):
                 for count in counts:
                     checked = check(comm, algorithm, dtype, op, count)
                     if comm.Get_rank() == 0:
