@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runners.domain import launcher
+from runners.host.machine import physical_cores
 from runners.jobs import launch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,8 @@ class JobFailed(RuntimeError):
 def worker_knobs(ranks: int, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """collsweep's default knobs for `ranks`, plus the repository on PYTHONPATH for workers."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    return {**launcher.default_knobs(ranks), "PYTHONPATH": path, **(extra or {})}
+    knobs = launcher.default_knobs(ranks, cores=physical_cores())
+    return {**knobs, "PYTHONPATH": path, **(extra or {})}
 
 
 def json_lines(text: str) -> list[dict]:

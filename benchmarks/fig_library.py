@@ -18,9 +18,9 @@ from benchmarks.common import (
 from benchmarks.mode import Mode
 from runners.domain.catalog import ALGORITHMS, library_knobs
 from runners.domain.launcher import is_oversubscribed
-from runners.domain.machine import physical_cores
 from runners.domain.schedule import critical_path
 from runners.domain.units import format_bytes
+from runners.host.machine import physical_cores
 
 SIZES = (8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB, 4 * MIB, 16 * MIB)
 RANKS = (2, 4)
@@ -175,7 +175,7 @@ def notes(budget_s: float, group_sizes: tuple[int, ...]) -> list[str]:
         "the two differ, the ratio is noise-limited",
     ]
     for ranks in group_sizes:
-        if is_oversubscribed(ranks):
+        if is_oversubscribed(ranks, physical_cores()):
             out.append(
                 f"p={ranks} is OVERSUBSCRIBED here ({ranks} ranks on {physical_cores()} physical "
                 "cores): the runner sets MPIR_CVAR_DEVICE_COLLECTIVES=none and ranks share cores, "

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 
 from benchmarks.common import ROOT, Figure
-from runners.domain.machine import cpu_model, hostname, physical_cores
+from runners.host.machine import cpu_model, hostname, physical_cores
 
 RULE = "=" * 100
 

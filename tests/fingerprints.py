@@ -12,6 +12,7 @@ from runners.domain.job_file import SweepJob
 from runners.domain.plan import plan_groups
 from runners.domain.records import TimingPolicy
 from runners.domain.spec import parse_spec
+from runners.host.machine import physical_cores
 from runners.jobs import launch
 
 
@@ -31,7 +32,7 @@ def mpich_calls(
     reduce_scatter) of `count` float64 on `ranks` ranks, the library configured by `knobs`
     (environment read at start-up)."""
     knobs = {
-        **launcher.default_knobs(ranks),
+        **launcher.default_knobs(ranks, cores=physical_cores()),
         **knobs,
         "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
     }
@@ -59,7 +60,7 @@ def planned_calls(
     text = f"sizes=[{size}]\nranks=[{ranks}]\ndtypes=['float64']\nalgorithms={list(algorithms)}"
     spec = parse_spec(text + f"\nlibraries=['{library}']\nlibrary_switching='{how}'")
     out = {}
-    for group in plan_groups(spec, "x", switching=how):
+    for group in plan_groups(spec, "x", switching=how, cores=physical_cores()):
         payload = SweepJob("x", 0, group.library, group.switches, (group.cells[0],), TimingPolicy())
         knobs = {**group.knobs, "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"}
         with launch.job_file(payload) as path:

@@ -17,8 +17,8 @@ from runners.domain.assumptions import NAMES, POINT_CHECKS
 from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.catalog import DTYPES
 from runners.domain.comparison import compare
-from runners.domain.machine import hostname, physical_cores
 from runners.domain.models import model_for, predict
+from runners.host.machine import hostname, physical_cores
 
 pytestmark = pytest.mark.mpi
 

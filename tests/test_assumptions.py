@@ -11,7 +11,7 @@ import pytest
 from runners import store
 from runners.domain import assumptions as A
 from runners.domain.catalog import DTYPES
-from runners.domain.machine import physical_cores
+from runners.host.machine import physical_cores
 
 
 def point(algorithm: str = "ring", ranks: int = 4, nbytes: int = 4096, **kw) -> A.PointFacts:

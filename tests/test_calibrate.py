@@ -151,7 +151,7 @@ def _planted_line() -> str:
 
 
 def test_the_fit_finds_a_planted_protocol_switch(calibration_columns: set[str]) -> None:
-    cal = calibration_row(parse_worker_output(_planted_line()))
+    cal = calibration_row(parse_worker_output(_planted_line()), host="node1")
     assert set(cal) == calibration_columns
     assert cal["breakpoints"] == [BREAKPOINT]
     small, large = cal["segments"]
@@ -184,7 +184,7 @@ def test_size_range() -> None:
 
 
 def test_the_row_round_trips_through_the_store(tmp_path) -> None:
-    cal = calibration_row(parse_worker_output(_planted_line()))
+    cal = calibration_row(parse_worker_output(_planted_line()), host="node1")
     path = tmp_path / "cal.duckdb"
     store.add_calibration(path, cal)
     stored = store.latest_calibration(path, host=cal["host"])
@@ -203,7 +203,7 @@ def test_launch_calibrations_combine_size_by_size() -> None:
         worker = json.loads(_planted_line().splitlines()[-1])
         for point in worker["pingpong"]:
             point["one_way_median_s"] *= scale
-        row = calibration_row(worker)
+        row = calibration_row(worker, host="node1")
         row["overheads"] = {"hand-written": {"call_s": call, "round_s": scale * 1e-6}}
         rows.append(row)
     combined = combined_calibration(rows, "launches:r1", "launches:r1")

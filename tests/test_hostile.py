@@ -345,8 +345,11 @@ def test_verify_counts_of_equal_block_collectives_are_sized_as_their_whole_vecto
     one rank's buffers could hold is refused for allgather on 4 ranks, before any rank
     starts."""
     from runners.domain.capacity import largest_payload
+    from runners.host.memory import available_bytes
 
-    per_rank = largest_payload(4) // 8  # float64 elements the ranks of p=4 can hold
+    per_rank = (
+        largest_payload(4, available_bytes()) // 8
+    )  # float64 elements the ranks of p=4 can hold
     argv = ["verify", "--ranks", "4", "--dtypes", "float64", "--counts", str(per_rank)]
     assert "--counts (as bytes) up to" in refused(capsys, *argv, "--collectives", "allgather")
     reliability.bad_input("verify --collectives allgather --counts (whole vector too big)", True)

@@ -43,7 +43,7 @@ def test_each_intel_preset_has_a_launch_of_its_own_forced_by_environment() -> No
     I_MPI_ADJUST_ALLREDUCE, and no MPI_T switches are planned."""
     text = "sizes=[8]\nranks=[2]\nalgorithms=['ring', 'mpi', 'impi:ring', 'impi:reduce_bcast']"
     spec = parse_spec(text + "\nlibraries=['impi']\nlibrary_switching='runtime'")
-    groups = {g.config: g for g in plan_groups(spec, "x", switching="runtime")}
+    groups = {g.config: g for g in plan_groups(spec, "x", switching="runtime", cores=8)}
     assert set(groups) == {"impi", "impi:ring", "impi:reduce_bcast"}
     assert groups["impi"].cells[0].algorithms == ("ring@impi", "impi")
     assert "I_MPI_ADJUST_ALLREDUCE" not in groups["impi"].knobs
@@ -409,7 +409,7 @@ def test_a_file_intels_autotuner_wrote_adds_impi_autotuned(
     text = "sizes=[8]\nranks=[2]\nlibraries=['impi']\nalgorithms=['impi']\n"
     spec = parse_spec(text + "vendor_tuning_file='/x/auto.dat'\ntuning_file='/x/t.json'")
     assert spec.algorithms == ("impi", "impi:tuned", "impi:autotuned")
-    groups = {g.config: g.knobs for g in plan_groups(spec, "x")}
+    groups = {g.config: g.knobs for g in plan_groups(spec, "x", cores=8)}
     assert groups["impi:autotuned"]["I_MPI_TUNING_BIN"] == "/x/auto.dat"
     assert groups["impi:tuned"]["I_MPI_TUNING"] == "/x/t.json"
     assert "I_MPI_TUNING_BIN" not in groups["impi:tuned"]

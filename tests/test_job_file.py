@@ -37,7 +37,7 @@ SPEC = parse_spec(
 
 def sweep_job() -> SweepJob:
     """A sweep launch's job as runners.jobs.sweep_jobs builds it."""
-    [group] = plan_groups(SPEC, "r1", switching="runtime")
+    [group] = plan_groups(SPEC, "r1", switching="runtime", cores=8)
     return SweepJob(
         "r1", 1, group.library, group.switches, tuple(group.cells), SPEC.timing(),
         calibrate.launch_job(SPEC),

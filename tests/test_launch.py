@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 
 from runners.domain import launcher
+from runners.host.machine import physical_cores
 from runners.jobs import launch
 
 PROGRAMS = {"PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
@@ -19,7 +20,9 @@ PROGRAMS = {"PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
 
 @pytest.mark.mpi
 def test_an_exception_in_one_rank_aborts_the_whole_job() -> None:
-    job = launch.Job(3, "crash_one_rank", knobs={**launcher.default_knobs(3), **PROGRAMS})
+    job = launch.Job(
+        3, "crash_one_rank", knobs={**launcher.default_knobs(3, cores=physical_cores()), **PROGRAMS}
+    )
     started = time.monotonic()
     result = launch.run(job, timeout=60)
     assert not result.timed_out
@@ -30,7 +33,9 @@ def test_an_exception_in_one_rank_aborts_the_whole_job() -> None:
 
 @pytest.mark.mpi
 def test_a_hung_job_is_killed_at_its_timeout() -> None:
-    job = launch.Job(2, "hang", knobs={**launcher.default_knobs(2), **PROGRAMS})
+    job = launch.Job(
+        2, "hang", knobs={**launcher.default_knobs(2, cores=physical_cores()), **PROGRAMS}
+    )
     started = time.monotonic()
     result = launch.run(job, timeout=3)
     assert result.timed_out
@@ -38,8 +43,8 @@ def test_a_hung_job_is_killed_at_its_timeout() -> None:
 
 
 def test_oversubscribed_jobs_avoid_the_spinning_shared_memory_collectives() -> None:
-    assert "MPIR_CVAR_DEVICE_COLLECTIVES" in launcher.default_knobs(10_000)
-    assert launcher.default_knobs(1) == {"MPI4PY_RC_THREAD_LEVEL": "single"}
+    assert "MPIR_CVAR_DEVICE_COLLECTIVES" in launcher.default_knobs(3, cores=2)
+    assert launcher.default_knobs(2, cores=2) == {"MPI4PY_RC_THREAD_LEVEL": "single"}
 
 
 def test_launcher_template_takes_other_launchers() -> None:

@@ -1,8 +1,10 @@
 """The layers of the code, as folders, and the one direction their imports may point.
 
-    cli -> jobs / analysis -> domain / store;  ranks -> domain;  dashboard -> domain / store
+    cli -> jobs / analysis -> domain / store / host;  ranks -> domain;  dashboard -> domain / store
 
-Only runners/ranks imports mpi4py. Function-local imports count as much as top-level ones.
+runners/host reads the machine (its cores, memory, installed libraries, tuning files on disk);
+the domain stays pure and never imports it, nor do the ranks or the dashboard. Only
+runners/ranks imports mpi4py. Function-local imports count as much as top-level ones.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from conftest import ROOT
 
 ALLOWED = {
     "domain": {"domain"},
+    "host": {"domain", "host"},
     "ranks": {"domain", "ranks"},
-    "store": {"domain", "store"},
-    "analysis": {"domain", "store", "analysis"},
-    "jobs": {"domain", "store", "jobs"},
-    "cli": {"domain", "store", "analysis", "jobs", "cli"},
+    "store": {"domain", "host", "store"},  # the run journal names its host
+    "analysis": {"domain", "host", "store", "analysis"},
+    "jobs": {"domain", "host", "store", "jobs"},
+    "cli": {"domain", "host", "store", "analysis", "jobs", "cli"},
     "dashboard": {"domain", "store"},
 }
 LAYERS = set(ALLOWED) - {"dashboard"}

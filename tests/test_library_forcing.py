@@ -12,6 +12,7 @@ from fingerprints import mpich_calls, planned_calls
 from runners import store
 from runners.domain import launcher, switching
 from runners.domain.catalog import library_knobs
+from runners.host.machine import physical_cores
 from runners.jobs import launch
 
 pytestmark = pytest.mark.mpi
@@ -45,7 +46,7 @@ def test_fingerprints_differ_from_each_other(forced: str) -> None:
 def runtime_calls(*algorithms: str, ranks: int = 4, count: int = 1024) -> tuple[list, str]:
     """Per algorithm switched through MPI_T in one launch, each rank's counting-op calls."""
     knobs = {
-        **launcher.default_knobs(ranks),
+        **launcher.default_knobs(ranks, cores=physical_cores()),
         **switching.FALLBACK_KNOB,
         "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}",
     }
@@ -162,7 +163,7 @@ def test_forced_reduce_scatter_gather_is_named_by_mpich_itself() -> None:
     """As for allreduce's reduce_scatter_allgather: a user op cannot run it, and MPICH says so
     by the name collsweep forced (a built-in op, as a sweep's, runs it)."""
     knobs = {
-        **launcher.default_knobs(4),
+        **launcher.default_knobs(4, cores=physical_cores()),
         **library_knobs("reduce.mpi:reduce_scatter_gather"),
         "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
     }
@@ -180,13 +181,13 @@ def test_other_collectives_forced_algorithms_share_the_launch_when_switched_at_r
 
     text = "sizes=[4096]\nranks=[2]\ncollectives=['allreduce', 'allgather']\n"
     spec = parse_spec(text + "algorithms=['ring', 'mpi', 'mpi:ring', 'mpi:brucks']")
-    [shared] = plan_groups(spec, "x", switching="runtime")
+    [shared] = plan_groups(spec, "x", switching="runtime", cores=8)
     assert {"mpi:ring", "allgather.mpi:ring", "allgather.mpi:brucks"} <= set(shared.switches)
     assert shared.switches["allgather.mpi:brucks"] == {
         "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM": 1,
         "MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE": 0,
     }
-    groups = {g.config: g for g in plan_groups(spec, "x", switching="launch")}
+    groups = {g.config: g for g in plan_groups(spec, "x", switching="launch", cores=8)}
     own = groups["allgather.brucks"]
     assert own.knobs["MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM"] == "brucks" and not own.switches
 
@@ -196,7 +197,7 @@ def switched_call(collective: str, algorithm: str, ranks: int, count: int) -> tu
     sweep writes (tests/mpi_programs/switched_call.py): per rank the counting op's calls, and
     MPICH's stderr (its fallback notices)."""
     knobs = {
-        **launcher.default_knobs(ranks),
+        **launcher.default_knobs(ranks, cores=physical_cores()),
         **switching.FALLBACK_KNOB,
         "PYTHONPATH": f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}",
     }
@@ -245,7 +246,7 @@ def test_forced_allgather_recursive_doubling_is_named_by_mpich_itself() -> None:
     """Allgather takes no op to count with; what proves the name forces that algorithm is
     MPICH refusing it by that name where it cannot run (3 ranks: not a power of two)."""
     knobs = {
-        **launcher.default_knobs(3),
+        **launcher.default_knobs(3, cores=physical_cores()),
         **library_knobs("allgather.mpi:recursive_doubling"),
         "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
     }

@@ -106,7 +106,7 @@ def test_launches_visit_the_whole_grid_in_rounds_in_a_seeded_shuffled_order():
         "sizes = [8, 64, 512]\nranks = [2, 3]\nalgorithms = ['ring', 'mpi', 'mpi:ring']\n"
         "launches = 3\nseed = 7\n"
     )
-    launches = plan_launches(spec, "r", set())
+    launches = plan_launches(spec, "r", set(), cores=8)
     assert [p.index for p in launches] == sorted(p.index for p in launches)
     per_round = [
         [(p.group.ranks, p.group.config) for p in launches if p.index == i] for i in range(3)
@@ -114,20 +114,20 @@ def test_launches_visit_the_whole_grid_in_rounds_in_a_seeded_shuffled_order():
     assert all(sorted(r) == sorted(per_round[0]) for r in per_round) and len(per_round[0]) == 4
     orders = {tuple(c.nbytes for c in p.group.cells) for p in launches}
     assert len(orders) > 1, "every round visited the cells in the same order"
-    assert [p.group.cells for p in plan_launches(spec, "r", set())] == [
+    assert [p.group.cells for p in plan_launches(spec, "r", set(), cores=8)] == [
         p.group.cells for p in launches
     ]
 
 
 def test_a_resumed_run_plans_only_the_missing_launches_of_each_point():
     spec = parse_spec("sizes = [8, 64]\nranks = [2]\nalgorithms = ['ring', 'mpi']\nlaunches = 2\n")
-    every = {pid for p in plan_launches(spec, "r", set()) for pid in p.group.points("r")}
+    every = {pid for p in plan_launches(spec, "r", set(), cores=8) for pid in p.group.points("r")}
     first = next(iter(sorted(every)))
     done = {(pid, 0) for pid in every} | {(first, 1)}
-    left = plan_launches(spec, "r", set(), done)
+    left = plan_launches(spec, "r", set(), done, cores=8)
     assert {p.index for p in left} == {1}
     assert {pid for p in left for pid in p.group.points("r")} == every - {first}
-    assert plan_launches(spec, "r", every) == []
+    assert plan_launches(spec, "r", every, cores=8) == []
 
 
 def point_row(

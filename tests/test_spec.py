@@ -59,7 +59,7 @@ def test_plan_groups_one_job_per_ranks_and_library_configuration() -> None:
         BASE + 'algorithms = ["ring", "mpi", "mpi:ring", "mpi:tree"]\n'
         'ops = ["sum", "first_nonzero"]'
     )
-    groups = plan_groups(spec, "r")
+    groups = plan_groups(spec, "r", cores=8)
     assert [(g.ranks, g.config) for g in groups] == [(2, ""), (2, "ring"), (2, "tree")]
     forced = groups[1]
     assert forced.knobs["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "ring"
@@ -70,9 +70,9 @@ def test_plan_groups_one_job_per_ranks_and_library_configuration() -> None:
 
 def test_resume_plans_only_the_missing_points(tmp_path: Path) -> None:
     spec = parse_spec(BASE + 'algorithms = ["ring", "mpi"]')
-    every = {pid for g in plan_groups(spec, "r") for pid in g.points("r")}
+    every = {pid for g in plan_groups(spec, "r", cores=8) for pid in g.points("r")}
     done = set(sorted(every)[:2])
-    left = {pid for g in plan_groups(spec, "r", done) for pid in g.points("r")}
+    left = {pid for g in plan_groups(spec, "r", done, cores=8) for pid in g.points("r")}
     assert left == every - done
 
 
@@ -99,7 +99,7 @@ def test_open_mpi_jobs_force_per_communicator_or_per_launch() -> None:
     values for their communicators, dynamic rules on; launch: a job per forced algorithm with
     OMPI_MCA_ variables; Open MPI's fallbacks become skipped points with their reason."""
     text = BASE + 'algorithms = ["mpi", "mpi:ring"]\nlibraries = ["mpich", "openmpi"]'
-    groups = {g.config: g for g in plan_groups(parse_spec(text), "r", switching="runtime")}
+    groups = {g.config: g for g in plan_groups(parse_spec(text), "r", switching="runtime", cores=8)}
     assert set(groups) == {"", "openmpi"} and groups["openmpi"].library == "openmpi"
     assert groups["openmpi"].switches == {
         "openmpi:ring": {
@@ -109,7 +109,7 @@ def test_open_mpi_jobs_force_per_communicator_or_per_launch() -> None:
     }
     assert groups["openmpi"].knobs["OMPI_MCA_coll_tuned_use_dynamic_rules"] == "1"
     by_launch = parse_spec(text + '\nlibrary_switching = "launch"')
-    groups = {g.config: g for g in plan_groups(by_launch, "r", switching="launch")}
+    groups = {g.config: g for g in plan_groups(by_launch, "r", switching="launch", cores=8)}
     assert groups["openmpi:ring"].knobs["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "4"
     assert groups["openmpi:ring"].switches == {}
     tiny = parse_spec('sizes = [4]\nranks = [3]\nalgorithms = ["openmpi:ring"]')

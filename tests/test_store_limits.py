@@ -177,10 +177,10 @@ def test_shell_launcher_runs_through_sh() -> None:
 
 def test_payload_limit_from_free_memory() -> None:
     free = 16 * 2**30
-    limit = capacity.largest_payload(4, free=free)
+    limit = capacity.largest_payload(4, free)
     assert limit == int(free * 0.8) // (4 * capacity.BUFFERS_PER_POINT)
-    assert capacity.payload_problem([limit], 4, free=free) is None
-    problem = capacity.payload_problem([8, limit + 1], 4, free=free)
+    assert capacity.payload_problem([limit], 4, free) is None
+    problem = capacity.payload_problem([8, limit + 1], 4, free)
     assert problem and str(limit) in problem and "16 GiB available" in problem
 
 

@@ -14,6 +14,7 @@ from conftest import ROOT, HeldPoint, run_cli, wait_until
 
 from runners import store
 from runners.domain.launcher import is_oversubscribed
+from runners.host.machine import physical_cores
 
 SMALL = [
     "--sizes",
@@ -124,7 +125,7 @@ def _check_launch_calibrations(db: Path, run_id: str) -> None:
         assert cal["overheads"]["hand-written"]["round_s"] >= 0
         assert len(cal["details"]["exchange"]["bytes"]) == len(cal["details"]["pingpong"]["bytes"])
     combined = store.get_calibration(db, f"launches:{run_id}")
-    dedicated = [r for r in (2, 3) if not is_oversubscribed(r)]
+    dedicated = [r for r in (2, 3) if not is_oversubscribed(r, physical_cores())]
     assert combined["details"]["launches"] == 3 * (len(dedicated) or 2)
     accuracy = store.query(
         db, "SELECT * FROM model_accuracy WHERE calibration_id = ?", [f"launches:{run_id}"]
@@ -375,8 +376,6 @@ def test_a_sweep_from_flags_alone_with_old_and_new_flag_names(tmp_path: Path) ->
 def test_dedicated_leaves_out_groups_with_more_ranks_than_cores_and_says_so(
     tmp_path: Path,
 ) -> None:
-    from runners.domain.machine import physical_cores
-
     over = physical_cores() + 1
     db, result = sweep(
         tmp_path,

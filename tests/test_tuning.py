@@ -112,7 +112,7 @@ def test_a_spec_with_a_tuning_file_times_mpi_tuned_in_a_launch_of_its_own(tmp_pa
     spec = parse_spec(f'sizes = [8]\nranks = [2]\nalgorithms = ["mpi"]\ntuning_file = "{path}"\n')
     assert spec.algorithms == ("mpi", "mpi:tuned")
     for switching in ("runtime", "launch"):
-        groups = {g.config: g for g in plan_groups(spec, "r", switching=switching)}
+        groups = {g.config: g for g in plan_groups(spec, "r", switching=switching, cores=8)}
         assert set(groups) == {"", "mpi:tuned"}
         knobs = groups["mpi:tuned"].knobs
         assert knobs[tuning.FILE_CVAR] == str(path.resolve())

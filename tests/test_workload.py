@@ -113,12 +113,12 @@ def test_a_workload_sweep_plans_exactly_its_calls() -> None:
     ]
     spec = parse_spec(Path("data/quick.toml").read_text(), overrides)
     assert parse_spec(spec.to_toml()) == spec  # the cells are kept with the run
-    cells = {(c.collective, c.nbytes) for g in plan_groups(spec, "r-x") for c in g.cells}
+    cells = {(c.collective, c.nbytes) for g in plan_groups(spec, "r-x", cores=8) for c in g.cells}
     # the grid of these sizes would hold 3 sizes x 2 collectives x 2 group sizes
     assert cells == {("allreduce", 8), ("allreduce", 4096), ("bcast", 2**20)}
-    assert {g.ranks for g in plan_groups(spec, "r-x")} == {2}
+    assert {g.ranks for g in plan_groups(spec, "r-x", cores=8)} == {2}
     assert len(all_point_ids(spec, "r-x")) == sum(
-        len(g.points("r-x")) for g in plan_groups(spec, "r-x")
+        len(g.points("r-x")) for g in plan_groups(spec, "r-x", cores=8)
     ) + sum(1 for _ in ())  # every asked point is planned (none unsupported here)
 
 
@@ -126,7 +126,7 @@ def test_each_cell_is_checked_against_its_own_datatype() -> None:
     data = [call(52, 1) | {"dtype": "int32"}, call(16, 1) | {"dtype": "int64"}]
     overrides = workload_overrides(workload_from_json(workload_json(data)))
     spec = parse_spec(Path("data/quick.toml").read_text(), overrides)  # 52 B of int64: no cell
-    assert {(c.nbytes, c.dtype) for g in plan_groups(spec, "r-x") for c in g.cells} == {
+    assert {(c.nbytes, c.dtype) for g in plan_groups(spec, "r-x", cores=8) for c in g.cells} == {
         (52, "int32"),
         (16, "int64"),
     }

@@ -7,8 +7,8 @@ from typing import Any
 
 from runners.analysis.points import Point
 from runners.domain import assumptions
-from runners.domain.machine import physical_cores
 from runners.domain.spec import SpecError, parse_spec
+from runners.host.machine import physical_cores
 
 # --- assumptions -------------------------------------------------------------------------------
 

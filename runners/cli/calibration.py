@@ -21,7 +21,8 @@ from runners.domain.collectives import COLLECTIVES
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check every algorithm x dtype x op x count exactly on real ranks."""
     from runners.domain.capacity import payload_problem, ranks_problem
-    from runners.domain.machine import physical_cores
+    from runners.host.machine import physical_cores
+    from runners.host.memory import available_bytes
     from runners.jobs.launch import libraries_problem
     from runners.jobs.verify import VERIFIABLE, VerifyPlan, failed, summary_table, verify
 
@@ -33,7 +34,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
         checked = {COLLECTIVES[ALGORITHMS[a].collective] for a in algorithms}
         sizes = [c.checked_count(n, max(ranks)) * widest for c in checked for n in counts]
-        problem = problem or payload_problem(sizes, max(ranks), what="--counts (as bytes)")
+        free = available_bytes()
+        problem = problem or payload_problem(sizes, max(ranks), free, "--counts (as bytes)")
     problem = problem or libraries_problem(sorted({ALGORITHMS[a].runs_on for a in algorithms}))
     if problem:
         raise UsageError(problem)
@@ -109,6 +111,7 @@ def add_verify(sub: argparse._SubParsersAction) -> None:
 def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str], list[str]]:
     """The ping-pong sizes, dtypes and ops asked for; UsageError for anything unusable."""
     from runners.domain import capacity
+    from runners.host.memory import available_bytes
     from runners.jobs import calibrate
 
     dtypes = name_list(args.dtypes, DTYPES, "dtype")
@@ -121,7 +124,11 @@ def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str]
     if not args.budget > 0 or (args.timeout is not None and not args.timeout > 0):
         raise UsageError("--budget and --timeout must be > 0 seconds")
     too_big = capacity.payload_problem(
-        [*sizes, *calibrate.DEFAULT_REDUCE_SIZES], args.ranks, "--max-bytes", buffers=3
+        [*sizes, *calibrate.DEFAULT_REDUCE_SIZES],
+        args.ranks,
+        available_bytes(),
+        "--max-bytes",
+        buffers=3,
     )
     if too_big:
         raise UsageError(too_big)

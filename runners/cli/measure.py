@@ -72,8 +72,9 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         if given is not None and run_id_problem(given):
             raise UsageError(str(run_id_problem(given)))
     from runners.domain import capacity, launcher
-    from runners.domain.machine import physical_cores
     from runners.domain.spec import load_spec, spec_from_mapping
+    from runners.host.machine import physical_cores
+    from runners.host.memory import available_bytes
     from runners.jobs import launch
 
     if args.resume:
@@ -106,7 +107,7 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
         problem = capacity.ranks_problem(spec.ranks, physical_cores())
     if problem is None:
         here = max(spec.ranks) if launcher.runs_here(spec.launcher) else 1
-        problem = capacity.payload_problem(spec.sizes, here)
+        problem = capacity.payload_problem(spec.sizes, here, available_bytes())
     if problem:
         raise UsageError(problem)
     return spec

@@ -59,7 +59,7 @@ MIN_QUERY_MEMORY = 16 * 2**20
 def memory_limit(text: str) -> int:
     """--memory-limit in bytes: a size (512MiB, 2GiB) between 16 MiB and the memory available
     now, so no limit can be lifted by a negative or absurd value."""
-    from runners.domain.capacity import available_bytes
+    from runners.host.memory import available_bytes
 
     try:
         limit = parse_bytes(text)

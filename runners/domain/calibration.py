@@ -19,7 +19,6 @@ from runners.domain.fitting import (
     fit_linear,
     fit_piecewise,
 )
-from runners.domain.machine import hostname
 from runners.domain.overheads import family_overheads
 
 
@@ -62,9 +61,10 @@ def fit_gammas(reductions: Iterable[dict]) -> tuple[dict[str, float], dict[str, 
 
 
 def calibration_row(
-    worker: dict, created_at: datetime | None = None, extra: dict | None = None
+    worker: dict, created_at: datetime | None = None, extra: dict | None = None, *, host: str
 ) -> dict:
-    """Fit the worker's timings and return the `calibrations` row (see the module docstring)."""
+    """Fit the worker's timings and return the `calibrations` row of a calibration measured on
+    `host` (see the module docstring)."""
     pingpong = sorted(worker["pingpong"], key=lambda p: p["bytes"])
     sizes = [p["bytes"] for p in pingpong]
     one_way = [p["one_way_median_s"] for p in pingpong]
@@ -92,7 +92,7 @@ def calibration_row(
     return {
         "calibration_id": str(CalibrationId.new_job(stamp)),
         "created_at": stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp,
-        "host": hostname(),
+        "host": host,
         "mpi_library": worker["mpi_library"],
         "ranks": int(worker["ranks"]),
         "alpha_s": overall.alpha,
@@ -128,7 +128,7 @@ def combined_calibration(rows: Sequence[dict], calibration_id: str, source: str)
         "overheads": [],
         "settings": details[0].get("settings", {}),
     }
-    combined = calibration_row(worker, extra={"launches": len(rows)})
+    combined = calibration_row(worker, extra={"launches": len(rows)}, host=rows[0]["host"])
     combined["overheads"] = _median_overheads(launch.get("overheads") or {} for launch in rows)
     return combined | {"calibration_id": calibration_id, "source": source}
 

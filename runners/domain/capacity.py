@@ -3,13 +3,13 @@
 Each rank of a sweep holds about BUFFERS_PER_POINT payload-sized buffers at once (send and
 receive buffers, its own input kept for checking, the expected result, and up to two scratch
 buffers of the algorithm), and every rank started on this machine shares its memory. A size that
-cannot fit is refused with the limit named, instead of ranks failing minutes later. No MPI here.
+cannot fit is refused with the limit named, instead of ranks failing minutes later. Pure: the
+memory available and the core count come from runners.host. No MPI here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from runners.domain.units import format_bytes
 
@@ -20,35 +20,22 @@ USABLE_SHARE = 0.8  # of the memory available now; the rest is for Python, MPI a
 RANKS_PER_CORE = 8
 
 
-def available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int:
-    """Memory available to new processes now (MemAvailable), in bytes."""
-    try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 2**34  # unknown: assume 16 GiB
-
-
-def largest_payload(
-    ranks_here: int, buffers: int = BUFFERS_PER_POINT, free: int | None = None
-) -> int:
-    """The largest bytes per rank that ``ranks_here`` ranks on this machine can each hold."""
-    free = available_bytes() if free is None else free
+def largest_payload(ranks_here: int, free: int, buffers: int = BUFFERS_PER_POINT) -> int:
+    """The largest bytes per rank that ``ranks_here`` ranks on a machine with ``free`` bytes
+    available (runners.host.memory) can each hold."""
     return int(free * USABLE_SHARE) // (max(ranks_here, 1) * buffers)
 
 
 def payload_problem(
     sizes: Sequence[int],
     ranks_here: int,
+    free: int,
     what: str = "sizes",
     buffers: int = BUFFERS_PER_POINT,
-    free: int | None = None,
 ) -> str | None:
-    """Why the largest of ``sizes`` cannot be held by the ranks, or None."""
-    free = available_bytes() if free is None else free
-    limit = largest_payload(ranks_here, buffers, free)
+    """Why the largest of ``sizes`` cannot be held by the ranks on a machine with ``free``
+    bytes available, or None."""
+    limit = largest_payload(ranks_here, free, buffers)
     too_big = [n for n in sizes if n > limit]
     if not too_big:
         return None

@@ -10,29 +10,29 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from runners.domain.machine import physical_cores
-
 DEFAULT_LAUNCHER = "mpiexec -n {ranks}"
 SHELL_SYNTAX = frozenset(";|&<>$`()\n")
 REMOTE_OPTIONS = ("-f", "-hosts", "-host", "--host", "-hostfile", "--hostfile", "-machinefile")
 PARENT_ENV = "COLLSWEEP_PARENT_PID"  # "<host>:<pid>" of the collsweep process that launched
 
 
-def is_oversubscribed(ranks: int, cores: int | None = None) -> bool:
-    """True when more ranks than physical cores would share this machine."""
-    return ranks > (physical_cores() if cores is None else cores)
+def is_oversubscribed(ranks: int, cores: int) -> bool:
+    """True when more ranks than the machine's physical cores (runners.host.machine) would
+    share it."""
+    return ranks > cores
 
 
-def default_knobs(ranks: int, thread_level: str = "single") -> dict[str, str]:
+def default_knobs(ranks: int, thread_level: str = "single", *, cores: int) -> dict[str, str]:
     """Environment knobs a job needs for honest numbers on this machine.
 
     mpi4py asks for MPI_THREAD_MULTIPLE unless told otherwise, and MPICH then skips its fast
     shared-memory collectives, so the thread level is set explicitly. With more ranks than
     cores MPICH's shared-memory collectives spin (milliseconds per call), so oversubscribed
-    jobs use the generic algorithms instead.
+    jobs use the generic algorithms instead. `cores`: the physical cores of the machine the
+    ranks start on.
     """
     knobs = {"MPI4PY_RC_THREAD_LEVEL": thread_level}
-    if is_oversubscribed(ranks):
+    if is_oversubscribed(ranks, cores):
         knobs["MPIR_CVAR_DEVICE_COLLECTIVES"] = "none"
     return knobs
 

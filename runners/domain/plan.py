@@ -50,16 +50,12 @@ class Group:
     switches: dict[str, dict[str, int]] = field(default_factory=dict)
     switching: str = LAUNCH
     library: str = MPICH  # whose ranks run the job (its mpiexec, its libmpi)
+    oversubscribed: bool = False  # more ranks than the host's physical cores
 
     @property
     def label(self) -> str:
         """The job's name in the run's environment record and points.job."""
         return f"ranks={self.ranks} config={self.config or 'default'}"
-
-    @property
-    def oversubscribed(self) -> bool:
-        """More ranks than physical cores."""
-        return is_oversubscribed(self.ranks)
 
     def points(self, run_id: str) -> list[str]:
         """The ids of every point this job measures."""
@@ -106,7 +102,7 @@ def plan_sweep(
     launched again."""
     return Plan(
         frozenset(all_point_ids(spec, run_id)),
-        plan_launches(spec, run_id, kept, done, switching),
+        plan_launches(spec, run_id, kept, done, switching, cores=cores),
         skipped_points(spec, run_id, kept, switching, cores=cores),
     )
 
@@ -117,6 +113,8 @@ def plan_launches(
     kept: set[str],
     done: Iterable[tuple[str, int]] = (),
     switching: str = LAUNCH,
+    *,
+    cores: int,
 ) -> list[Launch]:
     """Every launch still to run, round by round: launch 0 of every group, then launch 1, ...
 
@@ -130,7 +128,8 @@ def plan_launches(
         done_by_launch.setdefault(launch, set()).add(point_id)
     launches = []
     for index in range(spec.launches):
-        groups = plan_groups(spec, run_id, set(kept) | done_by_launch.get(index, set()), switching)
+        skip = set(kept) | done_by_launch.get(index, set())
+        groups = plan_groups(spec, run_id, skip, switching, cores=cores)
         order = random.Random(f"{spec.seed}:{index}")
         order.shuffle(groups)
         for group in groups:
@@ -154,9 +153,15 @@ def skip_reason(algorithm: str, ranks: int, op: str, nbytes: int, dtype: str) ->
 
 
 def plan_groups(
-    spec: SweepSpec, run_id: str, done: set[str] = frozenset(), switching: str = LAUNCH
+    spec: SweepSpec,
+    run_id: str,
+    done: set[str] = frozenset(),
+    switching: str = LAUNCH,
+    *,
+    cores: int,
 ) -> list[Group]:
-    """The jobs that measure every supported point of `spec` not already in `done`.
+    """The jobs that measure every supported point of `spec` not already in `done`, on a
+    host of `cores` physical cores (more ranks than that: oversubscribed).
 
     Each library's algorithms run in jobs of that library. `switching` (the probe's answer
     for MPICH) RUNTIME: every MPICH algorithm of a group size shares one job, forced ones
@@ -175,13 +180,15 @@ def plan_groups(
             ]
             library = library_of(algs[0])
             mode = switching_mode_of(LIBRARIES[library], switching, spec.library_switching)
-            knobs = {**default_knobs(ranks, spec.thread_level), **_knobs(algs, mode, library)}
+            knobs = default_knobs(ranks, spec.thread_level, cores=cores)
+            knobs |= _knobs(algs, mode, library)
             if ALGORITHMS[algs[0]].own_launch:
                 knobs.update(_file_env(algs[0], spec))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
                 switches = _switches(algs, mode)
-                groups.append(Group(ranks, config, knobs, cells, switches, mode, library))
+                over = is_oversubscribed(ranks, cores)
+                groups.append(Group(ranks, config, knobs, cells, switches, mode, library, over))
     return groups
 
 

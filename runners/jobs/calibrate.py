@@ -39,10 +39,10 @@ from runners.domain.errors import BadInput, CollsweepError
 from runners.domain.events import Calibrated, MalformedEvent, parse_event
 from runners.domain.fitting import PINGPONG_SOURCE
 from runners.domain.job_file import CalibrationJob
-from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec
 from runners.domain.units import format_bytes, format_per_byte, format_seconds
+from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import launch
 
 DEFAULT_BUDGET_S = 20.0
@@ -189,7 +189,7 @@ def run_calibration(
     if not budget_s > 0:
         raise CalibrationRequestError(f"the budget must be > 0 s, got {budget_s}")
     timeout = timeout_s if timeout_s is not None else STARTUP_ALLOWANCE_S + 3 * budget_s
-    knobs = launcher.default_knobs(ranks)
+    knobs = launcher.default_knobs(ranks, cores=physical_cores())
     job = worker_job(sizes, reduce_sizes, dtypes, ops, budget_s)
     progress(
         f"calibrating on {ranks} ranks: ping-pong over {len(set(sizes))} sizes "
@@ -204,7 +204,8 @@ def run_calibration(
         raise _job_failure(result, timeout)
     wall_s = time.monotonic() - started
     extra = {"knobs": knobs, "cpu_model": cpu_model(), "physical_cores": physical_cores()}
-    row = calibration_row(parse_worker_output(result.stdout), extra=extra | {"wall_s": wall_s})
+    worker = parse_worker_output(result.stdout)
+    row = calibration_row(worker, extra=extra | {"wall_s": wall_s}, host=hostname())
     progress(f"calibrated in {format_seconds(wall_s)}: {row['calibration_id']}")
     return row
 

@@ -133,11 +133,11 @@ def imported_calibration(files: Sequence[ToolFile], run: dict[str, Any]) -> dict
     if found is None:
         return None
     worker = found.calibration.worker(run["mpi_library"], found.settings)
-    row = calibration_row(worker, run["started_at"], {"imported": found.source()})
+    host = run["host"] or "imported"
+    row = calibration_row(worker, run["started_at"], {"imported": found.source()}, host=host)
     return row | {
         "calibration_id": str(CalibrationId(CalibrationKind.IMPORTED, run["run_id"])),
         "source": str(CalibrationId.imported_source(found.tool)),
-        "host": run["host"] or "imported",
     }
 
 

@@ -18,6 +18,7 @@ from runners.domain.launcher import default_knobs
 from runners.domain.replay import ReplayLaunch, plan_replay, repetitions, replay_job
 from runners.domain.spec import STARTUP_GRACE_S, SweepSpec, parse_spec
 from runners.domain.workload import Workload
+from runners.host.machine import physical_cores
 from runners.jobs import launch
 from runners.store.workloads import add_replays, set_workload_notes
 
@@ -42,7 +43,7 @@ def _run_launch(
 ) -> dict[str, dict[str, Any]]:
     """One replay launch; each policy's event: its timed replays, the sequence's time with
     Barriers per repetition, and the calls alone (runners.ranks.replay_worker)."""
-    knobs = {**default_knobs(ranks, spec.thread_level), **group.env}
+    knobs = {**default_knobs(ranks, spec.thread_level, cores=physical_cores()), **group.env}
     with launch.job_file(job) as path:
         ranked = launch.Job(
             ranks,

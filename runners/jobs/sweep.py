@@ -28,12 +28,12 @@ from runners.domain.assumptions import caution_notes
 from runners.domain.catalog import has_forced
 from runners.domain.errors import Stopped
 from runners.domain.imports.records import imported_tool
-from runners.domain.machine import cpu_model, hostname, physical_cores
 from runners.domain.plan import Group, Plan, plan_sweep
 from runners.domain.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.status import PointStatus, RunStatus
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.units import format_seconds
+from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import calibrate, launch, run_writer
 from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import PlannedLaunch, Progress

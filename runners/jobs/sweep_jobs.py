@@ -33,6 +33,7 @@ from runners.domain.spec import STARTUP_GRACE_S, SweepSpec
 from runners.domain.status import PointStatus
 from runners.domain.switching import LAUNCH, RUNTIME
 from runners.domain.tuning import file_record
+from runners.host.machine import hostname, physical_cores
 from runners.jobs import calibrate, launch
 from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import Progress
@@ -183,7 +184,7 @@ class GroupRunner:
         group = planned.group
         where = {"run_id": self.run_id, "job": group.label, "launch": planned.index}
         try:
-            row = calibration_row(asdict(event), extra=where)
+            row = calibration_row(asdict(event), extra=where, host=hostname())
         except ValueError as exc:
             self.progress.out(
                 f"ranks={group.ranks} launch {planned.index + 1}: its calibration "
@@ -251,7 +252,8 @@ def environment_record(
     shows up as millisecond stalls in the samples), how library algorithms were forced, and
     the tuning file mpi:tuned followed."""
     mode, why = switching
-    jobs = {g.label: g.knobs for g in plan_groups(spec, "env", switching=mode)}
+    groups = plan_groups(spec, "env", switching=mode, cores=physical_cores())
+    jobs = {g.label: g.knobs for g in groups}
     inherited = {
         k: v
         for k, v in os.environ.items()
@@ -287,7 +289,12 @@ def switching_mode(spec: SweepSpec) -> tuple[str, str]:
     if spec.library_switching == LAUNCH:
         return LAUNCH, "the spec asks for a launch per forced algorithm"
     probe = launch.Job(
-        1, launch.RANKS_ENTRY, ["probe"], default_knobs(1), spec.launcher, spec.launcher_shell
+        1,
+        launch.RANKS_ENTRY,
+        ["probe"],
+        default_knobs(1, cores=physical_cores()),
+        spec.launcher,
+        spec.launcher_shell,
     )
     result = launch.run(probe, PROBE_TIMEOUT_S)
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]

@@ -11,6 +11,7 @@ from runners.domain.events import Checked, MalformedEvent, parse_event
 from runners.domain.inputs import default_counts, verified_ops
 from runners.domain.job_file import VerifyJob
 from runners.domain.status import CheckStatus
+from runners.host.machine import physical_cores
 from runners.jobs import launch
 
 
@@ -90,7 +91,7 @@ def verify_ranks(plan: VerifyPlan, ranks: int) -> list[dict]:
     rows: list[dict] = []
     for planned in launches(plan.algorithms):
         with launch.job_file(_job(plan, planned.algorithms)) as path:
-            knobs = {**launcher.default_knobs(ranks), **planned.knobs}
+            knobs = {**launcher.default_knobs(ranks, cores=physical_cores()), **planned.knobs}
             job = launch.Job(
                 ranks, launch.RANKS_ENTRY, ["verify", path], knobs, library=planned.library
             )

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from runners.domain.errors import BadInput
-from runners.domain.machine import hostname
 from runners.domain.names import path_for, run_id_problem
+from runners.host.machine import hostname
 from runners.store.schema import POINT_STATUSES, RUN_STATUSES
 
 UNREADABLE = "unreadable"  # the kind given to a journal line that is not JSON

@@ -1,4 +1,5 @@
-"""Facts about the machine a sweep runs on: host, CPU model, physical cores, MPI library."""
+"""Facts about the machine collsweep runs on: host name, CPU model, physical cores (read from
+/proc/cpuinfo and the CPUs this process may run on)."""
 
 from __future__ import annotations
 
