@@ -22,7 +22,7 @@ from runners import store
 from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
-from runners.domain.catalog import ALGORITHMS, autotuned_of
+from runners.domain.catalog import ALGORITHMS, algorithms_on, autotuned_of
 from runners.domain.comparison import Comparison
 from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.tuning import Band, bands
@@ -87,7 +87,7 @@ def competes(algorithm: str, library: str = DEFAULT.name, collective: str = "all
     default): one of the library's own, of a collective its file can tune."""
     spec = ALGORITHMS[algorithm]
     tunable = collective in LIBRARIES[library].tuning_collectives
-    mine = spec.library and spec.runs_on == library and not spec.own_launch
+    mine = spec.library and not spec.own_launch and algorithm in algorithms_on(library)
     return mine and tunable and spec.collective == collective
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from runners import store
 from runners.analysis.tuning import GroupTuning, assumption_states, group_tunings
-from runners.domain.catalog import ALGORITHMS, DTYPES, autotuned_of
+from runners.domain.catalog import DTYPES, autotuned_of, forced_on
 from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
 from runners.domain.errors import BadInput
 from runners.domain.imports.records import imported_tool
@@ -310,8 +310,7 @@ def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: Tunings,
 
 
 def _forced_here(algorithm: str, library: str, collective: str) -> bool:
-    spec = ALGORITHMS[algorithm]
-    return bool(spec.forced) and spec.runs_on == library and spec.collective == collective
+    return algorithm in forced_on(library, collective)
 
 
 def _aligned(nbytes: float, itemsize: int) -> int:
@@ -324,7 +323,7 @@ def tune(request: TuneRequest) -> Tunings:
     run = _run(request)
     group = _group_of(run, request)
     lib = request.spec
-    mine = {n: s for n, s in ALGORITHMS.items() if s.runs_on == lib.name and s.forced}
+    mine = dict(forced_on(lib.name))
     tables = lib.tuning_tables(request.out, {}, mine)  # which files, before any is checked
     outputs = [*tables, provenance_path(request.out)]
     check_outputs([*outputs, *([request.validate_spec] if request.validate_spec else [])])

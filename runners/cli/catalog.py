@@ -26,14 +26,12 @@ def catalog_rows(library: str | None = None, collective: str | None = None) -> l
     """One row per algorithm: name, library (None for collsweep's own schedules on MPICH's
     point-to-point layer; the library for the same schedules on another one), collective,
     kind, the schedule that models it and its description."""
-    from runners.domain.catalog import ALGORITHMS, modelled_spec
-    from runners.domain.libraries import DEFAULT
+    from runners.domain.catalog import ALGORITHMS, algorithms_on, modelled_spec
 
     rows = []
-    for name, spec in ALGORITHMS.items():
-        own = not spec.library and spec.runs_on == DEFAULT.name
-        if library is not None and spec.runs_on != library:
-            continue
+    listed = ALGORITHMS if library is None else algorithms_on(library)
+    for name, spec in listed.items():
+        own = not spec.library and not spec.mirrors  # not the same schedule on another library
         if collective is not None and spec.collective != collective:
             continue
         model = spec.modelled_by or getattr(modelled_spec(name), "name", None)

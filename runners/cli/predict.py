@@ -202,22 +202,22 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
     """The report of every algorithm that can run this point, fastest first."""
-    from runners.domain.catalog import ALGORITHMS, OPS
+    from runners.domain.catalog import OPS, algorithms_on, is_library_call
     from runners.domain.collectives import COLLECTIVES
     from runners.domain.libraries import DEFAULT
 
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm
     commutative, itemsize = OPS[args.op].commutative, DTYPES[args.dtype].itemsize
+    count = args.bytes // itemsize
+    # the default library's names stand for every library's: the same schedules price the same
     reports = [
         _report(args, name, parameters)
-        for name, spec in ALGORITHMS.items()
+        for name, spec in algorithms_on(DEFAULT.name, args.collective).items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
-        and spec.runs_on == DEFAULT.name  # the same schedules on another library price the same
-        and spec.collective == args.collective
-        and not COLLECTIVES[spec.collective].unsupported_count(args.bytes // itemsize, args.ranks)
+        and not COLLECTIVES[spec.collective].unsupported_count(count, args.ranks)
     ]
-    return sorted(reports, key=lambda r: (r["predicted_s"], ":" in r["algorithm"]))
+    return sorted(reports, key=lambda r: (r["predicted_s"], is_library_call(r["algorithm"])))
 
 
 def _ranking_text(reports: list[dict]) -> str:

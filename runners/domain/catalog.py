@@ -6,8 +6,10 @@ without starting an MPI library.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
 
 import numpy as np
 
@@ -172,6 +174,26 @@ def library_of(algorithm: str) -> str:
     return ALGORITHMS[algorithm].runs_on
 
 
+@cache
+def algorithms_on(library_name: str, collective: str | None = None) -> Mapping[str, AlgorithmSpec]:
+    """The algorithms whose ranks are `library_name`'s (of `collective`, where given), by name
+    in catalog order (read-only; asked for every point priced, so answered once)."""
+    return MappingProxyType(
+        {
+            name: spec
+            for name, spec in ALGORITHMS.items()
+            if spec.runs_on == library_name and collective in (None, spec.collective)
+        }
+    )
+
+
+@cache
+def forced_on(library_name: str, collective: str | None = None) -> Mapping[str, AlgorithmSpec]:
+    """The library's algorithms forced by name (of `collective`, where given), read-only."""
+    mine = algorithms_on(library_name, collective)
+    return MappingProxyType({n: s for n, s in mine.items() if s.forced})
+
+
 def autotuned_of(library_name: str, collective: str = "allreduce") -> str:
     """The algorithm name of a library's own autotuned call of `collective` ('mpi' for MPICH's
     MPI_Allreduce, 'bcast.mpi' for its MPI_Bcast)."""
@@ -183,14 +205,8 @@ def counterpart(algorithm: str, library_name: str) -> str | None:
     where that library has no such algorithm (MPICH's tree on Open MPI)."""
     if library_of(algorithm) == library_name:
         return algorithm
-    return next(
-        (
-            s.name
-            for s in ALGORITHMS.values()
-            if s.runs_on == library_name and s.mirrors == algorithm
-        ),
-        None,
-    )
+    theirs = algorithms_on(library_name).values()
+    return next((s.name for s in theirs if s.mirrors == algorithm), None)
 
 
 def on_libraries(algorithms: Iterable[str], libraries: Iterable[str]) -> tuple[str, ...]:

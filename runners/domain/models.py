@@ -28,7 +28,7 @@ from functools import cache
 import numpy as np
 
 from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.catalog import ALGORITHMS, algorithms_on
 from runners.domain.descriptor import MPICH
 from runners.domain.schedule import Schedule, critical_path
 
@@ -102,10 +102,7 @@ def autotuned_model(algorithm: str) -> str | None:
 def _has_forced_models(library: str, collective: str) -> bool:
     """Whether `library` lists forced, modelled algorithms of `collective` (what library_min
     takes the fastest of); asked for every point priced, so answered once."""
-    return any(
-        s.library and s.modelled_by and s.runs_on == library and s.collective == collective
-        for s in ALGORITHMS.values()
-    )
+    return any(s.library and s.modelled_by for s in algorithms_on(library, collective).values())
 
 
 def library_models(
@@ -120,10 +117,8 @@ def library_models(
     element per block (MPICH's own guard before reduce_scatter_allgather; Open MPI's
     algorithms fall back below it too)."""
     out = []
-    for name, spec in ALGORITHMS.items():
-        if not (spec.library and spec.modelled_by and spec.runs_on == library):
-            continue
-        if spec.collective != collective:
+    for name, spec in algorithms_on(library, collective).items():
+        if not (spec.library and spec.modelled_by):
             continue
         if spec.unsupported_reason(ranks, "op", commutative) is not None:
             continue

@@ -161,7 +161,7 @@ SHADES = {
 }
 HAND_WRITTEN_HERE = hand_written_on(IMPI, "Intel MPI", "i", SHADES)
 # Intel MPI's own call of the other collectives, autotuned (its tuning table).
-OTHER_AUTOTUNED = autotuned_collectives("impi", "Intel MPI", "#000087", "impi", IMPI)
+OTHER_AUTOTUNED = autotuned_collectives(AUTOTUNED, "Intel MPI")
 
 # Intel MPI's presets of the other collectives that collsweep has a schedule for, by Intel's
 # numbers (Developer Reference, I_MPI_ADJUST_<opname>), with two unmodelled ones whose counting-op

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
-from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.descriptor import AlgorithmSpec
 
 AUTOTUNED = AlgorithmSpec(
     "mpi",
@@ -74,22 +74,21 @@ TUNED = AlgorithmSpec(
 )
 
 
-def autotuned_collectives(
-    name: str, title: str, color: str, short: str, runs_on: str = MPICH
-) -> tuple[AlgorithmSpec, ...]:
-    """A library's own call of every collective but allreduce, autotuned: `<collective>.<name>`
-    (on a library other than MPICH standing for MPICH's `<collective>.mpi`)."""
+def autotuned_collectives(autotuned: AlgorithmSpec, title: str) -> tuple[AlgorithmSpec, ...]:
+    """A library's own call of every collective but allreduce, autotuned, like its allreduce
+    entry `autotuned`: `<collective>.<name>`, standing for `<collective>.<what it mirrors>`
+    where it mirrors one (another library's for MPICH's `<collective>.mpi`)."""
     return tuple(
         AlgorithmSpec(
-            qualified(c.name, name),
+            qualified(c.name, autotuned.name),
             f"{title}'s own {c.mpi_call}, autotuned",
             collective=c.name,
             library=True,
-            color=color,
-            short=short,
+            color=autotuned.color,
+            short=autotuned.short,
             parts=None,
-            runs_on=runs_on,
-            mirrors="" if runs_on == MPICH else qualified(c.name, "mpi"),
+            runs_on=autotuned.runs_on,
+            mirrors=qualified(c.name, autotuned.mirrors) if autotuned.mirrors else "",
             other_p="the library picks its algorithm per call",
         )
         for c in COLLECTIVES.values()
@@ -98,7 +97,7 @@ def autotuned_collectives(
 
 
 # MPICH's own MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce, autotuned.
-OTHER_AUTOTUNED = autotuned_collectives("mpi", "the MPI library", "#3b3b3b", "mpi")
+OTHER_AUTOTUNED = autotuned_collectives(AUTOTUNED, "the MPI library")
 
 
 def tuned_collectives(tuned: AlgorithmSpec, color: str) -> tuple[AlgorithmSpec, ...]:

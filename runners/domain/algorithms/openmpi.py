@@ -167,7 +167,7 @@ SHADES = {
 }
 HAND_WRITTEN_HERE = hand_written_on(OPENMPI, "Open MPI", "o", SHADES)
 # Open MPI's own call of the other collectives, autotuned (coll/tuned's decision rules).
-OTHER_AUTOTUNED = autotuned_collectives("openmpi", "Open MPI", "#6ce11e", "ompi", OPENMPI)
+OTHER_AUTOTUNED = autotuned_collectives(AUTOTUNED, "Open MPI")
 
 
 def _recursive_doubling_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:

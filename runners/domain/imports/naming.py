@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from runners.domain.catalog import ALGORITHMS, library_knobs
+from runners.domain.catalog import forced_on, library_knobs
 from runners.domain.collectives import COLLECTIVES, qualified
 from runners.domain.imports.records import ImportProblem
 from runners.domain.libraries import LIBRARIES
@@ -46,11 +46,10 @@ def algorithm_of(library: str, collective: str, environment: Mapping[str, str], 
         algo = environment.get("NCCL_ALGO", "")
         return qualified(collective, f"{NCCL}:{algo.lower()}" if algo else NCCL)
     selectors = selectors_of(collective, environment)
-    for spec in ALGORITHMS.values():
-        if spec.runs_on == library and spec.collective == collective and spec.forced:
-            knobs = _selecting(library_knobs(spec.name))
-            if knobs and knobs == selectors:
-                return spec.name
+    for name in forced_on(library, collective):
+        knobs = _selecting(library_knobs(name))
+        if knobs and knobs == selectors:
+            return name
     if selectors:
         said = ", ".join(f"{k}={v}" for k, v in selectors.items())
         raise ImportProblem(
