@@ -100,10 +100,13 @@ def _prediction_parameters(
     given = (args.alpha, args.beta, args.gamma)
     if None not in given:
         return (*given, None, "latency")
+    from runners.domain.calibration_id import GammaKey
+
     alpha, beta, gamma, cal_id, alpha_is = _stored_parameters(args)
     if gamma is None and args.gamma is None:
+        key = GammaKey(args.dtype, args.op)
         raise UsageError(
-            f"calibration {cal_id} has no gamma for {args.dtype}/{args.op}: give --gamma, or "
+            f"calibration {cal_id} has no gamma for {key}: give --gamma, or "
             f"run `collsweep calibrate --dtypes {args.dtype} --ops {args.op}`"
         )
     stored = (alpha, beta, gamma)
