@@ -43,7 +43,7 @@ def specs(mode: Mode) -> dict[str, synthetic.RunSpec]:
         dtypes=standard.dtypes,
         ops=standard.ops,
         algorithms=standard.algorithms,
-        launches=standard.launches,
+        launches=standard.timing.launches,
     )
     if mode is Mode.SMOKE:
         quick, big = replace(quick, **SMOKE_GRID), replace(big, **SMOKE_GRID, dtypes=("int32",))

@@ -93,13 +93,13 @@ def run_policies(spec: SweepSpec, folder: Path) -> list[PolicyResult]:
     spec_file = write_spec(spec, folder)
     log("figure 3: quick preset")
     quick.wall_s = sweep(spec_file, folder / "quick.duckdb", [])
-    summarize_store(quick, folder / "quick.duckdb", spec.target_rel_ci)
+    summarize_store(quick, folder / "quick.duckdb", spec.timing.target_rel_ci)
     for kind in OSU_SETTINGS:
         overrides = osu_overrides(spec, kind)
         if overrides:
             log(f"figure 3: OSU-style policy, {kind} messages")
             osu.wall_s += sweep(spec_file, folder / "osu.duckdb", overrides)
-    summarize_store(osu, folder / "osu.duckdb", spec.target_rel_ci)
+    summarize_store(osu, folder / "osu.duckdb", spec.timing.target_rel_ci)
     return [quick, osu]
 
 
@@ -147,10 +147,11 @@ def run(mode: Mode) -> Figure:
     rows = [policy_row(p) for p in (quick, osu)]
     headers = ["policy", "wall s", "measuring s", "points", "iterations", "within CI", "s/precise"]
     figure.table = table(headers, rows)
-    figure.checks = precision_checks(quick, osu, spec.target_rel_ci)
+    target = spec.timing.target_rel_ci
+    figure.checks = precision_checks(quick, osu, target)
     figure.notes += [
         by_ranks_note(quick, osu),
-        f"'within CI': points whose median's 95% CI half-width is within {spec.target_rel_ci:.0%} "
+        f"'within CI': points whose median's 95% CI half-width is within {target:.0%} "
         "(the preset's target; for the quick preset this is points.ci_target_met)",
         agreement_note(quick, osu),
         "wall s: the whole `collsweep sweep` command(s), including any calibration and analysis "

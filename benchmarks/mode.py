@@ -47,7 +47,7 @@ class Mode(StrEnum):
     def preset(self) -> SweepSpec:
         """The quick preset as the figures that sweep it (3, 6, 7) run it in this mode."""
         spec = load_spec(PRESET)
-        return self.pick(spec, replace(spec, ranks=(2,)), replace(spec, **SMOKE_PRESET))
+        return self.pick(spec, replace(spec, ranks=(2,)), spec.with_values(**SMOKE_PRESET))
 
     def preset_label(self) -> str:
         """How the preset was run, for a figure's baseline and notes."""

@@ -39,7 +39,7 @@ def sweep_job() -> SweepJob:
     """A sweep launch's job as runners.jobs.sweep_jobs builds it."""
     [group] = plan_groups(SPEC, "r1", switching="runtime", cores=8)
     return SweepJob(
-        "r1", 1, group.library, group.switches, tuple(group.cells), SPEC.timing(),
+        "r1", 1, group.library, group.switches, tuple(group.cells), SPEC.timing,
         calibrate.launch_job(SPEC),
     )  # fmt: skip
 

@@ -92,8 +92,9 @@ def test_one_timing_policy_from_the_spec_to_the_stop_rule() -> None:
         "sizes = [8]\nranks = [2]\nbudget_s = 0.9\npasses = 3\nmin_iterations = 10\n"
         "max_iterations = 100\ncache_mode = 'cold'\nlaunches = 2\n"
     )
-    policy = spec.timing()
-    assert TimingPolicy.from_dict(policy.as_dict()) == policy and policy.cache_mode == "cold"
+    policy = spec.timing
+    given = {"budget_s": 0.9, "passes": 3, "max_iterations": 100, "cache_mode": "cold"}
+    assert policy == TimingPolicy(**given, launches=2)
     rule = policy.pass_rule()
     assert (rule.min_iterations, rule.max_iterations) == (4, 17)
-    assert rule.budget_s == pytest.approx(0.15) and rule.target_rel_ci == spec.target_rel_ci
+    assert rule.budget_s == pytest.approx(0.15) and rule.target_rel_ci == policy.target_rel_ci

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
 from runners.domain.plan import plan_groups, skipped_points
-from runners.domain.spec import SpecError, expand_sizes, load_spec, parse_spec
+from runners.domain.spec import (
+    SpecError,
+    expand_sizes,
+    load_spec,
+    parse_spec,
+    spec_from_mapping,
+)
 
 BASE = "sizes = [8, 64]\nranks = [2]\n"
 
@@ -26,7 +33,7 @@ def test_size_ranges_expand_geometrically() -> None:
 
 def test_overrides_replace_file_values() -> None:
     spec = parse_spec(BASE, {"ranks": [3, 5], "budget_s": 2})
-    assert spec.ranks == (3, 5) and spec.budget_s == 2.0
+    assert spec.ranks == (3, 5) and spec.timing.budget_s == 2.0
 
 
 @pytest.mark.parametrize(
@@ -116,3 +123,56 @@ def test_open_mpi_jobs_force_per_communicator_or_per_launch() -> None:
     [row] = (point.columns() for point in skipped_points(tiny, "r", cores=8))
     assert row["status"] == "skipped" and "recursive doubling" in row["reason"]
     assert row["library"] == "openmpi"
+
+
+def _sweep_args(*argv: str):
+    from runners.cli import build_parser
+
+    return build_parser().parse_args(["sweep", *argv])
+
+
+def test_one_field_table_gives_the_file_keys_the_flags_and_resume() -> None:
+    """SPEC_KEYS is read from SweepSpec's fields and its TimingPolicy's: every key is written
+    once by to_toml, in the table's order; the timing policy's keys are flat in the file and
+    nested in the spec; every flag (and its older alias) on the command line sets its key."""
+    from runners.cli.spec_flags import spec_overrides
+    from runners.domain.records import TimingPolicy
+    from runners.domain.spec import SPEC_KEYS
+
+    spec = parse_spec(BASE + "warmup = 7\npasses = 3\nlauncher_shell = true\n")
+    written = [line.split(" = ")[0] for line in spec.to_toml().splitlines()]
+    assert written == [key.name for key in SPEC_KEYS] and "timing" not in written
+    assert spec.timing == TimingPolicy(warmup=7, passes=3) and spec.launcher_shell
+    assert {k.name for k in SPEC_KEYS if k.within == "timing"} == set(TimingPolicy().as_dict())
+    flagged = [key for key in SPEC_KEYS if key.flag]
+    assert {k.name for k in SPEC_KEYS} - {k.name for k in flagged} == {
+        "launch_calibration", "cells", "workload"
+    }  # fmt: skip
+    assert {k.name for k in SPEC_KEYS if k.resumable} == {
+        "launcher", "launcher_shell", "point_timeout_s"
+    }  # fmt: skip
+    old = {
+        "--budget": "budget_s",
+        "--target-ci": "target_rel_ci",
+        "--point-timeout": "point_timeout_s",
+    }
+    assert {k.alias: k.name for k in SPEC_KEYS if k.alias} == old
+    given = _sweep_args("--warmup", "4", "--budget", "0.5", "--sizes", "8:64", "--launcher-shell")
+    overrides = spec_overrides(given)
+    assert overrides == {
+        "sizes": {"min": 8, "max": 64}, "warmup": 4, "budget_s": 0.5, "launcher_shell": True
+    }  # fmt: skip
+    changed = parse_spec(BASE, overrides)
+    assert changed.timing.warmup == 4 and changed.timing.budget_s == 0.5
+    assert changed.with_values(launches=1).timing == replace(changed.timing, launches=1)
+
+
+def test_the_largest_values_come_from_the_table() -> None:
+    from runners.domain.spec import SPEC_KEYS
+
+    most = {k.name: k.most for k in SPEC_KEYS if k.most is not None}
+    assert most["ranks"] == 4096 and most["launches"] == 1000
+    for name, limit in most.items():
+        value = [int(limit) * 2] if name in ("ranks", "sizes") else limit * 2
+        with pytest.raises(SpecError, match=f"{name} must be at most"):
+            spec_from_mapping({"sizes": [8], "ranks": [2], name: value})

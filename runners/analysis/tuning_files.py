@@ -25,6 +25,7 @@ from runners.domain.errors import BadInput
 from runners.domain.imports.records import imported_tool
 from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
 from runners.domain.outputs import check_outputs, write_texts
+from runners.domain.records import TimingPolicy
 from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.status import PointStatus
 from runners.domain.tuning import provenance_path
@@ -300,8 +301,7 @@ def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: Tunings,
         collectives=tuple(tunings),
         algorithms=tuple(algorithms),
         libraries=(lib.name,),
-        budget_s=swept.budget_s,
-        launches=max(swept.launches, 3),
+        timing=TimingPolicy(budget_s=swept.timing.budget_s, launches=max(swept.timing.launches, 3)),
         launcher=swept.launcher,
         launcher_shell=swept.launcher_shell,
         tuning_file=str(request.out.resolve()),

@@ -19,22 +19,22 @@ from runners.domain.units import counted
 if TYPE_CHECKING:
     from runners.jobs.sweep import SweepOutcome
 
-RESUME_SETTINGS = ("launcher", "launcher_shell", "point_timeout_s")
-
 
 def _resumed_spec(args: argparse.Namespace, path: Path):
     """The stored run's spec with its executable settings from this command line or the spec
     file given, never from the store unless --trust-stored-launcher says so."""
     from runners.domain.launcher import DEFAULT_LAUNCHER
-    from runners.domain.spec import load_spec, parse_spec
+    from runners.domain.spec import SPEC_KEYS, load_spec, parse_spec
     from runners.jobs.sweep import resume_spec
 
     stored = resume_spec(path, args.resume)
     overrides = spec_overrides(args)
-    if set(overrides) - set(RESUME_SETTINGS):
+    resumable = [key for key in SPEC_KEYS if key.resumable]
+    if set(overrides) - {key.name for key in resumable}:
+        flags = [key.alias or key.flag for key in resumable]
         raise UsageError(
-            "--resume reuses the run's own grid and timing; only --launcher, "
-            "--launcher-shell and --point-timeout may be given with it"
+            "--resume reuses the run's own grid and timing; only "
+            f"{', '.join(flags[:-1])} and {flags[-1]} may be given with it"
         )
     default = stored.launcher == DEFAULT_LAUNCHER and not stored.launcher_shell
     if args.spec:
@@ -47,8 +47,8 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
             "no command taken from the store: give it again with --launcher (or the spec "
             "file), or add --trust-stored-launcher"
         )
-    settings = {k: getattr(source, k) for k in RESUME_SETTINGS}
-    return parse_spec(replace(stored, **(settings | overrides)).to_toml())  # validated again
+    settings = {key.name: source.values()[key.name] for key in resumable}
+    return parse_spec(stored.with_values(**(settings | overrides)).to_toml())  # validated again
 
 
 def sweep_labels(args: argparse.Namespace) -> dict:
@@ -248,19 +248,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 130
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     partial = (
-        f" ({outcome.partial} more measured in fewer than their {spec.launches} launches)"
+        f" ({outcome.partial} more measured in fewer than their {spec.timing.launches} launches)"
         if outcome.partial
         else ""
     )
     print(
         f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
-        f"points done in {counted(spec.launches, 'launch', 'launches')}{partial}"
+        f"points done in {counted(spec.timing.launches, 'launch', 'launches')}{partial}"
         f"{': ' + outcome.reason if outcome.reason else ''}"
     )
     if outcome.stored:
         from runners.store.run_compare import time_span_note
 
-        print(precision_line(path, outcome.run_id, spec.target_rel_ci))
+        print(precision_line(path, outcome.run_id, spec.timing.target_rel_ci))
         span = time_span_note(path, outcome.run_id)
         if span:
             print(f"time span: {span}")
@@ -341,10 +341,4 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     add_store_option(parser)
     add_spec_flags(parser)
-    parser.add_argument(
-        "--launcher-shell",
-        action="store_const",
-        const=True,
-        help="run the launcher text with sh -c (allows pipes, ';', '$VAR'...)",
-    )
     parser.set_defaults(handler=cmd_sweep)

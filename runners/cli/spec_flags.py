@@ -1,94 +1,17 @@
-"""The sweep spec's command-line flags (each a spec key) and the overrides they make."""
+"""The sweep spec's command-line flags and the overrides they make: each flag, its older alias
+and its help come from its key in the spec's field table (runners.domain.spec.SPEC_KEYS)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any, get_args, get_origin
 
 from runners.cli.common import UsageError, size_list
-from runners.domain.catalog import DTYPES, OPS, known_names
-from runners.domain.spec import STARTUP_GRACE_S
+from runners.domain.spec import SPEC_KEYS
+from runners.domain.spec_keys import SpecKey
 from runners.domain.units import parse_bytes
 
-SPEC_FLAGS = {
-    # flag: (spec key, parser, help)
-    "--sizes": (
-        "sizes",
-        "sizes",
-        "bytes: '8,64,512' or MIN:MAX[:FACTOR], e.g. 8:4M:8 (K/M/G suffixes are binary)",
-    ),
-    "--ranks": ("ranks", "ints", "group sizes, e.g. 2,3,4,8"),
-    "--dtypes": ("dtypes", "names", f"datatypes: {known_names(DTYPES)}"),
-    "--ops": ("ops", "names", f"reduction ops: {known_names(OPS)}"),
-    "--algorithms": (
-        "algorithms",
-        "names",
-        "algorithms, e.g. ring,mpi,mpi:ring (see README); with --collectives, ring stands for "
-        "each collective's ring",
-    ),
-    "--collectives": (
-        "collectives",
-        "names",
-        "collectives: allreduce (default), reduce_scatter, allgather, bcast, reduce, or all",
-    ),
-    "--libraries": (
-        "libraries",
-        "names",
-        "MPI libraries to run the algorithms on: mpich (default), openmpi, impi, or several: "
-        "mpich,openmpi,impi",
-    ),
-    "--warmup": ("warmup", int, "untimed calls before timing each point and pass"),
-    "--min-iterations": ("min_iterations", int, "timed iterations at least (per launch)"),
-    "--max-iterations": ("max_iterations", int, "timed iterations at most (all launches)"),
-    "--target-rel-ci": (
-        "target_rel_ci",
-        float,
-        "stop once the median's 95%% CI half-width is "
-        "within this fraction of the median, e.g. 0.05",
-    ),
-    "--budget-s": ("budget_s", float, "seconds of timing per point (all launches and passes)"),
-    "--passes": ("passes", int, "interleaved passes over the algorithms (drift control)"),
-    "--launches": (
-        "launches",
-        int,
-        "separate MPI launches per job, visiting the grid in rounds (launch-to-launch variation)",
-    ),
-    "--seed": ("seed", int, "seed of each launch's shuffled order of groups and cells"),
-    "--library-switching": (
-        "library_switching",
-        str,
-        "runtime: forced MPICH algorithms share each launch, switched through MPI_T "
-        "(default); launch: a launch of their own, forced by environment",
-    ),
-    "--cache-mode": (
-        "cache_mode",
-        str,
-        "hot: one reused buffer; cold: rotate buffers larger than the last-level cache",
-    ),
-    "--launcher": (
-        "launcher",
-        str,
-        "launcher template, e.g. 'srun -n {ranks}' (default 'mpiexec -n {ranks}')",
-    ),
-    "--thread-level": ("thread_level", str, "MPI thread level to initialise (default single)"),
-    "--point-timeout-s": (
-        "point_timeout_s",
-        float,
-        "watchdog: seconds without progress before a job is declared hung (before a "
-        f"launch's first point, {STARTUP_GRACE_S:g} s more for start-up)",
-    ),
-    "--tuning-file": (
-        "tuning_file",
-        str,
-        "a tuning file `collsweep tune` wrote: adds the tuned entry of the library swept "
-        "(mpi:tuned, openmpi:tuned, impi:tuned), the library following it",
-    ),
-    "--vendor-tuning-file": (
-        "vendor_tuning_file",
-        str,
-        "a file Intel MPI's own autotuner wrote (mpitune_fast, or I_MPI_TUNING_BIN_DUMP): adds "
-        "impi:autotuned, Intel MPI following it (I_MPI_TUNING_BIN)",
-    ),
-}
+FLAGGED = tuple(key for key in SPEC_KEYS if key.flag)  # the spec keys the command line sets
 
 
 def _sizes_override(text: str) -> list[int] | dict[str, int]:
@@ -107,47 +30,48 @@ def _sizes_override(text: str) -> list[int] | dict[str, int]:
     return size_list(text)
 
 
-# Older flag names, kept working beside the ones that match the spec keys.
-FLAG_ALIASES = {
-    "--budget-s": "--budget",
-    "--target-rel-ci": "--target-ci",
-    "--point-timeout-s": "--point-timeout",
-}
-
-
 def _dest(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
+
+
+def _override(key: SpecKey, text: str) -> Any:
+    """A flag's text as the TOML-like value of its key (validated by the spec parser)."""
+    if key.name == "sizes":
+        return _sizes_override(text)
+    if get_origin(key.hint) is tuple and get_args(key.hint)[0] is int:
+        try:
+            return [int(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise UsageError(f"{key.flag} expects comma-separated integers, got {text!r}") from None
+    if get_origin(key.hint) is tuple:
+        return [v.strip() for v in text.split(",") if v.strip()]
+    if key.hint in (int, float):
+        try:
+            return key.hint(text)
+        except ValueError:
+            noun = "an integer" if key.hint is int else "a number"
+            raise UsageError(f"{key.flag} expects {noun}, got {text!r}") from None
+    return text  # a str, or a switch's True
 
 
 def spec_overrides(args: argparse.Namespace) -> dict:
     """The spec keys given on the command line, parsed to TOML-like values."""
     overrides: dict = {}
-    if getattr(args, "launcher_shell", None):
-        overrides["launcher_shell"] = True
-    for flag, (key, kind, _help) in SPEC_FLAGS.items():
-        text = getattr(args, _dest(flag))
-        if text is None:
-            continue
-        if kind == "sizes":
-            overrides[key] = _sizes_override(text)
-        elif kind == "ints":
-            try:
-                overrides[key] = [int(v) for v in text.split(",") if v.strip()]
-            except ValueError:
-                raise UsageError(f"{flag} expects comma-separated integers, got {text!r}") from None
-        elif kind == "names":
-            overrides[key] = [v.strip() for v in text.split(",") if v.strip()]
-        else:
-            try:
-                overrides[key] = kind(text)
-            except ValueError:
-                noun = "an integer" if kind is int else "a number"
-                raise UsageError(f"{flag} expects {noun}, got {text!r}") from None
+    for key in FLAGGED:
+        text = getattr(args, _dest(key.flag), None)
+        if text is not None:
+            overrides[key.name] = _override(key, text)
     return overrides
 
 
 def add_spec_flags(parser: argparse.ArgumentParser) -> None:
-    """Every spec flag (and its older alias) on `parser`."""
-    for flag, (_key, _kind, text) in SPEC_FLAGS.items():
-        aliases = [FLAG_ALIASES[flag]] if flag in FLAG_ALIASES else []
-        parser.add_argument(flag, *aliases, dest=_dest(flag), help=text)
+    """Every spec key's flag (and its older alias) on `parser`, with the key's help."""
+    for key in FLAGGED:
+        names = [key.flag, *([key.alias] if key.alias else [])]
+        text = key.help.replace("%", "%%")  # argparse formats help with %
+        if key.hint is bool:  # a switch: given, it sets the key true
+            parser.add_argument(
+                *names, dest=_dest(key.flag), action="store_const", const=True, help=text
+            )
+        else:
+            parser.add_argument(*names, dest=_dest(key.flag), help=text)

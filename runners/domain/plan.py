@@ -127,7 +127,7 @@ def plan_launches(
     for point_id, launch in done:
         done_by_launch.setdefault(launch, set()).add(point_id)
     launches = []
-    for index in range(spec.launches):
+    for index in range(spec.timing.launches):
         skip = set(kept) | done_by_launch.get(index, set())
         groups = plan_groups(spec, run_id, skip, switching, cores=cores)
         order = random.Random(f"{spec.seed}:{index}")

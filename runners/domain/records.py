@@ -11,6 +11,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from runners.domain.spec_keys import spec_key
 from runners.domain.stats import StopRule
 
 
@@ -32,17 +33,48 @@ class PointKey:
 
 @dataclass(frozen=True)
 class TimingPolicy:
-    """How every point of a job is timed: the spec keys of the same names, in one record that
-    the spec makes, the job file carries and the ranks' stop rule reads."""
+    """How every point of a job is timed: the spec keys of the same names (their flags and help
+    with them, runners.domain.spec_keys), in one record that the spec nests, the job file
+    carries and the ranks' stop rule reads."""
 
-    warmup: int = 5
-    min_iterations: int = 10
-    max_iterations: int = 1000
-    target_rel_ci: float = 0.05
-    budget_s: float = 0.5
-    passes: int = 2
-    cache_mode: str = "hot"
-    launches: int = 3
+    warmup: int = spec_key(
+        5, flag="--warmup", help="untimed calls before timing each point and pass", most=100_000
+    )
+    min_iterations: int = spec_key(
+        10, flag="--min-iterations", help="timed iterations at least (per launch)", most=10**7
+    )
+    max_iterations: int = spec_key(
+        1000, flag="--max-iterations", help="timed iterations at most (all launches)", most=10**7
+    )
+    target_rel_ci: float = spec_key(
+        0.05,
+        flag="--target-rel-ci",
+        alias="--target-ci",
+        help="stop once the median's 95% CI half-width is within this fraction of the median, "
+        "e.g. 0.05",
+    )
+    budget_s: float = spec_key(
+        0.5,
+        flag="--budget-s",
+        alias="--budget",
+        help="seconds of timing per point (all launches and passes)",
+        most=3600.0,
+    )
+    passes: int = spec_key(
+        2, flag="--passes", help="interleaved passes over the algorithms (drift control)", most=100
+    )
+    cache_mode: str = spec_key(
+        "hot",
+        flag="--cache-mode",
+        help="hot: one reused buffer; cold: rotate buffers larger than the last-level cache",
+    )
+    launches: int = spec_key(
+        3,
+        flag="--launches",
+        help="separate MPI launches per job, visiting the grid in rounds (launch-to-launch "
+        "variation)",
+        most=1000,
+    )
 
     def pass_rule(self) -> StopRule:
         """The stop rule of one pass: the time and iteration limits shared out over the
@@ -59,8 +91,3 @@ class TimingPolicy:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form, for the job file."""
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> TimingPolicy:
-        """The policy a job file carries."""
-        return cls(**raw)

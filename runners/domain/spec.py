@@ -1,13 +1,16 @@
-"""Sweep specs: a TOML file of flat keys, each overridable on the command line (no MPI)."""
+"""Sweep specs: a TOML file of flat keys, each overridable on the command line (no MPI).
+
+The keys are SweepSpec's fields and its TimingPolicy's (runners.domain.spec_keys reads them into
+SPEC_KEYS, the one table of their names, types, defaults, flags and help)."""
 
 from __future__ import annotations
 
 import math
 import tomllib
 from collections import Counter
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from runners.domain.catalog import (
     ALGORITHMS,
@@ -16,13 +19,22 @@ from runners.domain.catalog import (
     OPS,
     is_tuned,
     is_vendor_tuned,
+    known_names,
 )
 from runners.domain.collectives import DEFAULT_COLLECTIVE
 from runners.domain.descriptor import MPICH
-from runners.domain.errors import BadInput
 from runners.domain.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.libraries import LIBRARIES
 from runners.domain.records import TimingPolicy
+from runners.domain.spec_keys import (
+    SpecError,
+    SpecKey,
+    expand_sizes,
+    keys_of,
+    parsed,
+    spec_key,
+    toml_value,
+)
 from runners.domain.spec_names import (
     add_tuned,
     add_vendor_tuned,
@@ -37,125 +49,137 @@ from runners.domain.workload_spec import Cell, cell_problems, parse_cells
 CACHE_MODES = ("hot", "cold")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 
-
-class SpecError(BadInput, ValueError):
-    """A sweep spec that cannot run; the message lists every problem found."""
-
-
 # Seconds a launch may take to start (MPI_Init, the launch's calibration) on top of the
 # point timeout before its first point: start-up on a loaded machine is no hang.
 STARTUP_GRACE_S = 60.0
 
 
+def _cells(raw: Any) -> tuple[Cell, ...]:
+    """The `cells` key: a workload's calls (runners.domain.workload_spec)."""
+    try:
+        return parse_cells(raw)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class SweepSpec:
-    """Everything that defines a sweep: the grid, the timing policy and how ranks start."""
+    """Everything that defines a sweep: the grid, the timing policy and how ranks start.
 
-    sizes: tuple[int, ...]
-    ranks: tuple[int, ...]
-    dtypes: tuple[str, ...] = ("float32",)
-    ops: tuple[str, ...] = ("sum",)
-    algorithms: tuple[str, ...] = tuple(BASE_ALGORITHMS)
-    collectives: tuple[str, ...] = (DEFAULT_COLLECTIVE,)
-    # The timing policy's keys, flat as in the TOML; their defaults are TimingPolicy's.
-    warmup: int = TimingPolicy.warmup
-    min_iterations: int = TimingPolicy.min_iterations
-    max_iterations: int = TimingPolicy.max_iterations
-    target_rel_ci: float = TimingPolicy.target_rel_ci
-    budget_s: float = TimingPolicy.budget_s
-    passes: int = TimingPolicy.passes
-    cache_mode: str = TimingPolicy.cache_mode
-    launches: int = TimingPolicy.launches
-    seed: int = 1  # orders each launch's groups and cells (random.Random(seed, launch))
-    library_switching: str = RUNTIME  # forced library algorithms: MPI_T in a shared launch
-    launcher: str = DEFAULT_LAUNCHER
-    launcher_shell: bool = False
-    launch_calibration: bool = True  # a short calibration in every launch (its machine state)
-    thread_level: str = "single"
-    point_timeout_s: float = 120.0  # a launch's first point gets STARTUP_GRACE_S more
-    tuning_file: str = ""  # a collsweep tuning file: adds <library>:tuned, the library following it
-    vendor_tuning_file: str = ""  # a file the library's own autotuner wrote: adds impi:autotuned
-    libraries: tuple[str, ...] = (MPICH,)  # the MPI libraries whose ranks run the algorithms
-    cells: tuple[Cell, ...] = ()  # only these grid points: a workload's calls (workload_spec)
-    workload: str = ""  # the name of the workload whose calls the cells are
+    Every field is a key of the spec file (the timing policy's keys flat there, nested here)
+    and, where it names a flag, of the command line."""
 
-    def timing(self) -> TimingPolicy:
-        """The timing policy of every job of this sweep."""
-        return TimingPolicy(**{f.name: getattr(self, f.name) for f in fields(TimingPolicy)})
+    sizes: tuple[int, ...] = spec_key(
+        flag="--sizes",
+        help="bytes: '8,64,512' or MIN:MAX[:FACTOR], e.g. 8:4M:8 (K/M/G suffixes are binary)",
+        most=2**40,
+        parse=expand_sizes,
+    )
+    ranks: tuple[int, ...] = spec_key(flag="--ranks", help="group sizes, e.g. 2,3,4,8", most=4096)
+    dtypes: tuple[str, ...] = spec_key(
+        ("float32",), flag="--dtypes", help=f"datatypes: {known_names(DTYPES)}"
+    )
+    ops: tuple[str, ...] = spec_key(
+        ("sum",), flag="--ops", help=f"reduction ops: {known_names(OPS)}"
+    )
+    algorithms: tuple[str, ...] = spec_key(
+        tuple(BASE_ALGORITHMS),
+        flag="--algorithms",
+        help="algorithms, e.g. ring,mpi,mpi:ring (see README); with --collectives, ring stands "
+        "for each collective's ring",
+    )
+    collectives: tuple[str, ...] = spec_key(
+        (DEFAULT_COLLECTIVE,),
+        flag="--collectives",
+        help="collectives: allreduce (default), reduce_scatter, allgather, bcast, reduce, or all",
+    )
+    timing: TimingPolicy = field(default_factory=TimingPolicy)  # its keys: TimingPolicy's
+    seed: int = spec_key(  # orders each launch's groups and cells (random.Random(seed, launch))
+        1, flag="--seed", help="seed of each launch's shuffled order of groups and cells"
+    )
+    library_switching: str = spec_key(  # forced library algorithms: MPI_T in a shared launch
+        RUNTIME,
+        flag="--library-switching",
+        help="runtime: forced MPICH algorithms share each launch, switched through MPI_T "
+        "(default); launch: a launch of their own, forced by environment",
+    )
+    launcher: str = spec_key(
+        DEFAULT_LAUNCHER,
+        flag="--launcher",
+        help="launcher template, e.g. 'srun -n {ranks}' (default 'mpiexec -n {ranks}')",
+        resumable=True,
+    )
+    launcher_shell: bool = spec_key(
+        False,
+        flag="--launcher-shell",
+        help="run the launcher text with sh -c (allows pipes, ';', '$VAR'...)",
+        resumable=True,
+    )
+    launch_calibration: bool = spec_key(True)  # a short calibration in every launch
+    thread_level: str = spec_key(
+        "single", flag="--thread-level", help="MPI thread level to initialise (default single)"
+    )
+    point_timeout_s: float = spec_key(  # a launch's first point gets STARTUP_GRACE_S more
+        120.0,
+        flag="--point-timeout-s",
+        alias="--point-timeout",
+        help="watchdog: seconds without progress before a job is declared hung (before a "
+        f"launch's first point, {STARTUP_GRACE_S:g} s more for start-up)",
+        resumable=True,
+        most=86400.0,
+    )
+    tuning_file: str = spec_key(
+        "",
+        flag="--tuning-file",
+        help="a tuning file `collsweep tune` wrote: adds the tuned entry of the library swept "
+        "(mpi:tuned, openmpi:tuned, impi:tuned), the library following it",
+    )
+    vendor_tuning_file: str = spec_key(
+        "",
+        flag="--vendor-tuning-file",
+        help="a file Intel MPI's own autotuner wrote (mpitune_fast, or I_MPI_TUNING_BIN_DUMP): "
+        "adds impi:autotuned, Intel MPI following it (I_MPI_TUNING_BIN)",
+    )
+    libraries: tuple[str, ...] = spec_key(
+        (MPICH,),
+        flag="--libraries",
+        help="MPI libraries to run the algorithms on: mpich (default), openmpi, impi, or "
+        "several: mpich,openmpi,impi",
+    )
+    cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
+    workload: str = spec_key("")  # the name of the workload whose calls the cells are
+
+    def values(self) -> dict[str, Any]:
+        """Every key's value, flat as in the spec file, in the table's order."""
+        return {
+            key.name: getattr(getattr(self, key.within) if key.within else self, key.name)
+            for key in SPEC_KEYS
+        }
+
+    def with_values(self, **changes: Any) -> SweepSpec:
+        """A copy with these keys (the timing policy's too) set to these values."""
+        return _from_values(self.values() | changes)
 
     def to_toml(self) -> str:
         """The spec as TOML text that `parse_spec` reads back to an equal spec."""
-        return "".join(f"{key} = {_toml_value(value)}\n" for key, value in asdict(self).items())
+        return "".join(f"{name} = {toml_value(v)}\n" for name, v in self.values().items())
 
 
-FIELD_NAMES = tuple(f.name for f in fields(SweepSpec))
+SPEC_KEYS: tuple[SpecKey, ...] = keys_of(SweepSpec)  # the file's keys, the flags, resume
+FIELD_NAMES = tuple(key.name for key in SPEC_KEYS)
+LIST_KEYS = tuple(  # the keys of lists of names or numbers, each entry measured once
+    k.name for k in SPEC_KEYS if get_origin(k.hint) is tuple and get_args(k.hint)[0] in (int, str)
+)
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return repr(value)
+def _from_values(values: dict[str, Any]) -> SweepSpec:
+    """The spec of flat key values (the timing policy's keys gathered into it)."""
+    timing = {k.name: values.pop(k.name) for k in SPEC_KEYS if k.within and k.name in values}
+    return SweepSpec(**values, timing=TimingPolicy(**timing))
 
 
-def expand_sizes(raw: Any) -> tuple[int, ...]:
-    """A list of byte sizes, or {min, max, factor} expanded geometrically (max included)."""
-    if isinstance(raw, dict):
-        unknown = set(raw) - {"min", "max", "factor"}
-        if unknown or not {"min", "max"} <= set(raw):
-            raise SpecError("sizes as a table needs min, max and optionally factor (default 2)")
-        lo, hi, factor = raw["min"], raw["max"], raw.get("factor", 2)
-        if not all(isinstance(v, int) for v in (lo, hi, factor)) or lo < 1 or factor < 2:
-            raise SpecError("sizes: min >= 1 and factor >= 2 must be integers")
-        if hi < lo:
-            raise SpecError(f"sizes: max ({hi}) is below min ({lo})")
-        out = []
-        while lo <= hi:
-            out.append(lo)
-            lo *= factor
-        return tuple(out)
-    if isinstance(raw, list) and raw and all(isinstance(v, int) for v in raw):
-        return tuple(raw)
-    raise SpecError(f"sizes must be a non-empty list of integers or a min/max table, got {raw!r}")
-
-
-def _as_tuple(raw: Any, key: str, kind: type) -> tuple:
-    items = raw if isinstance(raw, list) else [raw]
-    if not items or not all(isinstance(v, kind) and not isinstance(v, bool) for v in items):
-        raise SpecError(f"{key} must be a non-empty list of {kind.__name__} values, got {raw!r}")
-    return tuple(items)
-
-
-def _number(raw: dict, key: str, kind: type) -> Any:
-    value = raw[key]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise SpecError(
-            f"{key} must be {'an integer' if kind is int else 'a number'}, got {value!r}"
-        )
-    return value
-
-
-# Sane maxima: beyond them a value is a typo or an attack, never a sweep (a group of 100000
-# ranks started on one machine; a billion launches planned in memory before any rank starts).
-MAXIMA = {
-    "ranks": 4096,
-    "sizes": 2**40,
-    "warmup": 100_000,
-    "min_iterations": 10_000_000,
-    "max_iterations": 10_000_000,
-    "passes": 100,
-    "launches": 1000,
-    "budget_s": 3600.0,
-    "point_timeout_s": 86400.0,
-}
-
-
-def _problems(spec: SweepSpec) -> list[str]:
+def _grid_problems(spec: SweepSpec) -> list[str]:
+    """What is wrong with the grid: names, group sizes, sizes and cells."""
     problems = check_names(spec.algorithms, ALGORITHMS, "algorithm")
     foreign = [
         a
@@ -181,26 +205,41 @@ def _problems(spec: SweepSpec) -> list[str]:
                 problems.append(
                     f"sizes {bad} are not a multiple of {dtype}'s {DTYPES[dtype].itemsize} bytes"
                 )
-    for key in ("warmup", "budget_s", "point_timeout_s"):
-        if getattr(spec, key) < 0 or math.isnan(getattr(spec, key)):
-            problems.append(f"{key} must be >= 0, got {getattr(spec, key)}")
-    if spec.min_iterations < 1 or spec.max_iterations < spec.min_iterations:
-        problems.append("need 1 <= min_iterations <= max_iterations")
-    for key in ("passes", "launches"):
-        if getattr(spec, key) < 1:
-            problems.append(f"{key} must be >= 1, got {getattr(spec, key)}")
-    for key, most in MAXIMA.items():
-        value = max(getattr(spec, key)) if key in ("ranks", "sizes") else getattr(spec, key)
-        if not value <= most:  # also catches nan
-            problems.append(f"{key} must be at most {most:g}, got {value!r}")
     problems += cell_problems(spec.cells, spec.collectives, spec.ops)
     outside = [c for c in spec.cells if c[1] not in spec.ranks or c[2] not in spec.sizes]
     if outside:
         problems.append(f"cells {list(outside[0])} is outside the ranks and sizes swept")
-    if not 0 < spec.target_rel_ci < 1:
-        problems.append(f"target_rel_ci must be between 0 and 1, got {spec.target_rel_ci}")
-    if spec.cache_mode not in CACHE_MODES:
+    return problems
+
+
+def _range_problems(spec: SweepSpec) -> list[str]:
+    """The numbers out of their range: the timing policy's, the watchdog's and each key's
+    largest value (SpecKey.most)."""
+    values, problems = spec.values(), []
+    for key in ("warmup", "budget_s", "point_timeout_s"):
+        if values[key] < 0 or math.isnan(values[key]):
+            problems.append(f"{key} must be >= 0, got {values[key]}")
+    timing = spec.timing
+    if timing.min_iterations < 1 or timing.max_iterations < timing.min_iterations:
+        problems.append("need 1 <= min_iterations <= max_iterations")
+    for key in ("passes", "launches"):
+        if values[key] < 1:
+            problems.append(f"{key} must be >= 1, got {values[key]}")
+    for key in (k for k in SPEC_KEYS if k.most is not None):
+        value = values[key.name]
+        value = max(value) if isinstance(value, tuple) else value
+        if not value <= key.most:  # also catches nan
+            problems.append(f"{key.name} must be at most {key.most:g}, got {value!r}")
+    if not 0 < timing.target_rel_ci < 1:
+        problems.append(f"target_rel_ci must be between 0 and 1, got {timing.target_rel_ci}")
+    if timing.cache_mode not in CACHE_MODES:
         problems.append(f"cache_mode must be one of {', '.join(CACHE_MODES)}")
+    return problems
+
+
+def _launch_problems(spec: SweepSpec) -> list[str]:
+    """What keeps the ranks from starting as asked: the library, the launcher, tuning files."""
+    problems = []
     if spec.library_switching not in (RUNTIME, LAUNCH):
         problems.append(f"library_switching must be {RUNTIME} or {LAUNCH}")
     if spec.thread_level not in THREAD_LEVELS:
@@ -226,22 +265,9 @@ def _problems(spec: SweepSpec) -> list[str]:
     return problems
 
 
-_INT_KEYS = ("warmup", "min_iterations", "max_iterations", "passes", "launches", "seed")
-_FLOAT_KEYS = ("target_rel_ci", "budget_s", "point_timeout_s")
-_STR_KEYS = (
-    "cache_mode",
-    "launcher",
-    "thread_level",
-    "library_switching",
-    "tuning_file",
-    "vendor_tuning_file",
-    "workload",
-)
-
-
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
     """Drop repeated entries of the list keys (first kept), noting each key that had some."""
-    for key in ("sizes", "ranks", "dtypes", "ops", "algorithms", "libraries", "collectives"):
+    for key in LIST_KEYS:
         if key not in values:
             continue
         unique = tuple(dict.fromkeys(values[key]))
@@ -263,31 +289,13 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     missing = [key for key in ("sizes", "ranks") if key not in raw]
     if missing:
         raise SpecError(f"spec is missing {', '.join(missing)}")
-    values: dict[str, Any] = {"sizes": expand_sizes(raw["sizes"])}
+    values = {key.name: parsed(key, raw[key.name]) for key in SPEC_KEYS if key.name in raw}
     stops_short = isinstance(raw["sizes"], dict) and values["sizes"][-1] != raw["sizes"]["max"]
     if stops_short and notes is not None:
         notes.append(
             f"sizes stop at {format_bytes(values['sizes'][-1])}: the factor does not reach "
             f"max = {format_bytes(raw['sizes']['max'])}"
         )
-    values["ranks"] = _as_tuple(raw["ranks"], "ranks", int)
-    for key in ("dtypes", "ops", "algorithms", "libraries", "collectives"):
-        if key in raw:
-            values[key] = _as_tuple(raw[key], key, str)
-    for keys, kind in ((_INT_KEYS, int), (_FLOAT_KEYS, float), (_STR_KEYS, str)):
-        for key in keys:
-            if key in raw:
-                values[key] = _number(raw, key, kind) if kind is not str else str(raw[key])
-    for key in ("launcher_shell", "launch_calibration"):
-        if key in raw:
-            if not isinstance(raw[key], bool):
-                raise SpecError(f"{key} must be true or false, got {raw[key]!r}")
-            values[key] = raw[key]
-    if "cells" in raw:
-        try:
-            values["cells"] = parse_cells(raw["cells"])
-        except ValueError as exc:
-            raise SpecError(str(exc)) from None
     named = expand_collectives(values)
     if named:
         raise SpecError("; ".join(named))
@@ -295,8 +303,8 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     add_vendor_tuned(values)
     _without_repeats(values, notes)
     expanded = expand_libraries(values)
-    spec = SweepSpec(**values)
-    problems = expanded + _problems(spec)
+    spec = _from_values(values)
+    problems = expanded + _grid_problems(spec) + _range_problems(spec) + _launch_problems(spec)
     if problems:
         raise SpecError("; ".join(problems))
     return spec

@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -238,10 +238,10 @@ def expected_time(spec: SweepSpec, points: int, launches: int) -> str:
     (shared by its launches and passes; a point that reaches its precision target or its
     iteration cap stops sooner) plus each launch's start and calibration."""
     per_launch = LAUNCH_START_S + (LAUNCH_CALIBRATION_S if spec.launch_calibration else 0.0)
-    seconds = points * spec.budget_s + launches * per_launch
+    seconds = points * spec.timing.budget_s + launches * per_launch
     return (
         f"measuring {points} points in {launches} launches: at most about "
-        f"{format_seconds(seconds)} ({points} x {format_seconds(spec.budget_s)} budget, "
+        f"{format_seconds(seconds)} ({points} x {format_seconds(spec.timing.budget_s)} budget, "
         f"sooner where a point meets its target; + {launches} launch starts)"
     )
 
@@ -278,7 +278,7 @@ def _start_run(spec: SweepSpec, path: Path, new_run: dict[str, Any]) -> dict[str
         return {}
     store.update_run(path, run_id, {"status": RunStatus.RUNNING, "status_reason": ""})
     stored = store.point_states(path, run_id).items()
-    return {pid: sweep_status(s.status, s.launches, spec.launches) for pid, s in stored}
+    return {pid: sweep_status(s.status, s.launches, spec.timing.launches) for pid, s in stored}
 
 
 def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None]) -> None:
@@ -345,4 +345,4 @@ def resume_spec(path: Path, run_id: str) -> SweepSpec:
     if tool:
         raise SpecError(f"run {run_id} was imported from {tool}, not swept: nothing to resume")
     spec = parse_spec(run["spec_toml"])  # a damaged stored spec is a SpecError here
-    return spec if "launches" in tomllib.loads(run["spec_toml"]) else replace(spec, launches=1)
+    return spec if "launches" in tomllib.loads(run["spec_toml"]) else spec.with_values(launches=1)

@@ -114,7 +114,7 @@ class GroupRunner:
             library=group.library,
             switches=group.switches,
             cells=tuple(cells),
-            timing=spec.timing(),
+            timing=spec.timing,
             calibration=calibrate.launch_job(spec) if spec.launch_calibration else None,
         )
         with launch.job_file(payload) as path:
@@ -132,7 +132,7 @@ class GroupRunner:
     def _follow(self, running: launch.RunningJob, planned: Launch) -> tuple[int, Broken | None]:
         """Store the job's events as they come; returns (cells finished, why it broke)."""
         group = planned.group
-        where = f"ranks={group.ranks} launch {planned.index + 1} of {self.spec.launches}"
+        where = f"ranks={group.ranks} launch {planned.index + 1} of {self.spec.timing.launches}"
         cells_started, done = 0, False
         timeout = STARTUP_GRACE_S + self.spec.point_timeout_s
         try:
@@ -203,10 +203,10 @@ class GroupRunner:
 
     def _store(self, row: PointRow, planned: Launch, samples: list[dict]) -> None:
         launch = planned.index
-        row, samples = self.history.merge(row, launch, samples, self.spec.timing())
+        row, samples = self.history.merge(row, launch, samples, self.spec.timing)
         columns = row.columns()
         self.stored.add((row.point_id, launch))
-        self.writer.add_point(columns, samples, wanted_launches=self.spec.launches)
+        self.writer.add_point(columns, samples, wanted_launches=self.spec.timing.launches)
         self.progress.point(columns)
 
     def _give_up_cell(self, planned: Launch, cell: Cell, broken: Broken) -> None:
