@@ -23,6 +23,7 @@ from benchmarks.common import (
 from benchmarks.mode import Mode
 from runners.domain.libraries.impi import LIBRARY as IMPI
 from runners.domain.units import format_bytes
+from runners.host import libraries
 from runners.jobs import launch
 
 RANKS = 2
@@ -68,11 +69,16 @@ def imb_round(sizes: list[int], folder: Path, barrier: bool) -> dict[int, dict[s
     IMB's own barrier before each call or back to back."""
     lengths = folder / "lengths"
     lengths.write_text("\n".join(map(str, sizes)) + "\n")
-    argv = [str(IMPI.mpiexec()), "-n", str(RANKS), str(IMPI.prefix() / "bin" / "IMB-MPI1")]
+    argv = [
+        str(libraries.mpiexec(IMPI)),
+        "-n",
+        str(RANKS),
+        str(libraries.prefix(IMPI) / "bin" / "IMB-MPI1"),
+    ]
     argv += ["Allreduce", "-npmin", str(RANKS), "-msglen", str(lengths), "-time", "10"]
     argv += ["-iter", str(max(ITERATIONS[s] for s in sizes)), "-zero_size", "0"]
     argv += ["-imb_barrier", "on" if barrier else "off"]
-    result = run_command(argv, IMPI.launch_env(), timeout=600)
+    result = run_command(argv, libraries.launch_env(IMPI), timeout=600)
     if result.returncode != 0 or result.timed_out:
         raise JobFailed(f"IMB-MPI1 exited with {result.returncode}: {result.stderr[-300:]}")
     found = parse_imb(result.stdout)
@@ -110,8 +116,8 @@ def collect(rounds: int, plan: dict[int, int]) -> list[dict[str, dict]]:
 
 def run(mode: Mode) -> Figure:
     """Time Intel MPI's allreduce with IMB-MPI1 and with collsweep's harness, in rounds."""
-    if not IMPI.installed():
-        raise JobFailed(f"Intel MPI is not in {IMPI.prefix()}: run `make install`")
+    if not libraries.installed(IMPI):
+        raise JobFailed(f"Intel MPI is not in {libraries.prefix(IMPI)}: run `make install`")
     rounds = mode.pick(10, 4, 1)
     plan = mode.pick(
         ITERATIONS, {s: ITERATIONS[s] for s in (8, 64 * KIB, 4 * MIB)}, {8: 20, 64 * KIB: 5}

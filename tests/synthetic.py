@@ -33,7 +33,8 @@ from runners.domain.point_row import Measurement, PointRow
 from runners.domain.records import PointKey
 from runners.domain.repetition import Repetition, point_summary
 from runners.domain.status import PointStatus
-from runners.domain.tuning import Band, file_record
+from runners.domain.tuning import Band
+from runners.host.tuning_files import file_record
 
 ALGORITHMS = (
     "recursive_doubling",

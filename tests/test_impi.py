@@ -21,6 +21,8 @@ from runners.domain.libraries.impi import LIBRARY as impi
 from runners.domain.plan import plan_groups
 from runners.domain.spec import parse_spec
 from runners.domain.switching import library_config
+from runners.host import libraries
+from runners.host.tuning_files import tuning_problem
 from runners.jobs import launch
 
 PRESETS = tuple(spec.name for spec in FORCED)
@@ -58,10 +60,10 @@ def test_intel_ranks_start_with_its_own_launcher_and_library() -> None:
     """Its mpiexec from its prefix; mpi4py told to load its libmpi; shared memory."""
     job = launch.Job(3, "runners.ranks", ["sweep", "f.json"], {"K": "1"}, library="impi")
     words = launch.command(job)
-    assert words[:3] == [str(impi.prefix() / "bin" / "mpiexec"), "-n", "3"]
+    assert words[:3] == [str(libraries.prefix(impi) / "bin" / "mpiexec"), "-n", "3"]
     env = launch.job_env(job)
-    assert env["MPI4PY_LIBMPI"] == str(impi.prefix() / "lib" / "libmpi.so.12")
-    assert env["LD_LIBRARY_PATH"].split(":")[0] == str(impi.prefix() / "lib")
+    assert env["MPI4PY_LIBMPI"] == str(libraries.prefix(impi) / "lib" / "libmpi.so.12")
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == str(libraries.prefix(impi) / "lib")
     assert env["I_MPI_FABRICS"] == "shm" and env["K"] == "1"
     assert [lib.calibration_suffix for lib in LIBRARIES.values()] == ["", "@openmpi", "@impi"]
 
@@ -76,7 +78,9 @@ def test_every_forced_intel_preset_runs_what_it_names() -> None:
     SHM-based presets cannot be proven this way: with a user-defined op they run recursive
     doubling (their shared-memory path takes built-in ops only), which is asserted so that a
     change shows. The default differs from a preset."""
-    assert impi.installed(), f"Intel MPI is not in {impi.prefix()}: run `make install`"
+    assert libraries.installed(impi), (
+        f"Intel MPI is not in {libraries.prefix(impi)}: run `make install`"
+    )
     found = planned_calls("impi", 4, 4096, ("impi", *PRESETS))
     every = range(4)
     assert found["impi:recursive_doubling"] == {r: [4096, 4096] for r in every}
@@ -247,7 +251,7 @@ def intel_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     spec = synthetic.RunSpec(
         run_id=INTEL_RUN,
-        mpi_version=impi.installed_version() or "Intel MPI 2021.18.1",
+        mpi_version=libraries.installed_version(impi) or "Intel MPI 2021.18.1",
         ranks=(2,),
         sizes=(1024, 32768, 1048576),
         algorithms=("impi", "impi:ring", "impi:recursive_doubling"),
@@ -288,7 +292,7 @@ def test_tune_writes_intel_mpis_json_tree_from_a_run(
     assert "warning: p=2 1 KiB: Intel MPI's file must name a preset" in printed
     assert "(the closest, impi:ring, 1.1x slower)" in printed
     assert provenance["library"].startswith("Intel MPI 2021.")
-    assert impi.tuning_problem(out) is None and "I_MPI_TUNING" in printed
+    assert tuning_problem(impi, out) is None and "I_MPI_TUNING" in printed
     spec = load_spec(check)
     assert spec.libraries == ("impi",) and spec.tuning_file == str(out.resolve())
     assert set(spec.algorithms) == {"impi", "impi:ring", "impi:recursive_doubling", "impi:tuned"}
@@ -303,7 +307,6 @@ def test_tune_refuses_a_library_the_run_did_not_measure_or_cannot_write(
     import synthetic
 
     from runners.cli import main
-    from runners.domain.tuning import tuning_file_problem
 
     path, out = intel_store, tmp_path / "t.json"
     mpich_run = synthetic.demo_specs()[0].run_id
@@ -319,7 +322,7 @@ def test_tune_refuses_a_library_the_run_did_not_measure_or_cannot_write(
         assert not out.exists()
     argv = ["tune", INTEL_RUN, "--store", str(path), "--out", str(out), "--library", "impi"]
     assert main(argv) == 0
-    assert "lacks collective=allreduce" in str(tuning_file_problem(out))
+    assert "lacks collective=allreduce" in str(tuning_problem(LIBRARIES["mpich"], out))
     db = tmp_path / "none.duckdb"
     sweep = ["sweep", "--sizes", "8", "--ranks", "2", "--tuning-file", str(out), "--store", str(db)]
     assert main(sweep) == 2  # mpi:tuned, MPICH's entry, cannot follow Intel MPI's tree

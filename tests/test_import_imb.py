@@ -15,6 +15,7 @@ from conftest import curves_of_imported_run, run_cli
 
 from runners import store
 from runners.domain.libraries.impi import LIBRARY as impi
+from runners.host import libraries
 
 BENCHMARKS = ("Allreduce", "Reduce_scatter_block", "Allgather", "Bcast", "Reduce")
 WHOLE_TIMES_P = ("Reduce_scatter_block", "Allgather")  # IMB's #bytes is one rank's block
@@ -32,11 +33,11 @@ CALIBRATING = ("PingPong", "Reduce_local")  # no collectives: the run's calibrat
 def imb_run(out: Path, knobs: dict[str, str]) -> Path:
     """IMB-MPI1 on 2 Intel MPI ranks as the sweep starts them (the library's own mpiexec and
     environment), I_MPI_DEBUG=5 so that Intel MPI names itself and its settings; stdout saved."""
-    program = str(impi.prefix() / "bin" / "IMB-MPI1")
+    program = str(libraries.prefix(impi) / "bin" / "IMB-MPI1")
     argv = [program, *BENCHMARKS, *CALIBRATING, "-npmin", str(RANKS), "-msglog", "3:16"]
-    env = {**os.environ, **impi.launch_env(), "I_MPI_DEBUG": "5", **knobs}
+    env = {**os.environ, **libraries.launch_env(impi), "I_MPI_DEBUG": "5", **knobs}
     done = subprocess.run(
-        impi.command(RANKS, argv), env=env, capture_output=True, text=True, timeout=300
+        libraries.command(impi, RANKS, argv), env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
     out.write_text(done.stdout)
@@ -46,7 +47,9 @@ def imb_run(out: Path, knobs: dict[str, str]) -> Path:
 @pytest.fixture(scope="module")
 def imb_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     """Two runs of IMB's default and one with Intel MPI's allreduce forced to its ring."""
-    assert impi.installed(), f"Intel MPI is not in {impi.prefix()}: run `make install`"
+    assert libraries.installed(impi), (
+        f"Intel MPI is not in {libraries.prefix(impi)}: run `make install`"
+    )
     folder = tmp_path_factory.mktemp("imb")
     default = [imb_run(folder / f"imb-default-{i}.txt", {}) for i in range(2)]
     ring = [imb_run(folder / "imb-ring.txt", {"I_MPI_ADJUST_ALLREDUCE": "8"})]

@@ -17,6 +17,7 @@ from fingerprints import planned_calls
 from runners import store
 from runners.domain.libraries.openmpi import LIBRARY as openmpi
 from runners.domain.plan import skip_reason
+from runners.host import libraries
 from runners.jobs import launch
 
 FORCED = [
@@ -37,7 +38,9 @@ def fingerprints(
     planned: int = 0,
 ) -> dict[str, dict[int, list[int]]]:
     """The counting op's calls per algorithm and rank on Open MPI (planned_calls)."""
-    assert openmpi.installed(), f"Open MPI is not in {openmpi.prefix()}: run `make install`"
+    assert libraries.installed(openmpi), (
+        f"Open MPI is not in {libraries.prefix(openmpi)}: run `make install`"
+    )
     return planned_calls("openmpi", ranks, count, algorithms, how, planned)
 
 
@@ -247,7 +250,10 @@ def test_an_unknown_or_missing_library_is_refused_before_any_rank_starts(
     assert len(result.stderr.strip().splitlines()) == 1
     assert "unknown library ompi; known: impi, mpich, openmpi" in result.stderr
     assert not db.exists()
-    monkeypatch.setattr(type(openmpi), "prefix", lambda self: tmp_path / "nowhere")
+    here = libraries.prefix
+    monkeypatch.setattr(
+        libraries, "prefix", lambda lib: tmp_path / "nowhere" if lib is openmpi else here(lib)
+    )
     problem = launch.libraries_problem(["mpich", "openmpi"])
     assert problem == (
         "library openmpi is not installed here (installed: mpich, impi); "

@@ -17,6 +17,7 @@ from conftest import ROOT, run_cli
 
 from runners.domain.libraries import LIBRARIES
 from runners.domain.workload import Call, Workload, load_workload
+from runners.host import libraries
 from runners.jobs import recording
 
 PROGRAMS = ROOT / "tests" / "mpi_programs"
@@ -173,8 +174,10 @@ def test_the_same_recorder_mechanism_serves_open_mpi_and_intel_mpi(
     """Their own mpiexec names the library: Open MPI's ranks get the recorder built with Open
     MPI's mpicc, Intel MPI's the MPICH build (the same ABI) on Intel's libmpi."""
     lib = LIBRARIES[library]
-    assert lib.installed(), f"{lib.title} is not in {lib.prefix()}: run `make install`"
-    launcher = [str(lib.mpiexec()), *(["--oversubscribe"] if library == "openmpi" else [])]
+    assert libraries.installed(lib), (
+        f"{lib.title} is not in {libraries.prefix(lib)}: run `make install`"
+    )
+    launcher = [str(libraries.mpiexec(lib)), *(["--oversubscribe"] if library == "openmpi" else [])]
     command = [*launcher, "-n", "3", sys.executable, str(PROGRAMS / "record_calls.py")]
     result, out = record_cli(tmp_path, *command)
     assert result.returncode == 0, result.stderr

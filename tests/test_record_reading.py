@@ -16,6 +16,7 @@ from runners.domain.rank_agreement import disagreements, first_difference
 from runners.domain.recorded_workload import recorded_workload
 from runners.domain.recording import RecordError, parse_record, read_records
 from runners.domain.workload import Call
+from runners.host import libraries
 from runners.jobs import recorder_build, recording
 
 # --- reading the records without ranks -----------------------------------------------------------
@@ -134,8 +135,8 @@ def test_records_of_two_mpi_jobs_are_refused(tmp_path: Path) -> None:
 
 def test_the_launchers_prefix_names_the_library_and_the_program_names_the_workload() -> None:
     openmpi, impi = LIBRARIES["openmpi"], LIBRARIES["impi"]
-    assert recording.library_for(openmpi.prefix() / "bin" / "mpiexec").name == "openmpi"
-    assert recording.library_for(impi.prefix() / "bin" / "mpiexec").name == "impi"
+    assert recording.library_for(libraries.prefix(openmpi) / "bin" / "mpiexec").name == "openmpi"
+    assert recording.library_for(libraries.prefix(impi) / "bin" / "mpiexec").name == "impi"
     assert recording.library_for(Path("/usr/bin/mpiexec")).name == "mpich"
     assert recording.library_for(Path("/usr/bin/mpiexec"), "impi").name == "impi"
     assert (

@@ -13,7 +13,9 @@ import synthetic
 from runners.analysis.tuning import group_tunings
 from runners.cli import main
 from runners.domain import tuning
+from runners.domain.libraries import DEFAULT
 from runners.domain.spec import load_spec
+from runners.host.tuning_files import tuning_problem
 
 RUN_A = synthetic.demo_specs()[0].run_id
 
@@ -28,7 +30,7 @@ def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
     out, spec_path = tmp_path / "tuned.json", tmp_path / "validate.toml"
     assert tune(demo_store, out, "--validate-spec", str(spec_path)) == 0
     printed = capsys.readouterr().out
-    assert tuning.tuning_file_problem(out) is None
+    assert tuning_problem(DEFAULT, out) is None
     expected = group_tunings(demo_store, RUN_A, "float32", "sum")[2]
     assert any(b.algorithm for b in expected.bands)  # the demo_store has a decided library winner
     sized = json.loads(out.read_text())[tuning.ALLREDUCE]["comm_type=intra"]

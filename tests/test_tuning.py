@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from runners.domain import tuning
+from runners.domain.libraries import DEFAULT
 from runners.domain.plan import plan_groups
 from runners.domain.spec import SpecError, parse_spec
 from runners.domain.tuning import ALLREDUCE, Band, bands
+from runners.host.tuning_files import tuning_problem
 
 RD, RING, TREE = "mpi:recursive_doubling", "mpi:ring", "mpi:tree"
 RSA = "mpi:reduce_scatter_allgather"
@@ -95,15 +97,15 @@ def _write(folder: Path, mpir: object, posix: object = None) -> Path:
 def test_a_tuning_file_must_be_a_whole_table_with_its_companion(tmp_path: Path) -> None:
     whole = tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
     good = _write(tmp_path, whole)
-    assert tuning.tuning_file_problem(good) is None
-    assert "does not exist" in tuning.tuning_file_problem(tmp_path / "nope.json")
+    assert tuning_problem(DEFAULT, good) is None
+    assert "does not exist" in tuning_problem(DEFAULT, tmp_path / "nope.json")
     only_allreduce = _write(tmp_path, {ALLREDUCE: {}})
-    assert "lacks collective=bcast" in tuning.tuning_file_problem(only_allreduce)
+    assert "lacks collective=bcast" in tuning_problem(DEFAULT, only_allreduce)
     only_allreduce.write_text("{not json")
-    assert "not readable JSON" in tuning.tuning_file_problem(only_allreduce)
+    assert "not readable JSON" in tuning_problem(DEFAULT, only_allreduce)
     _write(tmp_path, whole)
     tuning.posix_path(good).unlink()
-    assert "t.json.posix.json does not exist" in tuning.tuning_file_problem(good)
+    assert "t.json.posix.json does not exist" in tuning_problem(DEFAULT, good)
 
 
 def test_a_spec_with_a_tuning_file_times_mpi_tuned_in_a_launch_of_its_own(tmp_path: Path) -> None:

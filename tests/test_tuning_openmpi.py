@@ -15,6 +15,8 @@ from fingerprints import calls_of
 from runners.domain import tuning
 from runners.domain.libraries.openmpi import LIBRARY as openmpi
 from runners.domain.tuning import Band
+from runners.host import libraries
+from runners.host.tuning_files import tuning_problem
 
 pytestmark = pytest.mark.mpi
 
@@ -26,14 +28,16 @@ def reduction_calls(
 ) -> dict[int, list[int]]:
     """Per rank, the element counts Open MPI's MPI_Allreduce (or `collective`) passed to a
     counting user op."""
-    assert openmpi.installed(), f"Open MPI is not in {openmpi.prefix()}: run `make install`"
+    assert libraries.installed(openmpi), (
+        f"Open MPI is not in {libraries.prefix(openmpi)}: run `make install`"
+    )
     mca = {}
     if rules is not None:
         mca = dict(zip(tuning.OPENMPI_RULE_KNOBS, ("1", str(rules)), strict=True))
-    env = {**os.environ, **openmpi.launch_env()}
+    env = {**os.environ, **libraries.launch_env(openmpi)}
     env["PYTHONPATH"] = f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"
     argv = [sys.executable, str(PROGRAM), str(count), collective]
-    command = openmpi.command(ranks, argv, exports=["PYTHONPATH"], mca=mca)
+    command = libraries.command(openmpi, ranks, argv, exports=["PYTHONPATH"], mca=mca)
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
     return calls_of(result.stdout)
@@ -58,7 +62,7 @@ def test_open_mpi_follows_a_reduce_rule_beside_an_allreduce_rule(tmp_path: Path)
     reduce = [Band(4096, "reduce.openmpi:binomial"), Band(None, "reduce.openmpi:rabenseifner")]
     per_collective = {"allreduce": {4: [Band(None, "openmpi:ring")]}, "reduce": {4: reduce}}
     rules.write_text(tuning.openmpi_rules(per_collective))
-    assert openmpi.tuning_problem(rules) is None
+    assert tuning_problem(openmpi, rules) is None
     below, above = 256, 1024  # 2 KiB and 8 KiB of float64
     assert reduction_calls(4, below, rules, "reduce") == {0: [256, 256], 1: [], 2: [256], 3: []}
     assert reduction_calls(4, above, rules, "reduce") == {r: [512, 256] for r in range(4)}
@@ -81,7 +85,7 @@ def open_mpi_store(folder: Path) -> Path:
     }
     spec = synthetic.RunSpec(
         run_id=OPEN_RUN,
-        mpi_version=openmpi.installed_version() or "Open MPI 5.0.10",
+        mpi_version=libraries.installed_version(openmpi) or "Open MPI 5.0.10",
         ranks=(2,),
         sizes=(1024, 1048576),
         algorithms=("openmpi", "openmpi:ring"),
@@ -113,10 +117,10 @@ def test_tune_writes_open_mpis_rules_and_openmpi_tuned_follows_them(
     assert rules[:5] == [["1"], ["2"], ["1"], ["2"], ["2"]]  # allreduce; p=2 alone, two rules
     [low, high] = rules[5:7]
     assert low[:2] == ["0", "0"] and high[1] == "4" and 1024 < int(high[0]) <= 1048576
-    assert openmpi.tuning_problem(out) is None
+    assert tuning_problem(openmpi, out) is None
     provenance = tuning.provenance_path(out)  # JSON: text, but no rules
-    assert "not an Open MPI rules file" in str(openmpi.tuning_problem(provenance))
-    assert "not a readable text file" in str(openmpi.tuning_problem(tmp_path / "open.duckdb"))
+    assert "not an Open MPI rules file" in str(tuning_problem(openmpi, provenance))
+    assert "not a readable text file" in str(tuning_problem(openmpi, tmp_path / "open.duckdb"))
     db = tmp_path / "v.duckdb"
     shutil.copyfile(calibration_template, db)
     result = subprocess.run(

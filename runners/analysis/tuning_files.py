@@ -30,6 +30,7 @@ from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.status import PointStatus
 from runners.domain.tuning import provenance_path
 from runners.domain.units import format_bytes, format_ratio
+from runners.host import libraries
 
 
 class TuneError(BadInput):
@@ -83,7 +84,7 @@ def _run(request: TuneRequest) -> dict[str, Any]:
             f"run {request.run_id} measured {measured or f'no {lib.title}'}; collsweep "
             f"writes {lib.title} tuning files for {wanted}x only"
         )
-    installed = lib.installed_version()
+    installed = libraries.installed_version(lib)
     if not installed.startswith(wanted):
         raise TuneError(
             f"the installed library is {installed or f'not {lib.title}'}, not {wanted}x"
@@ -203,7 +204,7 @@ def provenance(
         "store": str(request.store),
         "host": run.get("host"),
         "library": measured_version(run, request.library),
-        "installed_library": lib.installed_version(),
+        "installed_library": libraries.installed_version(lib),
         "dtype": group[0],
         "op": group[1],
         "assumptions": assumption_states(request.store, request.run_id),

@@ -150,6 +150,7 @@ def _files_problem(spec) -> str | None:
     Intel MPI's impi:autotuned."""
     from runners.domain.catalog import ALGORITHMS
     from runners.domain.libraries import LIBRARIES
+    from runners.host.tuning_files import tuning_problem
 
     for name in spec.algorithms:
         entry = ALGORITHMS[name]
@@ -159,7 +160,7 @@ def _files_problem(spec) -> str | None:
             if not path.is_file() or path.stat().st_size == 0:
                 return f"vendor_tuning_file {path} is not a file with content ({name} reads it)"
         elif entry.own_launch:
-            problem = lib.tuning_problem(spec.tuning_file)
+            problem = tuning_problem(lib, spec.tuning_file)
             if problem:
                 return problem
     return None

@@ -1,4 +1,5 @@
-"""Tuning files for MPICH from measured winners (pure: no MPI, no store, no files written).
+"""Tuning files for MPICH from measured winners (pure: no MPI, no store, no files written; the
+files on disk are read by runners.host.tuning_files).
 
 A tuning file tells the library which algorithm of each collective to run per communicator
 size and message size. MPICH reads one from `MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE` at
@@ -22,7 +23,6 @@ where one was interpolated, else at their geometric midpoint. `None` is the libr
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
@@ -260,17 +260,17 @@ def posix_path(tuning_file: str | Path) -> Path:
     return Path(f"{tuning_file}{POSIX_SUFFIX}")
 
 
-def tuning_file_problem(tuning_file: str | Path) -> str | None:
-    """Why a tuning file cannot be used (missing, not JSON, not a whole MPICH table, its
-    shared-memory table missing), or None."""
-    for path in (Path(tuning_file), posix_path(tuning_file)):
+def tables_problem(contents: Mapping[Path, bytes]) -> str | None:
+    """Why a tuning file cannot be used, given the contents of its files read so far (the
+    whole table, then its shared-memory table; runners.host.tuning_files reads them): not
+    JSON, not a whole MPICH table; or None."""
+    main = next(iter(contents))
+    for path, data in contents.items():
         try:
-            table = json.loads(path.read_text())
-        except FileNotFoundError:
-            return f"tuning file {path} does not exist (collsweep tune writes it)"
-        except (OSError, ValueError) as exc:
+            table = json.loads(data.decode())
+        except ValueError as exc:
             return f"tuning file {path} is not readable JSON: {exc}"
-        wanted = REQUIRED_COLLECTIVES if path == Path(tuning_file) else (ALLREDUCE,)
+        wanted = REQUIRED_COLLECTIVES if path == main else (ALLREDUCE,)
         missing = [c for c in wanted if not isinstance(table, dict) or c not in table]
         if missing:
             return (
@@ -289,23 +289,6 @@ def tuning_knobs(tuning_file: str | Path) -> dict[str, str]:
 def provenance_path(tuning_file: str | Path) -> Path:
     """Where `collsweep tune` puts what a tuning file came from: FILE.provenance.json."""
     return Path(f"{tuning_file}{PROVENANCE_SUFFIX}")
-
-
-def file_record(tuning_file: str | Path) -> dict[str, Any]:
-    """What a run that follows a tuning file records of it: its path and SHA-256 (and its
-    shared-memory table's, MPICH's), and the provenance collsweep tune wrote beside it (the
-    run, host, library, boundaries)."""
-    record: dict[str, Any] = {}
-    for key, path in (("file", Path(tuning_file)), ("posix_file", posix_path(tuning_file))):
-        if key != "file" and not path.exists():
-            continue
-        record[key] = str(path.resolve())
-        record[f"{key}_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    try:
-        record["provenance"] = json.loads(provenance_path(tuning_file).read_text())
-    except (OSError, ValueError):
-        record["provenance"] = None
-    return record
 
 
 # Open MPI 5.0.x coll/tuned: each collective's id (ompi/mca/coll/base/coll_base_functions.h,

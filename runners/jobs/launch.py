@@ -26,6 +26,7 @@ from runners.domain.descriptor import MPICH
 from runners.domain.job_file import JobFile
 from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
 from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.host import libraries
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def launcher_problem(template: str, shell: bool = False) -> str | None:
     if problem or shell:
         return problem
     program = shlex.split(template.format(ranks=2))[0]
-    resolved = str(DEFAULT.mpiexec()) if program == "mpiexec" else program
+    resolved = str(libraries.mpiexec(DEFAULT)) if program == "mpiexec" else program
     if shutil.which(resolved) is None:
         return f"launcher program {program!r} not found (is it installed and on PATH?)"
     return None
@@ -109,7 +110,7 @@ def launcher_problem(template: str, shell: bool = False) -> str | None:
 
 def installed_libraries() -> list[str]:
     """The MPI libraries whose ranks can start here (MPICH's mpiexec, the others' prefixes)."""
-    return [name for name, lib in LIBRARIES.items() if lib.installed()]
+    return [name for name, lib in LIBRARIES.items() if libraries.installed(lib)]
 
 
 def libraries_problem(libraries: Sequence[str]) -> str | None:
@@ -134,7 +135,7 @@ def command(job: Job) -> list[str]:
     """
     program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
     passed = [*job.knobs, PARENT_ENV, *(["PYTHONPATH"] if "PYTHONPATH" in os.environ else [])]
-    own = LIBRARIES[job.library].command(job.ranks, program, passed)
+    own = libraries.command(LIBRARIES[job.library], job.ranks, program, passed)
     if own is not None:  # a library with a launcher of its own (Open MPI, Intel MPI)
         return own
     text = job.launcher.format(ranks=job.ranks)
@@ -142,7 +143,7 @@ def command(job: Job) -> list[str]:
         return ["sh", "-c", f'{text} "$@"', "sh", *program]
     launcher = shlex.split(text)
     if launcher and launcher[0] == "mpiexec":
-        launcher[0] = str(DEFAULT.mpiexec())
+        launcher[0] = str(libraries.mpiexec(DEFAULT))
     return [*launcher, *program]
 
 
@@ -151,7 +152,7 @@ def job_env(job: Job) -> dict[str, str]:
     `mpiexec` is the wheel's), and our pid, so ranks can leave when this process is gone."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     parent = f"{socket.gethostname()}:{os.getpid()}"
-    extra = LIBRARIES[job.library].launch_env()
+    extra = libraries.launch_env(LIBRARIES[job.library])
     return {**os.environ, **job.knobs, **extra, "PATH": path, PARENT_ENV: parent}
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from runners.domain.errors import CollsweepError
 from runners.domain.libraries import LIBRARIES, LibrarySpec
+from runners.host import libraries
 
 FOLDER = Path(__file__).resolve().parents[1] / "ranks" / "recorder"
 SOURCES = (FOLDER / "collsweep_record.c", FOLDER / "wrappers.c")
@@ -44,7 +45,7 @@ def compiler(lib: LibrarySpec) -> Path | None:
     its prefix (for one installed into the environment itself, also one on PATH), or None
     where there is none."""
     abi = LIBRARIES[lib.abi]
-    found = abi.prefix() / "bin" / "mpicc"
+    found = libraries.prefix(abi) / "bin" / "mpicc"
     if found.exists():
         return found
     on_path = None if abi.prefix_name else shutil.which("mpicc")
@@ -73,7 +74,7 @@ def recorder(lib: LibrarySpec) -> Path:
     mpicc = compiler(lib)
     if mpicc is None:
         abi = LIBRARIES[lib.abi]
-        where = abi.prefix() / "bin" if abi.prefix_name else "beside Python or on PATH"
+        where = libraries.prefix(abi) / "bin" if abi.prefix_name else "beside Python or on PATH"
         raise RecorderBuildFailed(
             f"cannot build the recorder for {lib.title}: no mpicc {where} (`make install`)"
         )
@@ -112,7 +113,7 @@ def build_all() -> list[tuple[str, str]]:
     """Build the recorder for every installed library: (library, its file or why not)."""
     done: list[tuple[str, str]] = []
     for lib in LIBRARIES.values():
-        if not lib.installed():
+        if not libraries.installed(lib):
             done.append((lib.name, "not installed"))
             continue
         try:

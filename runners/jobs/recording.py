@@ -27,6 +27,7 @@ from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.recorded_workload import recorded_workload
 from runners.domain.recording import read_records
 from runners.domain.workload import MAX_ORDER, Workload
+from runners.host import libraries
 from runners.jobs.recorder_build import recorder
 
 DIR_ENV = "COLLSWEEP_RECORD_DIR"  # the folder the ranks write their records into
@@ -68,7 +69,7 @@ def library_for(program: Path, asked: str | None = None) -> LibrarySpec:
         return LIBRARIES[asked]
     real = program.resolve()
     for lib in LIBRARIES.values():
-        if lib.prefix_name and real.is_relative_to(lib.prefix().resolve()):
+        if lib.prefix_name and real.is_relative_to(libraries.prefix(lib).resolve()):
             return lib
     return DEFAULT
 
@@ -92,8 +93,8 @@ def default_name(argv: Sequence[str]) -> str:
 def program_env(lib: LibrarySpec, preload: Path, folder: Path) -> dict[str, str]:
     """The program's environment: ours, the library's, the recorder preloaded before anything
     the caller preloads, and where the ranks write their records."""
-    env = {**os.environ, "PATH": search_path(), **lib.launch_env()}
-    libmpi = lib.libmpi()
+    env = {**os.environ, "PATH": search_path(), **libraries.launch_env(lib)}
+    libmpi = libraries.install(lib).libmpi
     if libmpi is not None:
         env["MPI4PY_LIBMPI"] = str(libmpi)
     earlier = os.environ.get("LD_PRELOAD", "")

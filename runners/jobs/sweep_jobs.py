@@ -32,8 +32,8 @@ from runners.domain.records import PointKey
 from runners.domain.spec import STARTUP_GRACE_S, SweepSpec
 from runners.domain.status import PointStatus
 from runners.domain.switching import LAUNCH, RUNTIME
-from runners.domain.tuning import file_record
 from runners.host.machine import hostname, physical_cores
+from runners.host.tuning_files import file_record
 from runners.jobs import calibrate, launch
 from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import Progress

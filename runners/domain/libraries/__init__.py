@@ -12,6 +12,7 @@ from runners.domain.libraries.base import (
     PER_CALL,
     PER_COMMUNICATOR,
     RUNTIME,
+    Install,
     LibrarySpec,
 )
 
@@ -27,6 +28,7 @@ __all__ = [
     "PER_CALL",
     "PER_COMMUNICATOR",
     "RUNTIME",
+    "Install",
     "LibrarySpec",
     "short_library_version",
     "switching_mode_of",

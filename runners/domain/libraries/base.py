@@ -1,7 +1,8 @@
 """What collsweep knows about one MPI library, in one place (no MPI imported).
 
 A library is one `LibrarySpec`: its names, where its wheel is installed and how its ranks start
-(its mpiexec, the libmpi that mpi4py loads, the environment every rank needs), how one of its
+(its mpiexec, the libmpi that mpi4py loads, the environment every rank needs: from its Install,
+which runners.host.libraries finds on this host), how one of its
 algorithms is forced (for a whole launch by environment; at run time through MPI_T, per call or
 per communicator, where the library allows it), how its version string reads, and the suffix
 of the calibrations measured on its ranks. Its algorithms are AlgorithmSpecs whose `runs_on`
@@ -10,8 +11,6 @@ names it (runners.domain.algorithms). Each library is a module of runners.domain
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,19 @@ class Band(Protocol):
 
     upto: int | None
     algorithm: str | None
+
+
+@dataclass(frozen=True)
+class Install:
+    """Where one library is installed on this host (runners.host.libraries reads it): its
+    prefix, launcher and the libmpi mpi4py loads (None: mpi4py's own), this process's library
+    search path (LD_LIBRARY_PATH) and the libfabric providers in the prefix (lib/prov), if any."""
+
+    prefix: Path
+    mpiexec: Path
+    libmpi: Path | None = None
+    loader_path: tuple[str, ...] = ()
+    providers: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -58,32 +70,9 @@ class LibrarySpec:
     # Intel MPI's is MPICH's; Open MPI has its own
     abi: str = MPICH
 
-    def prefix(self) -> Path:
-        """Where the library's wheel is installed."""
-        return Path(sys.prefix) / self.prefix_name if self.prefix_name else Path(sys.prefix)
-
-    def mpiexec(self) -> Path:
-        """The library's own launcher."""
-        return self.prefix() / "bin" / "mpiexec"
-
-    def libmpi(self) -> Path | None:
-        """The libmpi mpi4py must load for this library (None: mpi4py's own)."""
-        return self.prefix() / "lib" / self.libmpi_name if self.libmpi_name else None
-
-    def installed(self) -> bool:
-        """Whether the library's launcher and libmpi are where collsweep looks for them."""
-        libmpi = self.libmpi()
-        return self.mpiexec().exists() and (libmpi is None or libmpi.exists())
-
-    def installed_version(self) -> str:
-        """The installed wheel's version in the runs.mpi_version form ('Intel MPI 2021.18.1'),
-        from its metadata in the prefix; '' when it is not installed."""
-        pattern = re.compile(rf"{re.escape(self.package.replace('-', '_'))}-([\d.]+)\.dist-info")
-        for folder in sorted(self.prefix().glob("lib/python*/site-packages/*.dist-info")):
-            found = pattern.fullmatch(folder.name)
-            if found:
-                return f"{self.title} {found.group(1)}"
-        return ""
+    def version_text(self, version: str) -> str:
+        """A version of the wheel in the runs.mpi_version form ('Intel MPI 2021.18.1')."""
+        return f"{self.title} {version}"
 
     def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
         """Environment that makes the library follow a tuning file collsweep wrote."""
@@ -105,8 +94,14 @@ class LibrarySpec:
         """Environment that makes the library follow a file its own autotuner wrote."""
         raise NotImplementedError(f"{self.title} has no autotuner file collsweep can load")
 
-    def tuning_problem(self, tuning_file: str | Path) -> str | None:
-        """Why a tuning file cannot be followed by this library, or None."""
+    def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
+        """The files a tuning file consists of, which runners.host.tuning_files reads for
+        tuning_problem (none: the library has no tuning file)."""
+        return ()
+
+    def tuning_problem(self, contents: Mapping[Path, bytes]) -> str | None:
+        """Why a tuning file cannot be followed by this library, or None, given the contents of
+        its files read so far, in tuning_files' order (each checked as it is read)."""
         return f"{self.title} has no tuning file collsweep writes"
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
@@ -134,13 +129,17 @@ class LibrarySpec:
         """How a point's algorithm was forced, as stored in points.library_config."""
         return ""
 
-    def launch_env(self) -> dict[str, str]:
-        """Environment every launch of this library needs (its libmpi, its transport)."""
+    def launch_env(self, install: Install) -> dict[str, str]:
+        """Environment every launch of this library, installed as `install`, needs (its
+        libmpi, its transport)."""
         return {}
 
-    def command(self, ranks: int, argv: Sequence[str], exports: Sequence[str]) -> list[str] | None:
-        """The command that starts `argv` on `ranks` ranks of this library, passing on the
-        named environment variables; None: the sweep's launcher template starts them."""
+    def command(
+        self, install: Install, ranks: int, argv: Sequence[str], exports: Sequence[str] = ()
+    ) -> list[str] | None:
+        """The command that starts `argv` on `ranks` ranks of this library, installed as
+        `install`, passing on the named environment variables; None: the sweep's launcher
+        template starts them."""
         return None
 
     def short_version(self, first_line: str) -> str | None:

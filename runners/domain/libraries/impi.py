@@ -26,7 +26,7 @@ from typing import Any
 
 from runners.domain.algorithms.impi import PRESET_VARIABLE
 from runners.domain.descriptor import IMPI, AlgorithmSpec
-from runners.domain.libraries.base import Band, LibrarySpec
+from runners.domain.libraries.base import Band, Install, LibrarySpec
 
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
 BINARY_TUNING_VARIABLE = "I_MPI_TUNING_BIN"  # a binary one, as Intel's autotuner writes it
@@ -78,16 +78,19 @@ class IntelMpi(LibrarySpec):
         """I_MPI_TUNING_BIN=<the binary file Intel's autotuner wrote>."""
         return {BINARY_TUNING_VARIABLE: str(Path(tuning_file).resolve())}
 
-    def tuning_problem(self, tuning_file: str | Path) -> str | None:
+    def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
+        """One JSON file."""
+        return (Path(tuning_file),)
+
+    def tuning_problem(self, contents: Mapping[Path, bytes]) -> str | None:
         """Readable JSON whose top level holds Intel MPI's allreduce tree."""
+        ((path, data),) = contents.items()
         try:
-            table = json.loads(Path(tuning_file).read_text())
-        except FileNotFoundError:
-            return f"tuning file {tuning_file} does not exist (collsweep tune writes it)"
-        except (OSError, ValueError) as exc:
-            return f"tuning file {tuning_file} is not readable JSON: {exc}"
+            table = json.loads(data.decode())
+        except ValueError as exc:
+            return f"tuning file {path} is not readable JSON: {exc}"
         if not isinstance(table, dict) or COLLECTIVE not in table:
-            return f"tuning file {tuning_file} is not an Intel MPI tuning file (no {COLLECTIVE})"
+            return f"tuning file {path} is not an Intel MPI tuning file (no {COLLECTIVE})"
         return None
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
@@ -102,22 +105,24 @@ class IntelMpi(LibrarySpec):
             return f"env {TUNING_VARIABLE} (the run's tuning_file)"
         return f"env {self.forcing_text(spec)}" if spec.forced else ""
 
-    def launch_env(self) -> dict[str, str]:
-        """Its libmpi for mpi4py, its lib/ for the loader, shared memory as the transport."""
-        lib = self.prefix() / "lib"
-        paths = [str(lib), *filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep))]
+    def launch_env(self, install: Install) -> dict[str, str]:
+        """Its libmpi for mpi4py, its lib/ before the loader's path, shared memory as the
+        transport, and its libfabric providers where the wheel has them."""
+        paths = [str(install.prefix / "lib"), *install.loader_path]
         env = {
-            "MPI4PY_LIBMPI": str(self.libmpi()),
+            "MPI4PY_LIBMPI": str(install.libmpi),
             "LD_LIBRARY_PATH": os.pathsep.join(dict.fromkeys(paths)),
             "I_MPI_FABRICS": "shm",
         }
-        if (lib / "prov").is_dir():
-            env["FI_PROVIDER_PATH"] = str(lib / "prov")
+        if install.providers is not None:
+            env["FI_PROVIDER_PATH"] = str(install.providers)
         return env
 
-    def command(self, ranks: int, argv: Sequence[str], exports: Sequence[str] = ()) -> list[str]:
+    def command(
+        self, install: Install, ranks: int, argv: Sequence[str], exports: Sequence[str] = ()
+    ) -> list[str]:
         """Hydra's mpiexec; it passes the whole environment on, so `exports` need no flag."""
-        return [str(self.mpiexec()), "-n", str(ranks), *argv]
+        return [str(install.mpiexec), "-n", str(ranks), *argv]
 
     def short_version(self, first_line: str) -> str | None:
         """'Intel(R) MPI Library 2021.19.0 for Linux* OS' -> 'Intel MPI 2021.19.0'."""

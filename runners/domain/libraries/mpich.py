@@ -19,8 +19,6 @@ reduce_scatter_gather, allgather's recursive_doubling, bcast's smp).
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -101,18 +99,8 @@ def runtime_supported(mpi_version: str) -> bool:
 
 
 class Mpich(LibrarySpec):
-    """MPICH's launcher is the environment's mpiexec (or the spec's launcher template)."""
-
-    def mpiexec(self) -> Path:
-        """The wheel's mpiexec beside this Python, else the first one on PATH."""
-        beside_python = Path(sys.executable).with_name("mpiexec")
-        if beside_python.exists():
-            return beside_python
-        return Path(shutil.which("mpiexec") or "mpiexec")
-
-    def installed(self) -> bool:
-        """Whether an mpiexec can be found."""
-        return shutil.which(str(self.mpiexec())) is not None
+    """MPICH is installed into the environment itself: its launcher is the environment's
+    mpiexec (runners.host.libraries), or the spec's launcher template."""
 
     def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
         """The tuning file and its shared-memory table (runners.domain.tuning)."""
@@ -133,11 +121,17 @@ class Mpich(LibrarySpec):
         mpir, posix = tuning.mpich_tables(per_collective)
         return {out: mpir, tuning.posix_path(out): posix}
 
-    def tuning_problem(self, tuning_file: str | Path) -> str | None:
+    def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
+        """The whole table and its shared-memory table beside it (runners.domain.tuning)."""
+        from runners.domain import tuning
+
+        return Path(tuning_file), tuning.posix_path(tuning_file)
+
+    def tuning_problem(self, contents: Mapping[Path, bytes]) -> str | None:
         """A whole MPICH table and its shared-memory table, both readable JSON."""
         from runners.domain import tuning
 
-        return tuning.tuning_file_problem(tuning_file)
+        return tuning.tables_problem(contents)
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
         """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM for a forced algorithm, device-level

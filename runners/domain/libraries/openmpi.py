@@ -21,7 +21,13 @@ from typing import Any
 
 from runners.domain.algorithms.openmpi import DYNAMIC_RULES, TUNED_NAMES
 from runners.domain.descriptor import OPENMPI, AlgorithmSpec
-from runners.domain.libraries.base import PER_COMMUNICATOR, RUNTIME, Band, LibrarySpec
+from runners.domain.libraries.base import (
+    PER_COMMUNICATOR,
+    RUNTIME,
+    Band,
+    Install,
+    LibrarySpec,
+)
 
 ROOT_KNOBS = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 RULES_FILE_VARIABLE = "OMPI_MCA_coll_tuned_dynamic_rules_filename"
@@ -73,15 +79,18 @@ class OpenMpi(LibrarySpec):
 
         return {out: tuning.openmpi_rules(per_collective)}
 
-    def tuning_problem(self, tuning_file: str | Path) -> str | None:
-        """A readable rules file whose first two numbers say one collective, allreduce."""
+    def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
+        """One rules file (text)."""
+        return (Path(tuning_file),)
+
+    def tuning_problem(self, contents: Mapping[Path, bytes]) -> str | None:
+        """A readable rules file whose first two numbers say a collective coll/tuned knows."""
         from runners.domain import tuning
 
+        ((tuning_file, data),) = contents.items()
         try:
-            lines = Path(tuning_file).read_text().splitlines()
-        except FileNotFoundError:
-            return f"tuning file {tuning_file} does not exist (collsweep tune writes it)"
-        except (OSError, UnicodeDecodeError) as exc:
+            lines = data.decode().splitlines()
+        except UnicodeDecodeError as exc:
             return f"tuning file {tuning_file} is not a readable text file: {exc}"
         numbers = [ln.split("#")[0].split() for ln in lines if ln.split("#")[0].strip()]
         head = [words[0] for words in numbers[:2] if len(words) == 1]
@@ -93,20 +102,21 @@ class OpenMpi(LibrarySpec):
             )
         return None
 
-    def launch_env(self) -> dict[str, str]:
+    def launch_env(self, install: Install) -> dict[str, str]:
         """Leave to run as root (containers, CI)."""
         return dict(ROOT_KNOBS)
 
     def command(
         self,
+        install: Install,
         ranks: int,
         argv: Sequence[str],
         exports: Sequence[str] = (),
         mca: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Open MPI's mpiexec loading Open MPI in mpi4py, exporting the named variables."""
-        words = [str(self.mpiexec()), "--oversubscribe", "-n", str(ranks)]
-        words += ["-x", f"MPI4PY_LIBMPI={self.libmpi()}"]
+        words = [str(install.mpiexec), "--oversubscribe", "-n", str(ranks)]
+        words += ["-x", f"MPI4PY_LIBMPI={install.libmpi}"]
         for name in exports:
             words += ["-x", name]
         for name, value in (mca or {}).items():
