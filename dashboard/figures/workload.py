@@ -124,61 +124,12 @@ def policies_figure(policies: pd.DataFrame, replayed: Mapping[str, float]) -> go
     if policies.empty:
         return _empty_figure("No policy could price the workload's calls.")
     names = policies["policy"].tolist()
-    colors = [VERDICT_COLORS.get(v, UNDECIDED) for v in policies["verdict"]]
-    fig = go.Figure(
-        go.Scatter(
-            x=policies["total_s"].tolist(),
-            y=names,
-            mode="markers",
-            marker={"size": 14, "color": colors, "symbol": "square"},
-            error_x=_error_bars(policies),
-            name="job total (95% interval)",
-            hovertext=[_total_hover(row) for _, row in policies.iterrows()],
-            hoverinfo="text",
-            meta={"role": "total"},
-        )
-    )
     predicted = policies.dropna(subset=["predicted_s"])
-    fig.add_trace(
-        go.Scatter(
-            x=predicted["predicted_s"].tolist(),
-            y=predicted["policy"].tolist(),
-            mode="markers",
-            marker={"size": 11, "symbol": "diamond-open", "color": "#7f7f7f", "line_width": 2},
-            name="predicted by the model",
-            hovertext=[
-                f"{p}: the model predicts {format_seconds(s)}"
-                for p, s in zip(predicted["policy"], predicted["predicted_s"], strict=True)
-            ],
-            hoverinfo="text",
-            meta={"role": "predicted"},
-        )
-    )
     shown = {p: s for p, s in replayed.items() if p in names}
-    fig.add_trace(
-        go.Scatter(
-            x=list(shown.values()),
-            y=list(shown),
-            mode="markers",
-            marker={"size": 13, "symbol": "x-thin-open", "color": "#000", "line_width": 3},
-            name="replayed on real ranks",
-            hovertext=[f"{p}: replayed {format_seconds(s)}" for p, s in shown.items()],
-            hoverinfo="text",
-            meta={"role": "replayed"},
-            visible=True if shown else "legendonly",
-        )
-    )
-    default = float(policies["default_total_s"].iloc[0])
-    fig.add_vline(x=default, line_dash="dot", line_color="#555")
-    fig.add_annotation(  # on a log axis an annotation's x is the exponent (a shape's is not)
-        x=math.log10(default),
-        xref="x",
-        y=1,
-        yref="paper",
-        yanchor="bottom",
-        text=f"default {format_seconds(default)}",
-        showarrow=False,
-    )
+    fig = go.Figure(_totals_trace(policies))
+    fig.add_trace(_predicted_trace(predicted))
+    fig.add_trace(_replayed_trace(shown))
+    _default_line(fig, float(policies["default_total_s"].iloc[0]))
     values = [
         *policies["interval_low_s"].dropna(),
         *policies["interval_high_s"].dropna(),
@@ -194,6 +145,71 @@ def policies_figure(policies: pd.DataFrame, replayed: Mapping[str, float]) -> go
         legend={"orientation": "h", "y": -0.15},
     )
     return fig
+
+
+def _totals_trace(policies: pd.DataFrame) -> go.Scatter:
+    """Each policy's job total with its 95% interval, coloured by its verdict."""
+    return go.Scatter(
+        x=policies["total_s"].tolist(),
+        y=policies["policy"].tolist(),
+        mode="markers",
+        marker={
+            "size": 14,
+            "color": [VERDICT_COLORS.get(v, UNDECIDED) for v in policies["verdict"]],
+            "symbol": "square",
+        },
+        error_x=_error_bars(policies),
+        name="job total (95% interval)",
+        hovertext=[_total_hover(row) for _, row in policies.iterrows()],
+        hoverinfo="text",
+        meta={"role": "total"},
+    )
+
+
+def _predicted_trace(predicted: pd.DataFrame) -> go.Scatter:
+    """The model's prediction of each policy's job total (policies that have one)."""
+    return go.Scatter(
+        x=predicted["predicted_s"].tolist(),
+        y=predicted["policy"].tolist(),
+        mode="markers",
+        marker={"size": 11, "symbol": "diamond-open", "color": "#7f7f7f", "line_width": 2},
+        name="predicted by the model",
+        hovertext=[
+            f"{p}: the model predicts {format_seconds(s)}"
+            for p, s in zip(predicted["policy"], predicted["predicted_s"], strict=True)
+        ],
+        hoverinfo="text",
+        meta={"role": "predicted"},
+    )
+
+
+def _replayed_trace(shown: Mapping[str, float]) -> go.Scatter:
+    """Each replayed policy's job time on real ranks (in the legend only when none was)."""
+    return go.Scatter(
+        x=list(shown.values()),
+        y=list(shown),
+        mode="markers",
+        marker={"size": 13, "symbol": "x-thin-open", "color": "#000", "line_width": 3},
+        name="replayed on real ranks",
+        hovertext=[f"{p}: replayed {format_seconds(s)}" for p, s in shown.items()],
+        hoverinfo="text",
+        meta={"role": "replayed"},
+        visible=True if shown else "legendonly",
+    )
+
+
+def _default_line(fig: go.Figure, default: float) -> None:
+    """The default policy's job total as a dotted line, named above the plot."""
+    fig.add_vline(x=default, line_dash="dot", line_color="#555")
+    fig.add_annotation(  # on a log axis an annotation's x is the exponent (a shape's is not)
+        x=math.log10(default),
+        xref="x",
+        y=1,
+        yref="paper",
+        yanchor="bottom",
+        text=f"default {format_seconds(default)}",
+        showarrow=False,
+    )
 
 
 def wins_figure(calls: pd.DataFrame, policy: str) -> go.Figure:

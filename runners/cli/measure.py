@@ -17,6 +17,7 @@ from runners.domain.status import RunStatus
 from runners.domain.units import counted
 
 if TYPE_CHECKING:
+    from runners.domain.spec import SweepSpec
     from runners.jobs.sweep import SweepOutcome
 
 
@@ -218,11 +219,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from runners.jobs.sweep import Interrupted, run_sweep
 
     path = store_path(args)
-    if args.run_id and path.exists():
-        from runners import store
-
-        if store.get_run(path, args.run_id) is not None:
-            raise UsageError(f"run {args.run_id} is in {path} already: --resume it instead")
+    _refuse_a_taken_run_id(args.run_id, path)
     for note in notes:
         print(f"collsweep sweep: note: {note}", file=sys.stderr)
     try:
@@ -244,9 +241,40 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"`collsweep crossovers {outcome.run_id} --summary --store {path}`"
         )
         return 0
+    return _finish_sweep(path, spec, outcome, args)
+
+
+def _refuse_a_taken_run_id(run_id: str | None, path: Path) -> None:
+    """UsageError when --run-id names a run the store holds already."""
+    if not run_id or not path.exists():
+        return
+    from runners import store
+
+    if store.get_run(path, run_id) is not None:
+        raise UsageError(f"run {run_id} is in {path} already: --resume it instead")
+
+
+def _finish_sweep(
+    path: Path, spec: SweepSpec, outcome: SweepOutcome, args: argparse.Namespace
+) -> int:
+    """Analyse a measured run and say how it went: its points, precision, time span, the
+    workload's answer and cautions; the exit status (130: to be finished with --resume)."""
     analysed = outcome.stored and outcome.status != RunStatus.INTERRUPTED
     if analysed and not _analysed(path, outcome, args.verbose):
         return 130
+    _say_outcome(path, spec, outcome)
+    if spec.workload and outcome.stored and analysed:
+        _workload_answer(path, outcome.run_id, args)
+    for caution in outcome.cautions:
+        print(f"caution: {caution}")
+    if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
+        print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
+        return 130
+    return 0 if outcome.status == RunStatus.COMPLETE else 1
+
+
+def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:
+    """The run's line (status, points done, why), its precision and time span, the store."""
     status = outcome.status if outcome.stored else f"{outcome.status} (not yet in the store)"
     partial = (
         f" ({outcome.partial} more measured in fewer than their {spec.timing.launches} launches)"
@@ -266,14 +294,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if span:
             print(f"time span: {span}")
     print(f"store: {path}")
-    if spec.workload and outcome.stored and analysed:
-        _workload_answer(path, outcome.run_id, args)
-    for caution in outcome.cautions:
-        print(f"caution: {caution}")
-    if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
-        print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
-        return 130
-    return 0 if outcome.status == RunStatus.COMPLETE else 1
 
 
 def add_sweep(sub: argparse._SubParsersAction) -> None:
@@ -287,16 +307,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         "override the spec's keys.",
     )
     parser.add_argument("spec", nargs="?", help="TOML spec file (with --resume: its launcher)")
-    parser.add_argument(
-        "--resume",
-        metavar="RUN",
-        help="finish RUN: measure its missing, failed and timed-out points",
-    )
-    parser.add_argument(
-        "--keep-failed",
-        action="store_true",
-        help="with --resume: keep failed and timed-out points instead of measuring them again",
-    )
+    _add_resume_options(parser)
     parser.add_argument(
         "--dedicated",
         action="store_true",
@@ -309,6 +320,40 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         help="a line per measured point instead of one per launch, and the model's diagnostics "
         "(calibrations, agreement, accuracy) after the verdict",
     )
+    _add_run_labels(parser)
+    parser.add_argument(
+        "--workload",
+        metavar="W",
+        help="measure exactly the calls of workload file W (its sizes, datatypes, ops, group "
+        "sizes and collectives) with the spec's algorithms, launches and timing; then "
+        "`collsweep workload report W --run RUN` answers for the whole job",
+    )
+    add_store_option(parser)
+    add_spec_flags(parser)
+    parser.set_defaults(handler=cmd_sweep)
+
+
+def _add_resume_options(parser: argparse.ArgumentParser) -> None:
+    """--resume and what it may be told: keep the failed points, trust the stored launcher."""
+    parser.add_argument(
+        "--resume",
+        metavar="RUN",
+        help="finish RUN: measure its missing, failed and timed-out points",
+    )
+    parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="with --resume: keep failed and timed-out points instead of measuring them again",
+    )
+    parser.add_argument(
+        "--trust-stored-launcher",
+        action="store_true",
+        help="with --resume: run the launcher stored with the run (read its spec_toml first)",
+    )
+
+
+def _add_run_labels(parser: argparse.ArgumentParser) -> None:
+    """What the new run is called: its id, name and tags."""
     parser.add_argument(
         "--run-id",
         metavar="ID",
@@ -328,18 +373,3 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         help="a tag of the new run (1-64 letters, digits, '.', '_', '-', ':'; repeatable, at "
         "most 32); `collsweep tag RUN --add/--remove` changes them",
     )
-    parser.add_argument(
-        "--workload",
-        metavar="W",
-        help="measure exactly the calls of workload file W (its sizes, datatypes, ops, group "
-        "sizes and collectives) with the spec's algorithms, launches and timing; then "
-        "`collsweep workload report W --run RUN` answers for the whole job",
-    )
-    parser.add_argument(
-        "--trust-stored-launcher",
-        action="store_true",
-        help="with --resume: run the launcher stored with the run (read its spec_toml first)",
-    )
-    add_store_option(parser)
-    add_spec_flags(parser)
-    parser.set_defaults(handler=cmd_sweep)
