@@ -1,10 +1,11 @@
-"""Figure 3: time to precision, the quick preset's adaptive policy vs fixed OSU-style counts.
+"""Figure 3: time to precision, the quick preset's adaptive policy vs fixed OSU-style counts,
+and which factor makes the two policies' medians differ (benchmarks.fig_factors).
 
 Both run through `collsweep sweep` on the quick preset's grid, into temporary stores. The
 OSU-style policy is approximated with spec overrides, as a spec cannot vary counts by size:
 one sweep of the sizes up to 8 KiB with 1000 iterations after 100 warm-ups, one of the larger
-sizes with 100 after 10; min_iterations = max_iterations, an unreachable CI target, a budget
-that never binds, one pass.
+sizes with 100 after 10; a fixed count (an unreachable CI target, a budget that never binds),
+one pass, one launch (one mpiexec, as OSU runs).
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import KIB, Check, Figure, JobFailed, log, run_command, table
+import numpy as np
+
+from benchmarks import fig_factors
+from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
+from benchmarks.fig_factors import by_size, osu_policy
 from benchmarks.mode import Mode, write_spec
 from runners import store
 from runners.domain.spec import SweepSpec
 from runners.domain.status import PointStatus
-
-OSU_SMALL_MAX = 8 * KIB
-OSU_SETTINGS = {"small": (100, 1000), "large": (10, 100)}  # (warm-ups, iterations)
 
 
 @dataclass
@@ -48,21 +50,6 @@ def sweep(spec: Path, store_path: Path, overrides: list[str]) -> float:
         tail = " | ".join(result.stderr.strip().splitlines()[-3:])
         raise JobFailed(f"collsweep sweep {' '.join(overrides)} failed: {tail}")
     return time.monotonic() - started
-
-
-def osu_overrides(spec: SweepSpec, kind: str) -> list[str]:
-    """Spec overrides for the small- or large-message half of the OSU-style policy."""
-    warmup, iterations = OSU_SETTINGS[kind]
-    small = kind == "small"
-    sizes = [s for s in spec.sizes if (s <= OSU_SMALL_MAX) == small]
-    if not sizes:
-        return []
-    return [
-        *("--sizes", ",".join(map(str, sizes))),
-        *("--warmup", str(warmup), "--min-iterations", str(iterations)),
-        *("--max-iterations", str(iterations), "--target-ci", "1e-9"),
-        *("--budget", "3600", "--passes", "1", "--point-timeout", "600"),
-    ]
 
 
 def summarize_store(result: PolicyResult, store_path: Path, target: float) -> None:
@@ -94,11 +81,9 @@ def run_policies(spec: SweepSpec, folder: Path) -> list[PolicyResult]:
     log("figure 3: quick preset")
     quick.wall_s = sweep(spec_file, folder / "quick.duckdb", [])
     summarize_store(quick, folder / "quick.duckdb", spec.timing.target_rel_ci)
-    for kind in OSU_SETTINGS:
-        overrides = osu_overrides(spec, kind)
-        if overrides:
-            log(f"figure 3: OSU-style policy, {kind} messages")
-            osu.wall_s += sweep(spec_file, folder / "osu.duckdb", overrides)
+    for overrides in by_size(spec, osu_policy):
+        log(f"figure 3: OSU-style policy, {overrides[1]} B")
+        osu.wall_s += sweep(spec_file, folder / "osu.duckdb", overrides)
     summarize_store(osu, folder / "osu.duckdb", spec.timing.target_rel_ci)
     return [quick, osu]
 
@@ -138,6 +123,12 @@ def run(mode: Mode) -> Figure:
     spec = mode.preset()
     with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
         quick, osu = run_policies(spec, Path(folder))
+        spec_file = write_spec(spec, Path(folder))
+        plan = mode.pick(fig_factors.VARIANTS, fig_factors.VARIANTS, fig_factors.SMOKE_VARIANTS)
+        rounds = mode.pick(3, 2, 1)
+        found = fig_factors.run_variants(spec_file, spec, Path(folder), (plan, rounds), sweep)
+    factors = fig_factors.factor_rows(found, (plan, rounds))
+    barrier = fig_factors.barrier_lines(spec, mode.pick(15, 9, 3))
     figure = Figure(
         3,
         "Time to precision",
@@ -146,9 +137,15 @@ def run(mode: Mode) -> Figure:
     )
     rows = [policy_row(p) for p in (quick, osu)]
     headers = ["policy", "wall s", "measuring s", "points", "iterations", "within CI", "s/precise"]
-    figure.table = table(headers, rows)
+    figure.table = [
+        *table(headers, rows),
+        "",
+        *fig_factors.factor_table(factors),
+        "",
+        *fig_factors.barrier_table(barrier),
+    ]
     target = spec.timing.target_rel_ci
-    figure.checks = precision_checks(quick, osu, target)
+    figure.checks = [*precision_checks(quick, osu, target), factor_check(factors)]
     figure.notes += [
         by_ranks_note(quick, osu),
         f"'within CI': points whose median's 95% CI half-width is within {target:.0%} "
@@ -156,8 +153,50 @@ def run(mode: Mode) -> Figure:
         agreement_note(quick, osu),
         "wall s: the whole `collsweep sweep` command(s), including any calibration and analysis "
         "the sweep does; measuring s: first point started to last point finished, per run",
+        *factor_notes(factors, barrier, rounds),
     ]
     return figure
+
+
+def baseline_note(factors: list[dict]) -> list[str]:
+    """Whether the two policies differ more than the quick preset differs from itself later."""
+    if not factors[0]["name"].endswith("(baseline)"):
+        return []
+    base, osu = factors[0], factors[-1]
+    return [
+        f"OSU-style against the quick preset: {osu['inside']:.0%} inside, typical move x/ "
+        f"{np.exp(osu['moved']):.3f}; the quick preset against itself a round later: "
+        f"{base['inside']:.0%} inside, x/ {np.exp(base['moved']):.3f}"
+    ]
+
+
+def factor_check(factors: list[dict]) -> Check:
+    """The issue's bar: OSU-style medians inside the quick preset's interval at p=2."""
+    osu = factors[-1]
+    return Check(
+        "p=2 OSU-style medians inside the quick preset's interval (same round)",
+        f"{osu['inside']:.0%} of {osu['points']}",
+        ">= 90%, else the factor table says why",
+        osu["inside"] >= 0.90,
+    )
+
+
+def factor_notes(factors: list[dict], barrier: list[dict], rounds: int) -> list[str]:
+    """What the factor tables mean and which single factor moved the medians most."""
+    largest = fig_factors.largest_factor(factors)
+    ratios = [line["paired_ratio"] for line in barrier if "paired_ratio" in line]
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "not timed"
+    return [
+        f"factors: each variant changes one setting of the quick preset toward OSU's, p=2, "
+        f"{rounds} interleaved round(s); ratio = the variant's median / the quick preset's in "
+        "the same round; inside = the variant's median within the quick preset's interval "
+        "over launches; the baseline row is the quick preset against itself a round later",
+        f"the single factor that moved the medians most: {largest['name']} (typical move "
+        f"x/ {np.exp(largest['moved']):.3f}, {largest['inside']:.0%} inside)",
+        *baseline_note(factors),
+        "Barrier per call (the sweep's harness) against the same calls back to back, MPICH's "
+        f"default allreduce, alternating blocks in one launch: back to back / Barrier {spread}",
+    ]
 
 
 def policy_row(p: PolicyResult) -> list[object]:
