@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -221,11 +222,22 @@ def processes_with(variable: str, value: str) -> list[int]:
     return found
 
 
-def curves_of_imported_run(
+@dataclass(frozen=True)
+class CurvesPage:
+    """What the Curves page drew for a run: the algorithms of its measured and its predicted
+    curves, its "imported from" note and its captions."""
+
+    measured: set[str]
+    predicted: set[str]
+    note: str
+    captions: list[str]
+
+
+def curves_page_of_imported_run(
     db: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
-) -> tuple[set[str], str]:
+) -> CurvesPage:
     """The Curves page on an imported run (time metric) under AppTest, which must raise and
-    show no error: the algorithms of its measured curves and its "imported from" note."""
+    show no error."""
     import json
 
     from streamlit.testing.v1 import AppTest
@@ -240,6 +252,18 @@ def curves_of_imported_run(
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     (figure,) = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    measured = {t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == "measured"}
+
+    def drawn(role: str) -> set[str]:
+        return {t["meta"]["algorithm"] for t in figure["data"] if t["meta"]["role"] == role}
+
     (note,) = [i.value for i in at.info if "imported from" in i.value]
-    return measured, note
+    return CurvesPage(drawn("measured"), drawn("predicted"), note, [c.value for c in at.caption])
+
+
+def curves_of_imported_run(
+    db: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[set[str], str]:
+    """The algorithms of the measured curves the Curves page draws for an imported run, and
+    its "imported from" note (curves_page_of_imported_run)."""
+    page = curves_page_of_imported_run(db, run_id, monkeypatch)
+    return page.measured, page.note

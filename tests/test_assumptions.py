@@ -64,6 +64,8 @@ def test_oversubscription_compares_ranks_with_physical_cores() -> None:
     assert A.not_oversubscribed(point(ranks=cores), cores)["state"] == "holds"
     row = A.not_oversubscribed(point(ranks=cores + 1), cores)
     assert row["state"] == "violated" and f"{cores} physical cores" in row["detail"]
+    unknown = A.not_oversubscribed(point(ranks=8), None)  # an imported file's machine
+    assert unknown["state"] == "unknown" and "does not say" in unknown["detail"]
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from runners.domain.calibration_id import (
     GammaKey,
     library_free,
     own_calibrations,
+    with_caveat,
 )
 from runners.domain.libraries import DEFAULT, LIBRARIES
 
@@ -64,6 +65,16 @@ def test_the_texts_are_those_stores_already_hold() -> None:
     assert str(CalibrationId.imported_source("IMB-MPI1")) == "imported:IMB-MPI1"
     assert CalibrationKind.FITTED.prefix == "fitted:" and CalibrationKind.CALIBRATE.prefix == ""
     assert CalibrationId.parse("pingpong").kind is CalibrationKind.CALIBRATE
+
+
+def test_a_fitted_calibration_is_named_with_its_caveat() -> None:
+    """A fitted calibration predicts the points it was fitted on, and says so wherever it is
+    named (with_caveat); the others are named as they are."""
+    assert with_caveat(f"fitted:{RUN}@nccl") == (
+        f"fitted:{RUN}@nccl (fitted on the same points it predicts)"
+    )
+    assert with_caveat(f"launches:{RUN}") == f"launches:{RUN}"
+    assert with_caveat(f"imported:{RUN}") == f"imported:{RUN}"
 
 
 def test_a_calibration_jobs_id_sorts_by_its_time() -> None:

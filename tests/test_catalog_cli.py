@@ -19,7 +19,8 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert list(rows) == list(ALGORITHMS)
     assert all(
-        {"name", "library", "collective", "kind", "schedule"} <= set(r) for r in rows.values()
+        {"name", "library", "collective", "kind", "schedule", "runnable"} <= set(r)
+        for r in rows.values()
     )
     assert rows["ring"] | {"description": ""} == {
         "name": "ring",
@@ -28,6 +29,7 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
         "kind": "hand-written",
         "schedule": "ring",
         "description": "",
+        "runnable": True,
     }
     assert (rows["ring@impi"]["library"], rows["ring@impi"]["schedule"]) == ("impi", "ring")
     assert [rows[n]["kind"] for n in ("mpi", "impi:ring", "openmpi:tuned", "impi:tuned")] == [
@@ -70,6 +72,8 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.openmpi:tuned",
         "bcast.impi",
         "bcast.impi:binomial",
+        "bcast.nccl",
+        "bcast.nccl:ring",
     }
     forced = {r["name"]: r["schedule"] for r in rows if r["kind"] == "forced"}
     assert forced == {
@@ -78,5 +82,29 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.openmpi:binomial": "bcast.binomial_tree",
         "bcast.openmpi:scatter_allgather_ring": "bcast.scatter_allgather",
         "bcast.impi:binomial": "bcast.binomial_tree",
+        "bcast.nccl:ring": None,  # NCCL's pipelined chain: no schedule models it
     }
     assert {r["collective"] for r in rows} == {"bcast"}
+
+
+def test_nccls_entries_are_listed_as_imported_only(capsys: pytest.CaptureFixture[str]) -> None:
+    """NCCL's entries (the names of imported nccl-tests points): its own call and its forced
+    ring and tree, each kind as its descriptor says, not runnable, the description saying
+    imported only and whether a schedule models it (its ring: the catalog's ring)."""
+    assert main(["algorithms", "--library", "nccl", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert {r["runnable"] for r in rows.values()} == {False}
+    assert all("imported only" in r["description"] for r in rows.values())
+    kinds = {
+        n: (r["kind"], r["schedule"]) for n, r in rows.items() if r["collective"] == "allreduce"
+    }
+    assert kinds == {
+        "nccl": ("autotuned", None),
+        "nccl:ring": ("forced", "ring"),
+        "nccl:tree": ("forced", None),
+    }
+    assert rows["allgather.nccl:ring"]["schedule"] == "allgather.ring"
+    assert "not modelled" in rows["nccl:tree"]["description"]
+    assert main(["algorithms", "--json"]) == 0
+    runnable = {r["name"]: r["runnable"] for r in json.loads(capsys.readouterr().out)}
+    assert [n for n, ok in runnable.items() if not ok] == list(rows)

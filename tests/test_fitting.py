@@ -152,6 +152,23 @@ def test_fit_collectives_too_few_or_degenerate():
     assert fit_collectives(rows) is None
 
 
+def test_without_gamma_a_ring_at_one_group_size_gives_alpha_and_beta():
+    """A ring at one p reduces half the bytes it sends at every size: alpha, beta and gamma
+    cannot be separated; with gamma held at 0 the fit recovers alpha and a beta that carries
+    gamma's share (beta + gamma / 2), and predicts the times exactly."""
+    alpha, beta, gamma = 2e-6, 3e-10, 1e-10
+    rows = [
+        ("ring", 8, n, 4, predict("ring", 8, n, alpha, beta, gamma, 4).total_s)
+        for n in (1 << 20) * 2 ** np.arange(8)
+    ]
+    assert fit_collectives(rows) is None
+    fit = fit_collectives(rows, with_gamma=False)
+    assert fit is not None and fit.gamma == 0.0
+    assert fit.alpha == pytest.approx(alpha, rel=1e-6)
+    assert fit.beta == pytest.approx(beta + gamma / 2, rel=1e-6)
+    assert fit.r_squared == pytest.approx(1.0)
+
+
 def test_weighted_r_squared():
     t = np.array([1.0, 2.0, 4.0])
     assert weighted_r_squared(t, t) == 1.0

@@ -65,7 +65,8 @@ def test_intel_ranks_start_with_its_own_launcher_and_library() -> None:
     assert env["MPI4PY_LIBMPI"] == str(libraries.prefix(impi) / "lib" / "libmpi.so.12")
     assert env["LD_LIBRARY_PATH"].split(":")[0] == str(libraries.prefix(impi) / "lib")
     assert env["I_MPI_FABRICS"] == "shm" and env["K"] == "1"
-    assert [lib.calibration_suffix for lib in LIBRARIES.values()] == ["", "@openmpi", "@impi"]
+    suffixes = [lib.calibration_suffix for lib in LIBRARIES.values()]
+    assert suffixes == ["", "@openmpi", "@impi", "@nccl"]
 
 
 @pytest.mark.mpi

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import ROOT, curves_of_imported_run, run_cli
+from conftest import ROOT, curves_page_of_imported_run, run_cli
 
 from runners import store
 from runners.cli import main
@@ -29,7 +29,9 @@ NCCL_FILES = (
     "nccl_all_reduce_ring_algo.txt",
     "nccl_all_reduce_old.txt",
     "nccl_all_gather.txt",
+    "nccl_all_reduce_tree_algo.txt",
 )
+TREE_FILE = NCCL_FILES[4]  # NCCL_ALGO=Tree over the grid of NCCL_FILES[:2]
 OSU_FILES = (
     "osu_allreduce.txt",
     "osu_allreduce_full.txt",
@@ -144,13 +146,15 @@ def test_every_osu_number_is_stored_as_printed(tmp_path: Path, name: str) -> Non
 @pytest.mark.slow
 def test_nccl_algo_files_become_two_algorithms_of_one_run(tmp_path: Path) -> None:
     """The same grid with NCCL_ALGO=Ring (NCCL's log says so) and without: one run, the
-    algorithms nccl and nccl:ring, each a job of its own; not analysed (the catalog has no
-    NCCL), said, and the run says it is one launch imported from nccl-tests."""
+    algorithms nccl and nccl:ring, each a job of its own, and the run says it is one launch
+    imported from nccl-tests. It is analysed: a winner row per size, a tie that says one launch
+    cannot decide it; the calibration fitted on the same points (gamma = 0, said) predicts
+    nccl:ring as the ring's critical path and nccl as its fastest modelled algorithm."""
     db = tmp_path / "s.duckdb"
     files = [str(FIXTURES / n) for n in NCCL_FILES[:2]]
     done = run_cli("import", *files, "--store", str(db))
     assert done.returncode == 0, done.stderr
-    assert "not analysed" in done.stdout
+    assert "not analysed" not in done.stdout and "gamma = 0 assumed" in done.stderr
     run_id = re.search(r"as run (\S+):", done.stdout).group(1)
     points = points_of(db, run_id)
     assert {p["algorithm"] for p in points} == {"nccl", "nccl:ring"}
@@ -163,9 +167,43 @@ def test_nccl_algo_files_become_two_algorithms_of_one_run(tmp_path: Path) -> Non
     settings = run["environment"]["imported"]["files"][1]["settings"]
     assert settings["iters"] == 20 and settings["warmup iters"] == 1 and settings["ranks"] == 8
     assert {p["ranks"] for p in points} == {8} and {p["warmup"] for p in points} == {1}
-    analysed = run_cli("analyze", run_id, "--store", str(db))
-    assert analysed.returncode == 2 and len(analysed.stderr.strip().splitlines()) == 1
-    assert "catalog does not know (nccl, nccl:ring" in analysed.stderr
+    sizes = sorted({p["bytes"] for p in points})
+    winners = store.query(db, "SELECT * FROM winners WHERE run_id = ?", [run_id])
+    assert sorted(winners.bytes) == sizes and not winners.decided.any()
+    assert set(winners.launches) == {0}  # one launch each: nothing to pair
+    fitted = store.get_calibration(db, f"fitted:{run_id}@nccl")
+    assert fitted["gammas"] == {"float32/sum": 0.0}
+    assert fitted["details"]["fitted_on"] == "fitted on the same points it predicts"
+    assert fitted["details"]["assumption"].startswith("gamma = 0 assumed: NCCL reduces")
+    assert_ring_predictions(db, run_id, fitted)
+    summary = collsweep("crossovers", run_id, "--summary", "--store", str(db))
+    assert summary.returncode == 0, summary.stderr
+    assert summary.stdout.strip() == (
+        "p=8 float32 sum: 1 MiB .. 8 GiB: tie nccl ~ nccl:ring (one launch: cannot decide)"
+    )
+
+
+def assert_ring_predictions(db: Path, run_id: str, fitted: dict) -> None:
+    """Every nccl:ring point predicted by the fitted calibration as the ring's critical path
+    at p=8 (14 messages, 1.75 n bytes sent, gamma 0), nccl as the same (its fastest modelled
+    algorithm, library_min), nccl:tree not at all; within 10% of the measured medians."""
+    predicted = store.query(
+        db,
+        "SELECT p.algorithm, p.bytes, p.median_s, m.model, m.predicted_s, m.calibration_id "
+        "FROM points p JOIN predictions m USING (point_id) WHERE p.run_id = ?",
+        [run_id],
+    )
+    assert set(predicted.calibration_id) == {fitted["calibration_id"]}
+    alpha, beta = fitted["alpha_s"], fitted["beta_s_per_byte"]
+    ring = predicted[predicted.algorithm == "nccl:ring"]
+    assert set(ring.model) == {"ring"} and len(ring) == 14
+    for row in ring.itertuples():
+        assert row.predicted_s == pytest.approx(14 * alpha + 1.75 * row.bytes * beta, rel=1e-9)
+        assert row.predicted_s == pytest.approx(row.median_s, rel=0.10)
+    own = predicted[predicted.algorithm == "nccl"].set_index("bytes")
+    assert set(own.model) == {"library_min"}
+    assert own.predicted_s.to_dict() == ring.set_index("bytes").predicted_s.to_dict()
+    assert "nccl:tree" not in set(predicted.algorithm)
 
 
 def scaled_copy(source: Path, target: Path, factor: float) -> Path:
@@ -292,14 +330,118 @@ def test_an_old_nccl_file_that_names_no_test_needs_its_collective(tmp_path: Path
 def test_an_imported_run_shows_on_the_curves_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The Curves page draws an imported, unanalysed nccl-tests run: one measured curve per
-    algorithm, no error."""
+    """The Curves page draws an imported nccl-tests run: one measured curve per algorithm and
+    the fitted calibration's predictions over nccl:ring and nccl (not over the unmodelled
+    tree), the calibration named with its caveat, no error."""
     db = tmp_path / "s.duckdb"
-    run_id = imported(db, *(str(FIXTURES / n) for n in NCCL_FILES[:2]))
-    measured, note = curves_of_imported_run(db, run_id, monkeypatch)
-    assert measured == {"nccl", "nccl:ring"}
-    assert note.startswith("One launch, imported from nccl-tests (2 files")
-    assert "Not analysed: collsweep's catalog has no nccl algorithm" in note
+    run_id = imported(db, *(str(FIXTURES / n) for n in (*NCCL_FILES[:2], TREE_FILE)))
+    page = curves_page_of_imported_run(db, run_id, monkeypatch)
+    assert page.measured == {"nccl", "nccl:ring", "nccl:tree"}
+    assert page.predicted == {"nccl", "nccl:ring"}
+    assert page.note.startswith("One launch, imported from nccl-tests (3 files")
+    assert "Not analysed" not in page.note
+    said = f"Predictions of calibration fitted:{run_id} (fitted on the same points it predicts)."
+    assert said in page.captions
+
+
+def nccl_copy(source: Path, target: Path, factor: float) -> Path:
+    """nccl-tests output with every out-of-place time times `factor`, printed in its column's
+    width as nccl-tests prints it (2 decimals, else fewer, to fit 7 characters)."""
+    out = []
+    for line in source.read_text().splitlines():
+        words = list(re.finditer(r"\S+", line))
+        if re.match(r"\s+\d", line) and len(words) == 13:
+            time = words[5]  # size count type redop root, then the out-of-place time
+            seconds = float(time.group()) * factor
+            text = next(t for f in ("%.2f", "%.1f", "%.0f") if len(t := f % seconds) <= 7)
+            line = line[: time.end() - len(text)] + text + line[time.end() :]
+        out.append(line)
+    target.write_text("\n".join(out) + "\n")
+    return target
+
+
+@pytest.mark.slow
+def test_ring_and_tree_files_three_times_each_decide_winners_and_a_crossover(
+    tmp_path: Path,
+) -> None:
+    """NCCL_ALGO=Ring and =Tree, three files each (the fixtures' times scaled a little): one
+    run of two algorithms whose three launches pair by round, so the winners are decided where
+    the launches agree, and the tree's lead at the small sizes turns into the ring's between
+    the last size where every tree file is faster and the first where every ring file is; the
+    model predicts no crossover (the tree has no schedule), and the summary says so."""
+    copies = [
+        nccl_copy(FIXTURES / name, tmp_path / f"{tag}{i}.txt", factor)
+        for name, tag, factors in (
+            (NCCL_FILES[1], "ring", (1.0, 1.02, 0.98)),
+            (TREE_FILE, "tree", (0.99, 1.01, 1.0)),
+        )
+        for i, factor in enumerate(factors)
+    ]
+    db = tmp_path / "s.duckdb"
+    run_id = imported(db, *map(str, copies))
+    points = points_of(db, run_id)
+    assert {p["algorithm"] for p in points} == {"nccl:ring", "nccl:tree"}
+    assert {p["launches"] for p in points} == {3}
+    times: dict[tuple[str, int], list[float]] = {}
+    for name, paths in (("ring", copies[:3]), ("tree", copies[3:])):
+        for path in paths:
+            for _, fields in table_rows(path):  # the out-of-place time of each size
+                times.setdefault((name, int(fields[0])), []).append(float(fields[5]))
+    sizes = sorted({n for _, n in times})
+    tree_ahead = [n for n in sizes if max(times["tree", n]) < min(times["ring", n])]
+    ring_ahead = [n for n in sizes if max(times["ring", n]) < min(times["tree", n])]
+    assert tree_ahead and ring_ahead and max(tree_ahead) < min(ring_ahead)
+    crossovers = store.query(
+        db, "SELECT * FROM crossovers WHERE run_id = ? AND kind = 'measured'", [run_id]
+    )
+    (row,) = crossovers.itertuples()
+    assert (row.algorithm_a, row.algorithm_b) == ("nccl:tree", "nccl:ring")
+    assert row.low_bytes <= max(tree_ahead) and row.high_bytes >= min(ring_ahead)
+    summary = collsweep("crossovers", run_id, "--summary", "--store", str(db))
+    (_, change) = summary.stdout.strip().splitlines()
+    assert change.strip().startswith("nccl:tree -> nccl:ring: measured between ")
+    assert change.endswith("the model predicts no crossover of this pair")
+
+
+def test_an_nccl_algo_the_catalog_lacks_keeps_its_name_and_is_not_analysed(
+    tmp_path: Path,
+) -> None:
+    """NCCL_ALGO=ring (NCCL reads it without case) is nccl:ring; NCCL_ALGO=NVLS, which the
+    catalog does not list, keeps its own name, nccl:nvls: stored and drawn, not analysed."""
+    text = (FIXTURES / NCCL_FILES[1]).read_text()
+    lower = tmp_path / "lower.txt"
+    lower.write_text(text.replace("environment to Ring", "environment to ring"))
+    nvls = tmp_path / "nvls.txt"
+    nvls.write_text(text.replace("environment to Ring", "environment to NVLS"))
+    db = tmp_path / "s.duckdb"
+    assert {p["algorithm"] for p in points_of(db, imported(db, str(lower)))} == {"nccl:ring"}
+    done = collsweep("import", str(nvls), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "not analysed: collsweep's catalog has no nccl algorithm nccl:nvls" in done.stdout
+    run_id = re.search(r"as run (\S+):", done.stdout).group(1)
+    assert {p["algorithm"] for p in points_of(db, run_id)} == {"nccl:nvls"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sweep", "--algorithms", "nccl:ring", "--sizes", "8", "--ranks", "2"],
+        ["sweep", "--algorithms", "ring", "--libraries", "nccl", "--sizes", "8", "--ranks", "2"],
+        ["verify", "--algorithms", "nccl:ring", "--ranks", "2"],
+    ],
+)
+def test_nothing_runs_nccls_algorithms(tmp_path: Path, argv: list[str]) -> None:
+    """NCCL is imported only: a sweep or verify that names it is refused in one line, exit 2,
+    before anything starts or any store is made; tune and record do not offer it."""
+    db = tmp_path / "s.duckdb"
+    done = collsweep(*argv, "--store", str(db)) if argv[0] != "verify" else collsweep(*argv)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    (line,) = done.stderr.strip().splitlines()
+    assert "NCCL results can only be imported" in line and not db.exists()
+    for command in (["tune", "r1", "--out", "x.json"], ["record"]):
+        with pytest.raises(SystemExit) as refused_choice:
+            collsweep(*command, "--library", "nccl", "--store", str(db))
+        assert refused_choice.value.code == 2
 
 
 JSON_REPORT = FIXTURES / "nccl_all_reduce_tree_per_iter.json"

@@ -54,6 +54,20 @@ def test_sizes_fold_into_bands_of_one_answer() -> None:
     ]
 
 
+def test_a_tie_no_launches_can_pair_says_it_cannot_be_decided() -> None:
+    """Imported points of one launch each share no two launches to pair: their tie says one
+    launch cannot decide it; a tie the launches measured stays a plain tie."""
+    cells = [
+        cell(8, "ring", decided=False, runner_up="mpi") | {"launches": 0},
+        cell(64, "ring", decided=False, runner_up="mpi") | {"launches": 0},
+        cell(512, "ring", decided=False, runner_up="mpi") | {"launches": 3},
+    ]
+    assert [b.describe() for b in bands(cells)] == [
+        "8 B .. 64 B: tie mpi ~ ring (one launch: cannot decide)",
+        "512 B: tie mpi ~ ring",
+    ]
+
+
 def test_a_change_of_winner_shows_the_measured_interval_beside_the_preferred_prediction() -> None:
     rows = [
         crossing("measured", 1000, 64, 4096),
@@ -64,7 +78,8 @@ def test_a_change_of_winner_shows_the_measured_interval_beside_the_preferred_pre
     assert line.startswith("mpi -> ring: measured between 64 B and 4 KiB")
     assert "predicted at 1.95 KiB (inside) [launches:r1]" in line
     [other] = change_lines(bands(CELLS), rows, ["fitted:r1"])
-    assert "predicted at 8.79 KiB [fitted:r1]" in other and "inside" not in other
+    assert "predicted at 8.79 KiB [fitted:r1 (fitted on the same points it predicts)]" in other
+    assert "inside" not in other
     [none] = change_lines(bands(CELLS), rows[:1])
     assert none.endswith("the model predicts no crossover of this pair")
 

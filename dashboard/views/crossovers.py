@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.calibration_id import with_caveat
 from runners.domain.units import format_bytes
 
 
@@ -28,6 +29,12 @@ def _percent(value: float) -> str:
 def _agreement(data: queries.CrossoverData, run_id: str) -> None:
     """Headline figures of the whole run, then each group of this dtype and op, as stored by
     the analysis (never recomputed here)."""
+    if data.agreement.empty and not data.measured_best.empty:
+        st.info(
+            "No agreement for this calibration: no cell of this run has two algorithms with "
+            "a model of their own for the model to pick between."
+        )
+        return
     if data.agreement.empty:
         st.info(
             "No agreement stored for this run and calibration yet: run "
@@ -86,7 +93,11 @@ def main(path: Path, overview: queries.Overview) -> None:
     run_id, grid = chosen
     dtype, op = _dtype_op(grid)
     cals = queries.prediction_calibrations(path, run_id)
-    cal = ui.choose("Calibration of the predictions", cals, "cal") if cals else None
+    cal = (
+        ui.choose("Calibration of the predictions", cals, "cal", format_func=with_caveat)
+        if cals
+        else None
+    )
     if cal is None:
         st.info("No predictions stored for this run yet: only measured choices are shown.")
     collective = str(grid["collective"].iloc[0])

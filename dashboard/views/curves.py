@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
+from runners.domain.calibration_id import with_caveat
 from runners.domain.catalog import ALGORITHMS
 from runners.domain.libraries import DEFAULT, LIBRARIES
 
@@ -63,15 +64,23 @@ def _view(grid: pd.DataFrame) -> tuple[int, str, str, str]:
 
 
 def _calibration(path, run_id: str, container: Any) -> str | None:
-    """The calibration whose predictions are drawn (a picker only when there is a choice)."""
+    """The calibration whose predictions are drawn (a picker only when there is a choice),
+    named with its kind's caveat where it has one (a fitted one predicts its own points)."""
     cals = queries.prediction_calibrations(path, run_id)
     if not cals:
         container.caption("No predictions stored for this run yet: only measurements are drawn.")
         return None
     if len(cals) == 1:
         st.query_params["cal"] = cals[0]
+        container.caption(f"Predictions of calibration {with_caveat(cals[0])}.")
         return cals[0]
-    return ui.choose("Calibration of the predictions", cals, "cal", container=container)
+    return ui.choose(
+        "Calibration of the predictions",
+        cals,
+        "cal",
+        container=container,
+        format_func=with_caveat,
+    )
 
 
 CROSSOVER_CHOICES = {

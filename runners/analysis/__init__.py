@@ -67,6 +67,7 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
+from runners.domain.calibration_id import with_caveat
 from runners.domain.catalog import ALGORITHMS, collective_of
 from runners.domain.errors import BadInput, Stopped
 from runners.domain.faults import hold_at
@@ -135,7 +136,7 @@ class AnalysisSummary:
         lines = [
             f"run {self.run_id}: {self.predictions} predictions, {self.crossovers} crossovers, "
             f"{self.best_choices} best choices, {self.assumptions} assumption checks; "
-            f"calibrations {', '.join(self.calibrations) or 'none'}",
+            f"calibrations {', '.join(map(with_caveat, self.calibrations)) or 'none'}",
             f"  winners: decided in {self.decided} of {self.cells} cells (the paired launches "
             "agree); the others are ties",
         ]

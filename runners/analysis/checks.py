@@ -31,7 +31,10 @@ def assumption_rows(
     if not isinstance(environment, dict):
         environment = {}
     inherited = environment.get("inherited", {})
-    cores = int(run.get("physical_cores") or physical_cores())
+    cores = run.get("physical_cores")
+    if not cores and not environment.get("imported"):  # an imported file's machine: unknown
+        cores = physical_cores()
+    cores = int(cores) if cores else None
     return assumptions.run_checks(
         points,
         cores,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,21 +17,46 @@ from runners.domain.fitting import (
     fit_collectives,
     weighted_r_squared,
 )
-from runners.domain.libraries import DEFAULT
+from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.models import Prediction, predict
 
 # --- the calibration fitted to the run's own timings -----------------------------------------
 
+# What a fit assumes where the library reduces inside the kernels that move the data
+# (LibrarySpec.reduces_while_copying) and its timings cannot separate gamma from beta.
+GAMMA_ZERO = (
+    "gamma = 0 assumed: {library} reduces inside the kernels that move the data, so these "
+    "timings cannot separate gamma from beta, and beta carries both"
+)
 
-def fit_points(points: Sequence[Point]) -> tuple[list[Point], str, CollectiveFit] | None:
+
+@dataclass(frozen=True)
+class PointsFit:
+    """A joint fit to a run's points: the points used, which ones in words, the fit, and what
+    it assumes beyond the model ('' or GAMMA_ZERO)."""
+
+    points: list[Point]
+    which: str
+    fit: CollectiveFit
+    assumption: str = ""
+
+
+def fit_points(points: Sequence[Point], library: str = DEFAULT.name) -> PointsFit | None:
     """fit_collectives over the modelled points with a core per rank, or over all modelled
-    points when those cannot separate alpha, beta and gamma; with the points used and which."""
+    points when those cannot separate alpha, beta and gamma; where neither can and `library`
+    reduces while it copies, alpha and beta with gamma = 0 (GAMMA_ZERO)."""
+    lib = LIBRARIES[library]
     usable = [p for p in points if p.modelled and p.ranks >= 2]
     dedicated = [p for p in usable if not p.oversubscribed]
-    for chosen, which in ((dedicated, "points with a core per rank"), (usable, "all points")):
-        fit = fit_collectives(_fit_rows(chosen))
-        if fit is not None:
-            return chosen, which, fit
+    choices = ((dedicated, "points with a core per rank"), (usable, "all points"))
+    tries = [(True, "")]
+    if lib.reduces_while_copying:
+        tries.append((False, GAMMA_ZERO.format(library=lib.title)))
+    for with_gamma, assumption in tries:
+        for chosen, which in choices:
+            fit = fit_collectives(_fit_rows(chosen), with_gamma=with_gamma)
+            if fit is not None:
+                return PointsFit(chosen, which, fit, assumption)
     return None
 
 
@@ -73,14 +99,17 @@ def fitted_calibration(
     beta are fitting.fit_collectives' over every fitted point;
     each dtype/op then gets its own gamma with alpha and beta held (one key: the same fit).
     """
-    found = fit_points(points)
+    found = fit_points(points, library)
     if found is None:
         return None
-    chosen, which, fit = found
+    chosen, fit = found.points, found.fit
     by_key: dict[str, list[Point]] = defaultdict(list)
     for p in chosen:
         by_key[str(GammaKey(p.dtype, p.op))].append(p)
-    gammas = {k: key_gamma(ps, fit.alpha, fit.beta) for k, ps in by_key.items()}
+    if found.assumption:  # every key's gamma is inside beta, as the joint fit's is
+        gammas: dict[str, float | None] = dict.fromkeys(by_key, 0.0)
+    else:
+        gammas = {k: key_gamma(ps, fit.alpha, fit.beta) for k, ps in by_key.items()}
     gammas = {k: fit.gamma if g is None else g for k, g in gammas.items()}
     r2 = _fitted_r_squared(chosen, fit.alpha, fit.beta, gammas)
     low, high = min(p.nbytes for p in chosen), max(p.nbytes for p in chosen)
@@ -99,7 +128,7 @@ def fitted_calibration(
         "segments": [_segment(low, high, fit.alpha, fit.beta, r2)],
         "gammas": gammas,
         "source": name,
-        "details": _fit_details(chosen, which, fit.gamma, fit.r_squared, by_key),
+        "details": _fit_details(found, by_key),
     }
 
 
@@ -114,18 +143,24 @@ def _segment(low: int, high: int, alpha: float, beta: float, r2: float) -> dict[
     }
 
 
-def _fit_details(
-    chosen: Sequence[Point], which: str, gamma: float, r2: float, by_key: Mapping[str, list]
-) -> dict[str, Any]:
-    """The fitted calibration's details: which points it used and the joint fit's numbers."""
+def _fit_details(found: PointsFit, by_key: Mapping[str, list]) -> dict[str, Any]:
+    """The fitted calibration's details: which points it used, the joint fit's numbers, and
+    what it assumes (CalibrationKind.FITTED.caveat: it predicts the points it was fitted on)."""
+    chosen = found.points
     return {
         "fit": "fitting.fit_collectives on the run's medians (relative least squares); "
-        "gamma per dtype/op refitted with alpha and beta held",
-        "points_used": which,
+        + (
+            "alpha and beta only, gamma = 0 for every dtype/op"
+            if found.assumption
+            else "gamma per dtype/op refitted with alpha and beta held"
+        ),
+        "fitted_on": CalibrationKind.FITTED.caveat,
+        "assumption": found.assumption,
+        "points_used": found.which,
         "points": len(chosen),
         "ranks": sorted({p.ranks for p in chosen}),
         "algorithms": sorted({p.algorithm for p in chosen}),
         "points_per_key": {k: len(v) for k, v in by_key.items()},
-        "joint_gamma": gamma,
-        "joint_r_squared": r2,
+        "joint_gamma": found.fit.gamma,
+        "joint_r_squared": found.fit.r_squared,
     }

@@ -89,6 +89,12 @@ def run_calibrations(
             "no fitted calibration"
         )
     else:
+        if fitted["details"]["assumption"]:
+            progress(
+                f"the run's {LIBRARIES[library].title} timings cannot separate alpha, beta and "
+                f"gamma: {fitted['calibration_id']} fits alpha and beta, "
+                f"{fitted['details']['assumption']}"
+            )
         store.add_calibration(path, fitted)
     return [cal for cal in (launches, measured, fitted) if cal is not None]
 

@@ -65,7 +65,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _verified_algorithms(args: argparse.Namespace, verifiable: dict) -> list[str]:
     """The algorithms --algorithms names for the --collectives asked (default: each
     collective's hand-written ones and the library's own call)."""
-    from runners.domain.catalog import BASE_OF_COLLECTIVE, algorithms_of, collective_list
+    from runners.domain.catalog import (
+        BASE_OF_COLLECTIVE,
+        algorithms_of,
+        collective_list,
+        not_runnable_problem,
+    )
 
     try:
         collectives = collective_list(part.strip() for part in args.collectives.split(","))
@@ -74,6 +79,9 @@ def _verified_algorithms(args: argparse.Namespace, verifiable: dict) -> list[str
         names = algorithms_of((p.strip() for p in args.algorithms.split(",")), collectives)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    imported_only = not_runnable_problem(names)
+    if imported_only:
+        raise UsageError(imported_only)
     refused = [n for n in names if n not in verifiable]
     if refused:
         raise UsageError(f"cannot verify {', '.join(refused)}: configured by a file at start-up")

@@ -25,8 +25,10 @@ def kind_of(name: str) -> str:
 def catalog_rows(library: str | None = None, collective: str | None = None) -> list[dict[str, Any]]:
     """One row per algorithm: name, library (None for collsweep's own schedules on MPICH's
     point-to-point layer; the library for the same schedules on another one), collective,
-    kind, the schedule that models it and its description."""
+    kind, the schedule that models it, its description, and whether a sweep can run it
+    (False: its library's results are imported only, NCCL's)."""
     from runners.domain.catalog import ALGORITHMS, algorithms_on, modelled_spec
+    from runners.domain.libraries import RUNNABLE
 
     rows = []
     listed = ALGORITHMS if library is None else algorithms_on(library)
@@ -43,6 +45,7 @@ def catalog_rows(library: str | None = None, collective: str | None = None) -> l
                 "kind": kind_of(name),
                 "schedule": model,
                 "description": spec.description,
+                "runnable": spec.runs_on in RUNNABLE,
             }
         )
     return rows
@@ -72,14 +75,16 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 def add_algorithms(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "algorithms",
-        help="list the algorithms a sweep can name",
+        help="list the algorithms a sweep can name (and NCCL's, imported only)",
         description="Every algorithm collsweep knows, from its descriptor: name, library "
         "(- for collsweep's own schedules on MPICH), kind (hand-written, autotuned, forced, "
-        "tuned), the schedule that models it, and what it is. --json prints a list of objects "
-        "with the stable keys name, library (null for hand-written), collective, kind, "
-        "schedule and description.",
+        "tuned), the schedule that models it, and what it is. NCCL's entries name the points "
+        "of imported nccl-tests output: no sweep can run them (their description says "
+        "imported only). --json prints a list of objects with the stable keys name, library "
+        "(null for hand-written), collective, kind, schedule, description and runnable "
+        "(false: imported only).",
     )
-    parser.add_argument("--library", help="only this library's (mpich, openmpi, impi)")
+    parser.add_argument("--library", help="only this library's (mpich, openmpi, impi, nccl)")
     parser.add_argument("--collective", help=f"only this collective ({', '.join(COLLECTIVES)})")
     parser.add_argument("--json", action="store_true", help="JSON instead of a table")
     parser.set_defaults(handler=cmd_algorithms)

@@ -10,7 +10,6 @@ from pathlib import Path
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.collectives import COLLECTIVES
 from runners.domain.imports import FORMATS
-from runners.domain.imports.naming import NCCL
 from runners.domain.libraries import LIBRARIES
 
 MAX_RANKS = 1 << 24  # a group size no tool's output comes from: a typo, refused
@@ -76,7 +75,7 @@ def add_import(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--library",
-        choices=(*LIBRARIES, NCCL),
+        choices=tuple(LIBRARIES),
         help="the library whose ranks ran the files, where they do not name it (IMB and OSU "
         "print none; Intel MPI names itself with I_MPI_DEBUG set)",
     )

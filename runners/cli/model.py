@@ -30,11 +30,15 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
         ]
         return ", ".join(shown) or "-"
 
+    from runners.domain.calibration_id import library_free, with_caveat
+
+    # each library's own namesake (`fitted:<run>@nccl`) stands with the run's calibration
+    frame = frame.assign(calibration_id=frame.calibration_id.map(library_free))
     predicted = frame[frame.kind == "predicted"]
     used = next((c for c in calibrations if c in set(predicted.calibration_id)), None)
     pairs = [" / ".join(sorted(p)) for p in zip(frame.algorithm_a, frame.algorithm_b, strict=True)]
     frame = frame.assign(pair=pairs)
-    blocks = [f"predicted with calibration {used or '(none)'}"]
+    blocks = [f"predicted with calibration {with_caveat(used) if used else '(none)'}"]
     keys = ["collective", "ranks", "dtype", "op"]
     for (collective, ranks, dtype, op), group in frame.groupby(keys, sort=False):
         rows = [
@@ -68,7 +72,8 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
         print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")
         return 0
     agreement = analysis.agreement_frame(path, args.run)
-    if agreement.empty:
+    winners = analysis.winners_frame(path, args.run)
+    if agreement.empty and winners.empty and frame.empty:
         print(
             f"run {args.run} has no analysis yet: `collsweep analyze {args.run}`", file=sys.stderr
         )
@@ -77,11 +82,16 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
         return 0
     calibrations = store.calibration_order(path, args.run)
     print(_crossovers_table(frame, calibrations) if len(frame) else "(no crossovers)")
-    winners = analysis.winners_frame(path, args.run)
     print("\nwinners: the fastest two per cell; decided when the paired launches agree")
     print(_winners_table(winners) if len(winners) else "(no cells with two algorithms)")
     print("\nagreement: how often the model's pick is the measured best (cells with 2+ models)")
-    print(_agreement_table(agreement) if len(agreement) else "(no analysis)")
+    print(
+        _agreement_table(agreement)
+        if len(agreement)
+        else "(no cells with two modelled algorithms)"
+        if len(winners)
+        else "(no analysis)"
+    )
     return 0
 
 

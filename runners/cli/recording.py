@@ -9,7 +9,7 @@ from pathlib import Path
 
 from runners.cli.common import UsageError
 from runners.cli.workload import show_text
-from runners.domain.libraries import LIBRARIES
+from runners.domain.libraries import RUNNABLE
 from runners.jobs import recorder_build
 from runners.jobs.recording import record
 
@@ -52,7 +52,7 @@ def add_record(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", help="the workload's name (default: from the program's name)")
     parser.add_argument(
         "--library",
-        choices=sorted(LIBRARIES),
+        choices=sorted(RUNNABLE),
         help="the MPI library the ranks run (default: the one whose prefix holds the "
         "launcher, else mpich)",
     )

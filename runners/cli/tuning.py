@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from runners.cli.common import add_store_option, int_list, store_path
-from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.libraries import DEFAULT, RUNNABLE
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -79,7 +79,7 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, help="the tuning file to write (JSON)")
     parser.add_argument(
         "--library",
-        choices=tuple(LIBRARIES),
+        choices=tuple(RUNNABLE),
         default=DEFAULT.name,
         help="whose file: mpich (default), openmpi (a coll/tuned rules file), impi",
     )

@@ -143,8 +143,12 @@ def commutative_op(point: PointFacts) -> dict[str, Any]:
     return check("commutative_op", VIOLATED, detail, point.point_id)
 
 
-def not_oversubscribed(point: PointFacts, cores: int) -> dict[str, Any]:
-    """Holds when every rank has a physical core of its own."""
+def not_oversubscribed(point: PointFacts, cores: int | None) -> dict[str, Any]:
+    """Holds when every rank has a physical core of its own; unknown where the machine's cores
+    are not known (`cores` None: imported from another tool's file, which does not say)."""
+    if cores is None:
+        detail = f"{point.ranks} ranks on a machine whose cores the imported file does not say"
+        return check("not_oversubscribed", UNKNOWN, detail, point.point_id)
     if point.ranks <= cores:
         detail = f"{point.ranks} ranks on {cores} physical cores"
         return check("not_oversubscribed", HOLDS, detail, point.point_id)
@@ -211,7 +215,7 @@ def library_choice_known(point: PointFacts) -> dict[str, Any]:
     return check("library_choice_known", HOLDS, detail, point.point_id)
 
 
-def point_checks(point: PointFacts, cores: int) -> list[dict[str, Any]]:
+def point_checks(point: PointFacts, cores: int | None) -> list[dict[str, Any]]:
     """Every point-level check of one point."""
     return [
         power_of_two(point),
@@ -298,7 +302,7 @@ def no_protocol_switch(cal: Mapping[str, Any], min_bytes: int, max_bytes: int) -
 QUIET_LOAD = 1.0  # one core's worth of other runnable work
 
 
-def quiet_machine(load_average: Sequence[float] | None, cores: int) -> dict[str, Any]:
+def quiet_machine(load_average: Sequence[float] | None, cores: int | None) -> dict[str, Any]:
     """Holds when the machine was nearly idle before the sweep started.
 
     Other runnable processes take the ranks' cores away for whole scheduler slices, which
@@ -374,7 +378,7 @@ def _probe_spreads(probes: Sequence[Mapping[str, Any]]) -> list[tuple[float, str
 
 def run_checks(
     points: Iterable[PointFacts],
-    cores: int,
+    cores: int | None,
     launcher: str | None,
     environment: Mapping[str, str],
     calibrations: Iterable[Mapping[str, Any]],

@@ -42,6 +42,12 @@ class CalibrationKind(StrEnum):
         """What ids of this kind start with ('' for CALIBRATE), e.g. 'fitted:'."""
         return "" if self is CalibrationKind.CALIBRATE else f"{self.value}{SEPARATOR}"
 
+    @property
+    def caveat(self) -> str:
+        """What a reader of this kind's predictions must know ('' for none): a fitted one
+        predicts the very points it was fitted on, so their agreement tests no model."""
+        return "fitted on the same points it predicts" if self is CalibrationKind.FITTED else ""
+
 
 _PREFIXED = tuple(kind for kind in CalibrationKind if kind.prefix)
 
@@ -103,6 +109,13 @@ class CalibrationId:
     def on_library(self, library: str) -> CalibrationId:
         """The same calibration measured on another library's ranks (its own namesake)."""
         return replace(self, library=library)
+
+
+def with_caveat(calibration_id: str) -> str:
+    """The id as a reader sees it: with its kind's caveat where it has one
+    ('fitted:<run>@nccl (fitted on the same points it predicts)')."""
+    caveat = CalibrationId.parse(calibration_id).kind.caveat
+    return f"{calibration_id} ({caveat})" if caveat else calibration_id
 
 
 def own_calibrations(calibration_id: str | None) -> list[str] | None:

@@ -13,10 +13,17 @@ from types import MappingProxyType
 
 import numpy as np
 
-from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES, impi, library, openmpi
+from runners.domain.algorithms import (
+    HAND_WRITTEN,
+    OTHER_COLLECTIVES,
+    impi,
+    library,
+    nccl,
+    openmpi,
+)
 from runners.domain.collectives import COLLECTIVES, NO_OP, qualified
 from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL
+from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL, RUNNABLE, imported_only
 
 DTYPES: dict[str, np.dtype] = {
     name: np.dtype(name) for name in ("int32", "int64", "float16", "float32", "float64")
@@ -100,6 +107,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *openmpi.OTHER_TUNED,
         *impi.OTHER_AUTOTUNED,
         *impi.OTHER_FORCED,
+        nccl.AUTOTUNED,
+        *nccl.FORCED,
+        *nccl.OTHER_AUTOTUNED,
+        *nccl.OTHER_FORCED,
     )
 }
 
@@ -220,6 +231,16 @@ def on_libraries(algorithms: Iterable[str], libraries: Iterable[str]) -> tuple[s
             if found and found not in out:
                 out.append(found)
     return tuple(out)
+
+
+def not_runnable_problem(algorithms: Iterable[str]) -> str | None:
+    """Why collsweep cannot run some of the named algorithms (their library's results are only
+    imported: NCCL's), or None."""
+    found = [a for a in algorithms if a in ALGORITHMS and library_of(a) not in RUNNABLE]
+    if not found:
+        return None
+    why = "; ".join(imported_only(name) for name in dict.fromkeys(map(library_of, found)))
+    return f"cannot run {', '.join(found)}: {why}"
 
 
 def library_knobs(algorithm: str) -> dict[str, str]:

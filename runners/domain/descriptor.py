@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from runners.domain.schedule import Schedule
 
 MPICH, OPENMPI, IMPI = "mpich", "openmpi", "impi"  # library names (runners.domain.libraries)
+NCCL = "nccl"  # imported only: collsweep reads nccl-tests output, never runs it
 
 
 def whole_buffer(ranks: int) -> int:

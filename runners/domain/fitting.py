@@ -150,8 +150,12 @@ def fit_gamma(nbytes: Sequence[float], seconds: Sequence[float]) -> float:
     return fit_linear(n, t).beta
 
 
-def fit_collectives(rows: Iterable[Sequence | Mapping]) -> CollectiveFit | None:
-    """Fit alpha, beta, gamma >= 0 jointly to measured collective medians.
+def fit_collectives(
+    rows: Iterable[Sequence | Mapping], *, with_gamma: bool = True
+) -> CollectiveFit | None:
+    """Fit alpha, beta, gamma >= 0 jointly to measured collective medians (`with_gamma`
+    False: alpha and beta only, gamma = 0, for timings whose reductions cannot be told apart
+    from their bandwidth term: beta then carries both).
 
     Each row is (algorithm, ranks, nbytes, itemsize, seconds), or a mapping with those keys.
     A row's design-matrix entries are its model's critical-path counts (messages, bytes_sent,
@@ -162,9 +166,10 @@ def fit_collectives(rows: Iterable[Sequence | Mapping]) -> CollectiveFit | None:
     with fewer than 3 usable rows or when the counts cannot separate the three parameters.
     """
     counts, t = _design(rows)
+    used = counts if with_gamma else counts[:, :2]
     if t.size < 3:
         return None
-    a = counts / t[:, None]
+    a = used / t[:, None]
     scale = np.linalg.norm(a, axis=0)
     if np.any(scale == 0):
         return None
@@ -173,6 +178,8 @@ def fit_collectives(rows: Iterable[Sequence | Mapping]) -> CollectiveFit | None:
     if singular.min() < _DEGENERATE * singular.max():
         return None
     x = _nnls(a, np.ones_like(t)) / scale
+    if not with_gamma:
+        x = np.append(x, 0.0)
     return CollectiveFit(*(float(v) for v in x), weighted_r_squared(t, counts @ x))
 
 

@@ -16,12 +16,13 @@ from runners.domain.catalog import (
     is_vendor_tuned,
     known_names,
     library_of,
+    not_runnable_problem,
     on_libraries,
     resolve_name,
 )
 from runners.domain.collectives import DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import MPICH
-from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE, imported_only
 
 
 def check_names(values: tuple[str, ...], table: dict, what: str) -> list[str]:
@@ -88,7 +89,14 @@ def expand_libraries(values: dict[str, Any]) -> list[str]:
     """Set values' libraries (given, or those the algorithms name) and the algorithms they run
     there (catalog.on_libraries); the problems found."""
     names = values.get("algorithms", BASE_ALGORITHMS)
-    problems = check_names(values.get("libraries", ()), dict.fromkeys(LIBRARIES), "library")
+    asked = values.get("libraries", ())
+    problems = check_names(tuple(n for n in asked if n not in LIBRARIES), RUNNABLE, "library")
+    problems += [
+        f"cannot run library {n}: {imported_only(n)}"
+        for n in asked
+        if n in LIBRARIES and n not in RUNNABLE
+    ]
+    problems += filter(None, [not_runnable_problem(names)])
     if problems or any(a not in ALGORITHMS for a in names):
         return problems
     libraries = values.setdefault(

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runners.domain.calibration_id import with_caveat
 from runners.domain.catalog import local_name
 from runners.domain.collectives import DEFAULT_COLLECTIVE, group_title
 from runners.domain.provisional import stored_reason
@@ -36,13 +37,20 @@ class Band:
         return f"{span}: {TIE} {self.detail}" if self.answer == TIE else f"{span}: {self.answer}"
 
 
+UNDECIDABLE = "one launch: cannot decide"  # a tie of points with no paired launches to compare
+
+
 def bands(cells: Sequence[Mapping[str, Any]]) -> list[Band]:
-    """One group's winners rows, ordered by size, folded into bands of one answer."""
+    """One group's winners rows, ordered by size, folded into bands of one answer; a tie whose
+    two points share no two launches (or passes) to pair, as imported files of one launch
+    each, says it cannot be decided (UNDECIDABLE)."""
     out: list[Band] = []
     for cell in sorted(cells, key=lambda c: c["bytes"]):
         decided = bool(cell["decided"])
         answer = cell["winner"] if decided else TIE
         detail = "" if decided else " ~ ".join(sorted((cell["winner"], cell["runner_up"])))
+        if not decided and cell.get("launches") == 0:
+            detail += f" ({UNDECIDABLE})"
         if out and out[-1].answer == answer and out[-1].detail == detail:
             out[-1] = Band(answer, out[-1].low, int(cell["bytes"]), detail)
         else:
@@ -95,7 +103,9 @@ def _change(before: Band, after: Band, measured: list, predicted: list) -> str:
         m["low_bytes"] <= c["bytes"] <= m["high_bytes"] for c in best for m in measured
     )
     verdict = " (inside)" if inside else ""
-    return f"{head}: {where}; predicted at {sizes}{verdict} [{best[0]['calibration_id']}]"
+    return (
+        f"{head}: {where}; predicted at {sizes}{verdict} [{with_caveat(best[0]['calibration_id'])}]"
+    )
 
 
 def _group(row: Mapping[str, Any]) -> tuple[int, str, str, str]:

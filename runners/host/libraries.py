@@ -53,7 +53,10 @@ def install(lib: LibrarySpec) -> Install:
 
 def installed(lib: LibrarySpec) -> bool:
     """Whether the library's launcher (and libmpi) are where collsweep looks for them; for one
-    installed into the environment itself, whether an mpiexec can be found."""
+    installed into the environment itself, whether an mpiexec can be found; never for one
+    collsweep only imports results of (NCCL)."""
+    if not lib.runnable:
+        return False
     found = install(lib)
     if not lib.prefix_name:
         return shutil.which(str(found.mpiexec)) is not None

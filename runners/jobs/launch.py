@@ -25,7 +25,7 @@ from pathlib import Path
 from runners.domain.descriptor import MPICH
 from runners.domain.job_file import JobFile
 from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
-from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
 from runners.host import libraries
 
 
@@ -110,7 +110,7 @@ def launcher_problem(template: str, shell: bool = False) -> str | None:
 
 def installed_libraries() -> list[str]:
     """The MPI libraries whose ranks can start here (MPICH's mpiexec, the others' prefixes)."""
-    return [name for name, lib in LIBRARIES.items() if libraries.installed(lib)]
+    return [name for name, lib in RUNNABLE.items() if libraries.installed(lib)]
 
 
 def libraries_problem(libraries: Sequence[str]) -> str | None:
@@ -119,7 +119,7 @@ def libraries_problem(libraries: Sequence[str]) -> str | None:
     missing = [name for name in libraries if name not in here]
     if not missing:
         return None
-    wheels = ", ".join(lib.package for lib in LIBRARIES.values())
+    wheels = ", ".join(lib.package for lib in RUNNABLE.values())
     return (
         f"library {', '.join(missing)} is not installed here (installed: "
         f"{', '.join(here) or 'none'}); `make install` installs {wheels}"

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from runners.domain.errors import CollsweepError
-from runners.domain.libraries import LIBRARIES, LibrarySpec
+from runners.domain.libraries import LIBRARIES, RUNNABLE, LibrarySpec
 from runners.host import libraries
 
 FOLDER = Path(__file__).resolve().parents[1] / "ranks" / "recorder"
@@ -112,7 +112,7 @@ def recorder(lib: LibrarySpec) -> Path:
 def build_all() -> list[tuple[str, str]]:
     """Build the recorder for every installed library: (library, its file or why not)."""
     done: list[tuple[str, str]] = []
-    for lib in LIBRARIES.values():
+    for lib in RUNNABLE.values():
         if not libraries.installed(lib):
             done.append((lib.name, "not installed"))
             continue

@@ -22,7 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runners.domain.errors import BadInput, CollsweepError
-from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec, short_library_version
+from runners.domain.libraries import (
+    DEFAULT,
+    LIBRARIES,
+    RUNNABLE,
+    LibrarySpec,
+    short_library_version,
+)
 from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.recorded_workload import recorded_workload
 from runners.domain.recording import read_records
@@ -68,7 +74,7 @@ def library_for(program: Path, asked: str | None = None) -> LibrarySpec:
     if asked:
         return LIBRARIES[asked]
     real = program.resolve()
-    for lib in LIBRARIES.values():
+    for lib in RUNNABLE.values():
         if lib.prefix_name and real.is_relative_to(libraries.prefix(lib).resolve()):
             return lib
     return DEFAULT

@@ -10,6 +10,7 @@ from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, lib
 from runners.domain.events import Checked, MalformedEvent, parse_event
 from runners.domain.inputs import default_counts, verified_ops
 from runners.domain.job_file import VerifyJob
+from runners.domain.libraries import RUNNABLE
 from runners.domain.status import CheckStatus
 from runners.host.machine import physical_cores
 from runners.jobs import launch
@@ -29,8 +30,13 @@ class VerifyPlan:
 
 WRONG = (CheckStatus.MISMATCH, CheckStatus.ERROR)  # the checks that fail an algorithm
 
-# Every algorithm verify can check: all but those configured by a file (mpi:tuned).
-VERIFIABLE = {name: spec for name, spec in ALGORITHMS.items() if not spec.own_launch}
+# Every algorithm verify can check: all but those configured by a file (mpi:tuned) and those
+# of a library collsweep only imports results of (NCCL's).
+VERIFIABLE = {
+    name: spec
+    for name, spec in ALGORITHMS.items()
+    if not spec.own_launch and spec.runs_on in RUNNABLE
+}
 
 
 @dataclass(frozen=True)

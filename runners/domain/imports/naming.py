@@ -5,9 +5,12 @@ name of that call: the autotuned entry (`impi`, `allgather.impi`, `mpi`, `openmp
 forced one when the file shows the library's selector set (Intel MPI's `I_MPI_ADJUST_ALLREDUCE=8`
 in its I_MPI_DEBUG startup lines: `impi:ring`), found from the catalog's own forcing settings.
 The tool is said on every point (`library_config`, `job`, `sync_cadence`) and by the run.
-nccl-tests times NCCL, which collsweep's catalog does not list: its points are named `nccl`,
-or `nccl:<algo>` where NCCL's log says NCCL_ALGO was set (collective-qualified like the
-catalog's: `allgather.nccl:ring`); they are stored, drawn and queried, but not analysed.
+nccl-tests times NCCL, a library collsweep imports only (runners.domain.libraries.nccl): its
+points are named `nccl`, or `nccl:ring` / `nccl:tree` where NCCL's log says NCCL_ALGO was set
+(collective-qualified like the catalog's: `allgather.nccl:ring`), found the same way; a
+forcing the catalog does not list is refused, unless the library keeps such points under a name
+of their own (LibrarySpec.unlisted_forcing: NCCL's `nccl:nvls`), stored and drawn but not
+analysed. Selector values compare without case (NCCL_ALGO is not case sensitive).
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from runners.domain.collectives import COLLECTIVES, qualified
 from runners.domain.imports.records import ImportProblem
 from runners.domain.libraries import LIBRARIES
 
-NCCL = "nccl"
-SELECTOR_WORDS = ("ADJUST", "ALGORITHM")  # in the name of a variable that picks an algorithm
+SELECTOR_WORDS = ("ADJUST", "ALGO")  # in the name of a variable that picks an algorithm
 
 
 def library_of_file(found: str, asked: str | None, name: str, tool: str) -> str:
@@ -35,21 +37,21 @@ def library_of_file(found: str, asked: str | None, name: str, tool: str) -> str:
             f"{tool} prints no library name (Intel MPI names itself only with I_MPI_DEBUG set): "
             f"give it with --library {'|'.join(LIBRARIES)}",
         )
-    if library not in LIBRARIES and library != NCCL:
+    if library not in LIBRARIES:
         raise ImportProblem(name, 1, f"unknown library {library}; known: {', '.join(LIBRARIES)}")
     return library
 
 
 def algorithm_of(library: str, collective: str, environment: Mapping[str, str], name: str) -> str:
     """The name of the points of `collective` a file of `library` holds (module docstring)."""
-    if library == NCCL:
-        algo = environment.get("NCCL_ALGO", "")
-        return qualified(collective, f"{NCCL}:{algo.lower()}" if algo else NCCL)
     selectors = selectors_of(collective, environment)
-    for name in forced_on(library, collective):
-        knobs = _selecting(library_knobs(name))
-        if knobs and knobs == selectors:
-            return name
+    for forced in forced_on(library, collective):
+        knobs = _casefolded(_selecting(library_knobs(forced)))
+        if knobs and knobs == _casefolded(selectors):
+            return forced
+    kept = LIBRARIES[library].unlisted_forcing(collective, selectors) if selectors else None
+    if kept:
+        return kept
     if selectors:
         said = ", ".join(f"{k}={v}" for k, v in selectors.items())
         raise ImportProblem(
@@ -58,6 +60,11 @@ def algorithm_of(library: str, collective: str, environment: Mapping[str, str], 
             f"{said} forces an algorithm collsweep's catalog does not list for {collective}",
         )
     return qualified(collective, LIBRARIES[library].autotuned)
+
+
+def _casefolded(settings: Mapping[str, str]) -> dict[str, str]:
+    """Settings with their names upper-cased and their values lower-cased, to compare."""
+    return {k.upper(): v.lower() for k, v in settings.items()}
 
 
 def _selecting(knobs: Mapping[str, str]) -> dict[str, str]:

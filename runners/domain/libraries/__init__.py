@@ -1,12 +1,13 @@
 """The MPI libraries collsweep runs on, one module each (no MPI imported here).
 
 Adding a library is one module here (its LibrarySpec) and its algorithms' descriptors in
-runners.domain.algorithms; everything else reads them from LIBRARIES.
+runners.domain.algorithms; everything else reads them from LIBRARIES. RUNNABLE holds those
+collsweep can launch: every one but the libraries it only imports results of (NCCL).
 """
 
 from __future__ import annotations
 
-from runners.domain.libraries import impi, mpich, openmpi
+from runners.domain.libraries import impi, mpich, nccl, openmpi
 from runners.domain.libraries.base import (
     LAUNCH,
     PER_CALL,
@@ -17,8 +18,9 @@ from runners.domain.libraries.base import (
 )
 
 LIBRARIES: dict[str, LibrarySpec] = {
-    lib.name: lib for lib in (mpich.LIBRARY, openmpi.LIBRARY, impi.LIBRARY)
+    lib.name: lib for lib in (mpich.LIBRARY, openmpi.LIBRARY, impi.LIBRARY, nccl.LIBRARY)
 }
+RUNNABLE: dict[str, LibrarySpec] = {name: lib for name, lib in LIBRARIES.items() if lib.runnable}
 DEFAULT = mpich.LIBRARY  # mpi4py's own library; its algorithm names stand for every library's
 
 __all__ = [
@@ -27,9 +29,11 @@ __all__ = [
     "LIBRARIES",
     "PER_CALL",
     "PER_COMMUNICATOR",
+    "RUNNABLE",
     "RUNTIME",
     "Install",
     "LibrarySpec",
+    "imported_only",
     "short_library_version",
     "switching_mode_of",
 ]
@@ -45,6 +49,14 @@ def short_library_version(full: str) -> str:
         if short:
             return short
     return " ".join(first.replace("Version:", " ").split())
+
+
+def imported_only(name: str) -> str:
+    """Why collsweep cannot run a library of LIBRARIES that RUNNABLE leaves out."""
+    return (
+        f"{LIBRARIES[name].title} results can only be imported (`collsweep import`): "
+        "collsweep never launches it"
+    )
 
 
 def switching_mode_of(lib: LibrarySpec, probed: str, asked: str) -> str:

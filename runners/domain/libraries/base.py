@@ -69,6 +69,12 @@ class LibrarySpec:
     # The library whose ABI C code built for this one follows (its mpicc builds the recorder):
     # Intel MPI's is MPICH's; Open MPI has its own
     abi: str = MPICH
+    # False: collsweep only imports its results (another tool ran it); no sweep, tune, record
+    # or verify launches it, and its algorithms are never offered to one
+    runnable: bool = True
+    # True: its reductions run inside the kernels that move the data (a GPU library's), so a
+    # fit to its timings that cannot tell gamma from beta takes gamma = 0, beta carrying both
+    reduces_while_copying: bool = False
 
     def version_text(self, version: str) -> str:
         """A version of the wheel in the runs.mpi_version form ('Intel MPI 2021.18.1')."""
@@ -140,6 +146,12 @@ class LibrarySpec:
         """The command that starts `argv` on `ranks` ranks of this library, installed as
         `install`, passing on the named environment variables; None: the sweep's launcher
         template starts them."""
+        return None
+
+    def unlisted_forcing(self, collective: str, selectors: Mapping[str, str]) -> str | None:
+        """The name of imported points whose file shows `selectors` forcing an algorithm of
+        `collective` the catalog does not list, stored and drawn but not analysed; None: such
+        a file is refused."""
         return None
 
     def short_version(self, first_line: str) -> str | None:
