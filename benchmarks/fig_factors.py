@@ -5,10 +5,10 @@ the passes (2, the algorithms' order reversed in the second, against one), the w
 against 100 / 10), the iterations a launch times (adaptive, 20-400 shared over the launches,
 against a fixed 1000 / 100) and, beside them, whether a Barrier precedes every call. The first
 four are varied one at a time from the quick preset as `collsweep sweep` overrides, at p=2 (a
-core per rank), every variant once per round and the rounds interleaved, so each variant is
-compared with the quick preset of its own round; the quick preset repeated a round later is the
-baseline (what a repeat alone moves). The fifth is timed inside one launch by
-benchmarks.barrier_worker, both ways in alternating blocks.
+core per rank), with a quick-preset sweep before every variant's (Q V1 Q V2 ... Q per round), so
+each variant is compared with the quick run just before it, and each quick run with the one
+before it is the baseline: what a repeat alone moves over the same time. The fifth is timed
+inside one launch by benchmarks.barrier_worker, both ways in alternating blocks.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import KIB, log, run_python_job, table
+from benchmarks.common import KIB, Check, log, run_python_job, table
 from runners import store
 from runners.domain.spec import SweepSpec
 from runners.domain.status import PointStatus
@@ -28,10 +28,11 @@ from runners.domain.units import format_bytes, format_seconds
 
 OSU_SMALL_MAX = 8 * KIB
 OSU_SETTINGS = {"small": (100, 1000), "large": (10, 100)}  # (warm-ups, iterations a launch)
-POINTS_SQL = (
-    "SELECT algorithm, bytes, median_s, coalesce(launch_low_s, interval_low_s) AS low_s, "
-    "coalesce(launch_high_s, interval_high_s) AS high_s FROM points "
-    "WHERE status = ? AND ranks = 2 AND median_s > 0"
+POINTS_SQL = (  # the stored interval (widened by the host's history) and the launches' own
+    "SELECT algorithm, bytes, median_s, interval_low_s AS low_s, interval_high_s AS high_s, "
+    "coalesce(launch_low_s, interval_low_s) AS launch_low_s, "
+    "coalesce(launch_high_s, interval_high_s) AS launch_high_s FROM points "
+    "WHERE status = ? AND ranks = 2 AND median_s > 0 AND run_id IN (SELECT unnest(?))"
 )
 Overrides = list[list[str]]  # one `collsweep sweep` per list
 
@@ -100,53 +101,86 @@ VARIANTS = (
 SMOKE_VARIANTS = (VARIANTS[0], VARIANTS[1], VARIANTS[-1])  # the code paths, not the study
 
 
+@dataclass(frozen=True)
+class Timed:
+    """One sweep of the timeline: which variant, and its p=2 points by (algorithm, bytes)."""
+
+    key: str
+    points: pd.DataFrame
+
+
 def run_variants(
     spec_file: Path,
     spec: SweepSpec,
     folder: Path,
     plan: tuple[tuple[Variant, ...], int],
     sweep: Callable,
-) -> dict[tuple[str, int], pd.DataFrame]:
-    """Every variant once per round, each round's order rotated; p=2 points by (key, round)."""
+) -> list[Timed]:
+    """Per round, the quick preset before every other variant and once more at the end (Q V1
+    Q V2 ... Q), the variants' order rotated each round. Every quick run goes into one store,
+    so its intervals are widened by the host's history from the third run on, as a user's
+    would be; each variant run into a store of its own. The sweeps in the order they ran."""
     variants, rounds = plan
-    found = {}
+    quick, others = variants[0], variants[1:]
+    timeline: list[Timed] = []
     for r in range(rounds):
-        shift = r % len(variants)
-        for variant in variants[shift:] + variants[:shift]:
-            log(f"figure 3 factors: round {r + 1}/{rounds}, {variant.name}")
-            path = folder / f"{variant.key}-{r}.duckdb"
-            for overrides in variant.sweeps(spec):
-                sweep(spec_file, path, ["--ranks", "2", *overrides])
-            points = store.query(path, POINTS_SQL, [PointStatus.OK.value])
-            found[variant.key, r] = points.set_index(["algorithm", "bytes"])
-    return found
+        shift = r % len(others)
+        for variant in [*others[shift:], *others[:shift], None]:
+            timeline.append(_sweep_variant(quick, spec_file, spec, folder / "quick.duckdb", sweep))
+            if variant is not None:
+                path = folder / f"{variant.key}-{r}.duckdb"
+                timeline.append(_sweep_variant(variant, spec_file, spec, path, sweep))
+    return timeline
+
+
+def _sweep_variant(
+    variant: Variant, spec_file: Path, spec: SweepSpec, path: Path, sweep: Callable
+) -> Timed:
+    """Sweep one variant into `path` at p=2; the points of the runs it made."""
+    log(f"figure 3 factors: {variant.name}")
+    before = set(_run_ids(path))
+    for overrides in variant.sweeps(spec):
+        sweep(spec_file, path, ["--ranks", "2", *overrides])
+    made = [run for run in _run_ids(path) if run not in before]
+    points = store.query(path, POINTS_SQL, [PointStatus.OK.value, made])
+    return Timed(variant.key, points.set_index(["algorithm", "bytes"]))
+
+
+def _run_ids(path: Path) -> list[str]:
+    return list(store.query(path, "SELECT run_id FROM runs").run_id) if path.exists() else []
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """Per shared point: a's median / b's, and whether a's median lies in b's interval."""
+    """Per shared point: a's median / b's, and whether a's median lies in b's stored interval
+    and in b's interval over launches alone."""
     both = a.join(b, lsuffix="_a", rsuffix="_b", how="inner")
     return pd.DataFrame(
         {
             "ratio": both.median_s_a / both.median_s_b,
-            "inside": both.median_s_a.between(both.low_s_b, both.high_s_b),
+            "inside": both.median_s_a.between(both.launch_low_s_b, both.launch_high_s_b),
+            "inside_stored": both.median_s_a.between(both.low_s_b, both.high_s_b),
         }
     )
 
 
-def factor_rows(
-    found: dict[tuple[str, int], pd.DataFrame], plan: tuple[tuple[Variant, ...], int]
-) -> list[dict]:
-    """Each variant against the quick preset of its round; the quick preset a round later
-    against the round before (the baseline)."""
-    variants, rounds = plan
-    rows = []
-    if rounds > 1:
-        pairs = [compare(found["quick", r + 1], found["quick", r]) for r in range(rounds - 1)]
-        rows.append(_summary("quick preset, a round later (baseline)", pairs))
-    for variant in variants[1:]:
-        pairs = [compare(found[variant.key, r], found["quick", r]) for r in range(rounds)]
-        rows.append(_summary(variant.name, pairs))
-    return rows
+def factor_rows(timeline: list[Timed], variants: tuple[Variant, ...]) -> list[dict]:
+    """Each variant against the quick run just before it; the baseline: each quick run against
+    the quick run before it (a variant's sweep between them)."""
+    quick_key = variants[0].key
+    pairs: dict[str, list[pd.DataFrame]] = {}
+    last_quick = previous_quick = None
+    for timed in timeline:
+        if timed.key == quick_key:
+            previous_quick, last_quick = last_quick, timed
+            if previous_quick is not None:
+                pairs.setdefault("baseline", []).append(
+                    compare(timed.points, previous_quick.points)
+                )
+        else:
+            pairs.setdefault(timed.key, []).append(compare(timed.points, last_quick.points))
+    names = {"baseline": "quick preset, the run before (baseline)"}
+    names |= {v.key: v.name for v in variants[1:]}
+    return [_summary(names[key], pairs[key]) for key in names if key in pairs]
 
 
 def _summary(name: str, pairs: list[pd.DataFrame]) -> dict:
@@ -160,6 +194,7 @@ def _summary(name: str, pairs: list[pd.DataFrame]) -> dict:
         "p10": float(np.quantile(ratios, 0.1)),
         "p90": float(np.quantile(ratios, 0.9)),
         "inside": float(frame.inside.mean()),
+        "inside_stored": float(frame.inside_stored.mean()),
     }
 
 
@@ -167,12 +202,13 @@ def factor_table(rows: list[dict]) -> list[str]:
     """The factor rows as text."""
     return table(
         [
-            "against the quick preset (same round)",
+            "against the quick run just before",
             "points",
             "median ratio",
             "typical move",
             "10-90%",
             "inside",
+            "(stored)",
         ],
         [
             [
@@ -182,6 +218,7 @@ def factor_table(rows: list[dict]) -> list[str]:
                 f"x/ {np.exp(row['moved']):.3f}",
                 f"{row['p10']:.2f}-{row['p90']:.2f}",
                 f"{row['inside']:.0%}",
+                f"{row['inside_stored']:.0%}",
             ]
             for row in rows
         ],
@@ -213,3 +250,37 @@ def barrier_table(lines: list[dict]) -> list[str]:
         times = [format_seconds(line["synchronised_s"]), format_seconds(line["back_to_back_s"])]
         rows.append([size, *times, f"{line['paired_ratio']:.3f}", line["calls"]])
     return table(["bytes", "Barrier per call", "back to back", "paired ratio", "calls"], rows)
+
+
+def check(factors: list[dict]) -> Check:
+    """The issue's bar: OSU-style medians inside the quick preset's stored interval, p=2."""
+    osu = factors[-1]
+    return Check(
+        "p=2 OSU-style medians inside the quick run's stored interval (the run just before)",
+        f"{osu['inside_stored']:.0%} of {osu['points']}",
+        ">= 90%, else the factor table says why",
+        osu["inside_stored"] >= 0.90,
+    )
+
+
+def notes(factors: list[dict], barrier: list[dict], rounds: int) -> list[str]:
+    """What the factor tables mean, which single factor moved the medians most, and whether
+    the two policies differ more than the quick preset differs from itself."""
+    largest, base, osu = largest_factor(factors), factors[0], factors[-1]
+    ratios = [line["paired_ratio"] for line in barrier if "paired_ratio" in line]
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "not timed"
+    return [
+        "factors: each variant changes one setting of the quick preset toward OSU's, p=2, "
+        f"{rounds} round(s) of Q V1 Q V2 ... Q (variants rotated each round); ratio = the "
+        "variant's median / the quick run's just before it; inside = within that quick run's "
+        "interval over launches; (stored) = within its stored interval, widened by the host's "
+        "history from the third quick run on; the baseline row: each quick run against the "
+        "quick run before it (one variant's sweep between them)",
+        f"the single factor that moved the medians most: {largest['name']} (typical move "
+        f"x/ {np.exp(largest['moved']):.3f}, {largest['inside']:.0%} inside)",
+        f"OSU-style: typical move x/ {np.exp(osu['moved']):.3f}, {osu['inside']:.0%} inside; "
+        f"the quick preset against itself: x/ {np.exp(base['moved']):.3f}, "
+        f"{base['inside']:.0%} inside",
+        "Barrier per call (the sweep's harness) against the same calls back to back, MPICH's "
+        f"default allreduce, alternating blocks in one launch: back to back / Barrier {spread}",
+    ]

@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from benchmarks import fig_factors
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.fig_factors import by_size, osu_policy
@@ -123,11 +121,13 @@ def run(mode: Mode) -> Figure:
     spec = mode.preset()
     with tempfile.TemporaryDirectory(prefix="collsweep-bench-") as folder:
         quick, osu = run_policies(spec, Path(folder))
-        spec_file = write_spec(spec, Path(folder))
+        factors_folder = Path(folder) / "factors"
+        factors_folder.mkdir()
+        spec_file = write_spec(spec, factors_folder)
         plan = mode.pick(fig_factors.VARIANTS, fig_factors.VARIANTS, fig_factors.SMOKE_VARIANTS)
         rounds = mode.pick(3, 2, 1)
-        found = fig_factors.run_variants(spec_file, spec, Path(folder), (plan, rounds), sweep)
-    factors = fig_factors.factor_rows(found, (plan, rounds))
+        timeline = fig_factors.run_variants(spec_file, spec, factors_folder, (plan, rounds), sweep)
+    factors = fig_factors.factor_rows(timeline, plan)
     barrier = fig_factors.barrier_lines(spec, mode.pick(15, 9, 3))
     figure = Figure(
         3,
@@ -145,7 +145,7 @@ def run(mode: Mode) -> Figure:
         *fig_factors.barrier_table(barrier),
     ]
     target = spec.timing.target_rel_ci
-    figure.checks = [*precision_checks(quick, osu, target), factor_check(factors)]
+    figure.checks = [*precision_checks(quick, osu, target), fig_factors.check(factors)]
     figure.notes += [
         by_ranks_note(quick, osu),
         f"'within CI': points whose median's 95% CI half-width is within {target:.0%} "
@@ -153,50 +153,9 @@ def run(mode: Mode) -> Figure:
         agreement_note(quick, osu),
         "wall s: the whole `collsweep sweep` command(s), including any calibration and analysis "
         "the sweep does; measuring s: first point started to last point finished, per run",
-        *factor_notes(factors, barrier, rounds),
+        *fig_factors.notes(factors, barrier, rounds),
     ]
     return figure
-
-
-def baseline_note(factors: list[dict]) -> list[str]:
-    """Whether the two policies differ more than the quick preset differs from itself later."""
-    if not factors[0]["name"].endswith("(baseline)"):
-        return []
-    base, osu = factors[0], factors[-1]
-    return [
-        f"OSU-style against the quick preset: {osu['inside']:.0%} inside, typical move x/ "
-        f"{np.exp(osu['moved']):.3f}; the quick preset against itself a round later: "
-        f"{base['inside']:.0%} inside, x/ {np.exp(base['moved']):.3f}"
-    ]
-
-
-def factor_check(factors: list[dict]) -> Check:
-    """The issue's bar: OSU-style medians inside the quick preset's interval at p=2."""
-    osu = factors[-1]
-    return Check(
-        "p=2 OSU-style medians inside the quick preset's interval (same round)",
-        f"{osu['inside']:.0%} of {osu['points']}",
-        ">= 90%, else the factor table says why",
-        osu["inside"] >= 0.90,
-    )
-
-
-def factor_notes(factors: list[dict], barrier: list[dict], rounds: int) -> list[str]:
-    """What the factor tables mean and which single factor moved the medians most."""
-    largest = fig_factors.largest_factor(factors)
-    ratios = [line["paired_ratio"] for line in barrier if "paired_ratio" in line]
-    spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "not timed"
-    return [
-        f"factors: each variant changes one setting of the quick preset toward OSU's, p=2, "
-        f"{rounds} interleaved round(s); ratio = the variant's median / the quick preset's in "
-        "the same round; inside = the variant's median within the quick preset's interval "
-        "over launches; the baseline row is the quick preset against itself a round later",
-        f"the single factor that moved the medians most: {largest['name']} (typical move "
-        f"x/ {np.exp(largest['moved']):.3f}, {largest['inside']:.0%} inside)",
-        *baseline_note(factors),
-        "Barrier per call (the sweep's harness) against the same calls back to back, MPICH's "
-        f"default allreduce, alternating blocks in one launch: back to back / Barrier {spread}",
-    ]
 
 
 def policy_row(p: PolicyResult) -> list[object]:
