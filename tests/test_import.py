@@ -332,7 +332,9 @@ def test_an_imported_run_shows_on_the_curves_page(
 ) -> None:
     """The Curves page draws an imported nccl-tests run: one measured curve per algorithm and
     the fitted calibration's predictions over nccl:ring and nccl (not over the unmodelled
-    tree), the calibration named with its caveat, no error."""
+    tree), the calibration named with its caveat, no error; the Crossovers page offers the
+    same calibration, named the same way, and says why it has no agreement to show; the Model
+    fit page opens on it and warns of its gamma = 0 assumption."""
     db = tmp_path / "s.duckdb"
     run_id = imported(db, *(str(FIXTURES / n) for n in (*NCCL_FILES[:2], TREE_FILE)))
     page = curves_page_of_imported_run(db, run_id, monkeypatch)
@@ -340,8 +342,21 @@ def test_an_imported_run_shows_on_the_curves_page(
     assert page.predicted == {"nccl", "nccl:ring"}
     assert page.note.startswith("One launch, imported from nccl-tests (3 files")
     assert "Not analysed" not in page.note
-    said = f"Predictions of calibration fitted:{run_id} (fitted on the same points it predicts)."
-    assert said in page.captions
+    named = f"fitted:{run_id} (fitted on the same points it predicts)"
+    assert f"Predictions of calibration {named}." in page.captions
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at.query_params.update({"run": run_id})
+    at.run()
+    at.switch_page("views/crossovers.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="cal").options == [named]
+    assert any(i.value.startswith("No agreement for this calibration: no cell") for i in at.info)
+    at.switch_page("views/model_fit.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="kal").value == f"fitted:{run_id}@nccl"
+    assert any(w.value.startswith("gamma = 0 assumed: NCCL reduces") for w in at.warning)
 
 
 def nccl_copy(source: Path, target: Path, factor: float) -> Path:

@@ -177,6 +177,19 @@ def test_replay_plans_one_launch_per_environment_and_refuses_mixed_forcing() -> 
     assert notes == [] and any(set(launch.policies) == {"mpi:ring"} for launch in launches)
 
 
+def test_a_policy_of_imported_nccl_points_is_not_replayed() -> None:
+    """A workload priced on imported nccl-tests points: its policies are NCCL's, which no
+    launch here can run, so none is replayed and each note says why."""
+    calls = [Call("allreduce", 8, "float32", "sum", 8, 1)]
+    measured = {calls[0].key: {"nccl", "nccl:ring"}}
+    found = policies(calls, measured, {})
+    assert {p.name for p in found} == {"default", "nccl:ring", "best"}
+    launches, notes = plan_replay(found, [0], "")
+    assert launches == [] and len(notes) == len(found)
+    assert all("not replayed, cannot run nccl" in note for note in notes)
+    assert all("NCCL results can only be imported" in note for note in notes)
+
+
 def test_the_job_total_per_policy_is_calls_times_medians(decade_store) -> None:
     workload = workload_from_json(workload_json(DECADE_CALLS))
     report = workload_report(decade_store, DECADE_RUN, workload)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.data.base import OWN_CALIBRATIONS, Scope, StorePath, _catalog, _df, _open
 from runners import store
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationId, CalibrationKind
 from runners.domain.fitting import PINGPONG_SOURCE
 
 # --- model fit ---------------------------------------------------------------------------------
@@ -39,7 +39,8 @@ def calibration(path: StorePath, calibration_id: str) -> dict[str, Any] | None:
 _PAIR_CALIBRATIONS_SQL = """
 SELECT
   (SELECT calibration_id FROM calibrations
-   WHERE source = $fitted ORDER BY created_at DESC LIMIT 1) AS fitted,
+   WHERE regexp_replace(source, $suffixes, '') = $fitted
+   ORDER BY created_at DESC LIMIT 1) AS fitted,
   coalesce(
     (SELECT k.calibration_id FROM runs r JOIN calibrations k USING (calibration_id)
      WHERE r.run_id = $run AND NOT starts_with(coalesce(k.source, ''), $fitted_prefix)),
@@ -72,7 +73,8 @@ def _fitted_params(run_id: str) -> dict[str, str]:
     source."""
     return {
         "run": run_id,
-        "fitted": str(CalibrationId(CalibrationKind.FITTED, run_id)),
+        "fitted": str(CalibrationId(CalibrationKind.FITTED, run_id)),  # or a library's own
+        "suffixes": LIBRARY_SUFFIX_PATTERN,
         "fitted_prefix": CalibrationKind.FITTED.prefix,
         "pingpong": PINGPONG_SOURCE,
     }

@@ -10,7 +10,12 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.calibration_id import (
+    CalibrationId,
+    CalibrationKind,
+    own_calibrations,
+    with_caveat,
+)
 from runners.domain.units import (
     counted,
     format_bytes,
@@ -32,8 +37,12 @@ def _calibration_panel(path, run_id: str) -> None:
     if cals.empty:
         st.info("No calibrations in this store yet: predictions need a ping-pong calibration.")
         return
-    labels = {r.calibration_id: f"{r.calibration_id} · {r.source}" for r in cals.itertuples()}
-    mine = [c for c in queries.prediction_calibrations(path, run_id) if c in labels]
+    labels = {
+        r.calibration_id: f"{with_caveat(r.calibration_id)} · {r.source}" for r in cals.itertuples()
+    }
+    # the run's own, each library's namesake with it (fitted:<run>@nccl with fitted:<run>)
+    runs = queries.prediction_calibrations(path, run_id)
+    mine = [c for run in runs for c in own_calibrations(run) or [] if c in labels]
     options = [*mine, *(c for c in labels if c not in mine)]
     cal_id = ui.choose("Calibration", options, "kal", options[0], format_func=labels.get)
     cal = queries.calibration(path, cal_id)
@@ -93,9 +102,13 @@ def _decoded(value):
 
 
 def _suspicious(cal: dict) -> None:
-    """Say what in a fit deserves doubt: a zero gamma (no reduction cost was separable)."""
+    """Say what in a fit deserves doubt: a zero gamma (no reduction cost was separable), or
+    the assumption the fit made instead (details.assumption: NCCL's gamma inside beta)."""
     zero = [key for key, gamma in (cal.get("gammas") or {}).items() if not gamma]
-    if zero:
+    assumed = (_decoded(cal.get("details")) or {}).get("assumption")
+    if zero and assumed:
+        st.warning(f"{assumed}.", icon=":material/help:")
+    elif zero:
         st.warning(
             f"gamma = 0 for {', '.join(zero)}: the reduction cost could not be separated from "
             "the rest, so predictions leave it out.",

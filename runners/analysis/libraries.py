@@ -84,10 +84,12 @@ def run_calibrations(
     )
     fitted = fitted_calibration(run, points, library)
     if fitted is None:
-        progress(
-            f"the run's {LIBRARIES[library].title} timings cannot separate alpha, beta and gamma: "
-            "no fitted calibration"
+        why = (
+            "cannot separate alpha, beta and gamma"
+            if any(p.modelled for p in points)
+            else "hold no point to fit (of an allreduce algorithm with a schedule of its own)"
         )
+        progress(f"the run's {LIBRARIES[library].title} timings {why}: no fitted calibration")
     else:
         if fitted["details"]["assumption"]:
             progress(

@@ -236,7 +236,9 @@ def on_libraries(algorithms: Iterable[str], libraries: Iterable[str]) -> tuple[s
 def not_runnable_problem(algorithms: Iterable[str]) -> str | None:
     """Why collsweep cannot run some of the named algorithms (their library's results are only
     imported: NCCL's), or None."""
-    found = [a for a in algorithms if a in ALGORITHMS and library_of(a) not in RUNNABLE]
+    found = list(
+        dict.fromkeys(a for a in algorithms if a in ALGORITHMS and library_of(a) not in RUNNABLE)
+    )
     if not found:
         return None
     why = "; ".join(imported_only(name) for name in dict.fromkeys(map(library_of, found)))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from runners.domain.catalog import ALGORITHMS, is_tuned
+from runners.domain.catalog import ALGORITHMS, is_tuned, not_runnable_problem
 from runners.domain.job_file import ReplayCall, ReplayJob
 from runners.domain.libraries import LIBRARIES
 from runners.domain.workload import Call
@@ -75,6 +75,10 @@ def plan_replay(
     for policy in policies:
         if any(policy.choices[i] is None for i in calls):
             notes.append(f"{policy.name}: not replayed, some calls have no measured algorithm")
+            continue
+        imported_only = not_runnable_problem(str(policy.choices[i]) for i in calls)
+        if imported_only:  # measured by another tool (NCCL's): no launch here can run it
+            notes.append(f"{policy.name}: not replayed, {imported_only}")
             continue
         env = _launch_env(policy, calls, tuning_file)
         if isinstance(env, str):

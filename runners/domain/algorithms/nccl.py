@@ -22,6 +22,7 @@ modelled, so its prediction is the ring's (NCCL's tuner may pick faster trees or
 
 from __future__ import annotations
 
+from runners.domain.algorithms import library
 from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
 from runners.domain.descriptor import NCCL, AlgorithmSpec
 
@@ -61,7 +62,7 @@ def _autotuned(collective: str) -> AlgorithmSpec:
         short=NCCL,
         parts=None,
         runs_on=NCCL,
-        mirrors=qualified(collective, "mpi"),
+        mirrors=qualified(collective, library.AUTOTUNED.name),  # MPICH's own call's family
         other_p="NCCL picks its algorithm per call; predicted as its ring, the only NCCL "
         "algorithm collsweep models",
     )
