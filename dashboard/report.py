@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from dashboard import badges, charts, queries
 from runners import store
+from runners.domain.calibration_id import with_caveat
 from runners.domain.collectives import group_title
 from runners.domain.errors import CollsweepError
 from runners.domain.outputs import write_texts
@@ -89,6 +90,8 @@ def _curves(path: Path | str, run_id: str, figures: Figures) -> list[str]:
     parts = ["<h2>Curves</h2>"]
     calibrations = queries.prediction_calibrations(path, run_id)
     cal = calibrations[0] if calibrations else None
+    if cal is not None:
+        parts.append(f"<p>Predictions of calibration {html.escape(with_caveat(cal))}.</p>")
     for (ranks, dtype, op), _ in grid.groupby(["ranks", "dtype", "op"], sort=True):
         scope = queries.Scope(run_id, int(ranks), str(dtype), str(op), calibration_id=cal)
         data = queries.curves_data(path, scope)

@@ -19,6 +19,7 @@ from dashboard.data.base import (
 )
 from dashboard.data.runs import prediction_calibrations
 from runners.domain.assumptions import MEANINGS
+from runners.domain.calibration_id import with_caveat
 
 # --- assumptions -------------------------------------------------------------------------------
 
@@ -107,7 +108,7 @@ class RunAssumptions:
 
     def words(self) -> str:
         """What the summary counts, for its line: 'the whole run, calibration <id>'."""
-        cal = f", calibration {self.calibration_id}" if self.calibration_id else ""
+        cal = f", calibration {with_caveat(self.calibration_id)}" if self.calibration_id else ""
         return f"the whole run{cal}"
 
 
