@@ -366,6 +366,7 @@ def test_app_started_by_hand_on_every_interface_warns(demo_store, tmp_path, page
         proc.wait()
 
 
+CARD_COUNT = "document.querySelectorAll('[data-testid=\"stMetric\"]').length"
 # The text of every element inside a metric card wider than its box (cut, or hidden behind
 # an ellipsis), as '<data-testid>: <text>'.
 CUT_TEXT = """(() => [...document.querySelectorAll('[data-testid="stMetric"] *')]
@@ -379,7 +380,8 @@ def test_model_fit_cards_show_their_whole_text(server, page, tmp_path, width) ->
     1600 px: no text cut off behind an ellipsis."""
     with width_of(page, width):
         load(page, f"{server}/model-fit?run={RUN_A}", plotted=True)
-        cards = page.evaluate("document.querySelectorAll('[data-testid=\"stMetric\"]').length")
+        page.wait_for(f"{CARD_COUNT} >= 3", 30, "the fit's cards")  # may follow the chart
+        cards = page.evaluate(CARD_COUNT)
         cut = page.evaluate(CUT_TEXT)
         shoot(page, tmp_path, f"model-fit-cards-{width}")
     assert cards >= 3 and cut == [], cut

@@ -23,6 +23,7 @@ from runners.domain.imports.naming import algorithm_of, library_of_file, selecto
 from runners.domain.imports.records import ImportProblem, ToolFile, ToolRow
 from runners.domain.repetition import Repetition, point_summary
 from runners.domain.stats import bandwidths, summarize
+from runners.domain.status import PointStatus
 
 
 @dataclass
@@ -168,7 +169,7 @@ def _point(run_id: str, m: Measured) -> dict[str, Any]:
         "dtype": row.dtype,
         "op": row.op,
         "count": row.count,
-        "status": "ok",
+        "status": PointStatus.OK,
         "reason": "",
         "iterations": row.iterations,
         "warmup": m.warmup,
