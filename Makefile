@@ -36,8 +36,11 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# Tests that need no ranks, browser or long wait run two at a time (as `make check` does); the
+# rest one at a time, so no MPI test shares the cores with another.
 test: install lint
-	$(VENV)/bin/pytest -q --durations=15
+	$(VENV)/bin/pytest -q -n 2 -m "not mpi and not browser and not slow"
+	$(VENV)/bin/pytest -q --durations=15 -m "mpi or browser or slow"
 
 # The inner loop while editing: lint and every test that needs no ranks, browser or long wait.
 check: install lint
