@@ -55,10 +55,10 @@ def back_to_back(comm: MPI.Comm, call, calls: int) -> float:
 
 
 def calls_per_block(comm: MPI.Comm, call) -> int:
-    """How many calls fill BLOCK_S, agreed by every rank."""
-    one = np.array([synchronised(comm, call, 5)])
-    comm.Allreduce(MPI.IN_PLACE, one, op=MPI.MAX)
-    return int(max(5, min(500, BLOCK_S / max(float(one[0]), 1e-7))))
+    """How many calls fill BLOCK_S: the same on every rank, as `synchronised` already takes
+    the maximum over ranks."""
+    one = synchronised(comm, call, 5)
+    return int(max(5, min(500, BLOCK_S / max(one, 1e-7))))
 
 
 def time_size(comm: MPI.Comm, name: str, nbytes: int, rounds: int) -> dict:
