@@ -21,7 +21,8 @@ from time import perf_counter
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.catalog import ALGORITHMS, ops_of
+from runners.domain.collectives.datatypes import ops_of
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.status import PointStatus
 from runners.ranks.algorithms import create
 from runners.ranks.mpi_ops import mpi_op

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runners.domain import launcher
+from runners.domain.sweep import launcher
 from runners.host.machine import physical_cores
 from runners.jobs import launch
 

@@ -21,8 +21,8 @@ from benchmarks.common import ROOT, Check, Figure, log, median_time, table
 from benchmarks.mode import Mode
 from runners import store
 from runners.analysis import analyze_run
-from runners.domain.calibration_id import GammaKey
-from runners.domain.spec import load_spec
+from runners.domain.model.calibration_id import GammaKey
+from runners.domain.sweep.spec import load_spec
 
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
 import synthetic

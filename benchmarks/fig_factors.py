@@ -22,8 +22,8 @@ import pandas as pd
 
 from benchmarks.common import KIB, Check, log, run_python_job, table
 from runners import store
-from runners.domain.spec import SweepSpec
 from runners.domain.status import PointStatus
+from runners.domain.sweep.spec import SweepSpec
 from runners.domain.units import format_bytes, format_seconds
 
 OSU_SMALL_MAX = 8 * KIB

@@ -16,9 +16,9 @@ from benchmarks.common import (
     us,
 )
 from benchmarks.mode import Mode
-from runners.domain.catalog import ALGORITHMS, library_knobs
-from runners.domain.launcher import is_oversubscribed
-from runners.domain.schedule import critical_path
+from runners.domain.collectives.schedule import critical_path
+from runners.domain.libraries.catalog import ALGORITHMS, library_knobs
+from runners.domain.sweep.launcher import is_oversubscribed
 from runners.domain.units import format_bytes
 from runners.host.machine import physical_cores
 

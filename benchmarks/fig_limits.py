@@ -5,9 +5,9 @@ from __future__ import annotations
 from benchmarks.common import KIB, MIB, Check, Figure, log, run_python_job, table, us
 from benchmarks.mode import Mode
 from benchmarks.worker_jobs import Timing, time_points
-from runners.domain.catalog import BASE_ALGORITHMS
-from runners.domain.stats import bandwidths, summarize
+from runners.domain.libraries.catalog import BASE_ALGORITHMS
 from runners.domain.status import PointStatus
+from runners.domain.sweep.stats import bandwidths, summarize
 from runners.domain.units import format_bytes
 
 LIMIT_BYTES = 64 * MIB

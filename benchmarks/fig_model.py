@@ -23,7 +23,7 @@ import pandas as pd
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.mode import Mode, write_spec
 from runners import store
-from runners.domain.calibration_id import CalibrationKind
+from runners.domain.model.calibration_id import CalibrationKind
 
 GRID = """
 sizes = { min = 8, max = 33554432, factor = 4 }

@@ -21,8 +21,8 @@ from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.fig_factors import by_size, osu_policy
 from benchmarks.mode import Mode, write_spec
 from runners import store
-from runners.domain.spec import SweepSpec
 from runners.domain.status import PointStatus
+from runners.domain.sweep.spec import SweepSpec
 
 
 @dataclass

@@ -28,7 +28,7 @@ from benchmarks.common import (
 )
 from benchmarks.mode import Mode
 from runners.domain.libraries import DEFAULT
-from runners.domain.recording import read_records
+from runners.domain.workload.recording import read_records
 from runners.jobs.recorder_build import recorder
 from runners.jobs.recording import program_env, search_path
 

@@ -3,7 +3,8 @@
 The quick preset (data/quick.toml, as `make demo` sweeps it) is swept three times back to back
 (A, B, C), then once more after a gap (D: 5 minutes; 1 minute with --quick; none with --smoke),
 as separate `collsweep sweep` commands into one store, so C and D learn the host's run-to-run
-variation from the runs before them (runners.domain.history; from three runs on). Printed, per
+variation from the runs before them (runners.domain.verdict.history; from three runs on). Printed,
+per
 group size (p > 2 is oversubscribed here and reported apart, never a target):
 (a) coverage: the share of points whose median in a repeat lies inside a run's stored interval,
     for the back-to-back pairs (every ordered pair of A, B, C) and for the pair across the gap

@@ -15,8 +15,8 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.inputs import fill_input
-from runners.domain.stats import StopRule
+from runners.domain.collectives.inputs import fill_input
+from runners.domain.sweep.stats import StopRule
 from runners.ranks.algorithms import create
 from runners.ranks.harness import measure
 from runners.ranks.mpi_ops import mpi_op

@@ -18,9 +18,9 @@ from time import perf_counter
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.catalog import DTYPES
-from runners.domain.inputs import fill_input
-from runners.domain.stats import StopRule, summarize
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.collectives.inputs import fill_input
+from runners.domain.sweep.stats import StopRule, summarize
 from runners.ranks.harness import measure
 from runners.ranks.mpi_ops import mpi_op
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchmarks.common import ROOT
-from runners.domain.spec import SweepSpec, load_spec
+from runners.domain.sweep.spec import SweepSpec, load_spec
 
 T = TypeVar("T")
 PRESET = ROOT / "data" / "quick.toml"

@@ -18,10 +18,11 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.catalog import ALGORITHMS, ops_of
-from runners.domain.plan import skip_reason
-from runners.domain.stats import StopRule, summarize
+from runners.domain.collectives.datatypes import ops_of
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.status import PointStatus
+from runners.domain.sweep.plan import skip_reason
+from runners.domain.sweep.stats import StopRule, summarize
 from runners.ranks.algorithms import create
 from runners.ranks.harness import measure
 from runners.ranks.mpi_ops import mpi_op

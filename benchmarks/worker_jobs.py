@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from benchmarks.common import run_python_job
-from runners.domain.catalog import library_knobs
-from runners.domain.descriptor import MPICH
-from runners.domain.job_file import SweepJob
-from runners.domain.plan import Cell
-from runners.domain.records import TimingPolicy
+from runners.domain.collectives.descriptor import MPICH
+from runners.domain.libraries.catalog import library_knobs
+from runners.domain.sweep.job_file import SweepJob
+from runners.domain.sweep.plan import Cell
+from runners.domain.sweep.records import TimingPolicy
 from runners.jobs import launch
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from runners.domain.assumptions import MEANINGS
 from runners.domain.units import counted
+from runners.domain.verdict.assumptions import MEANINGS
 
 STATE_RANK = {"violated": 0, "unknown": 1, "holds": 2}
 
@@ -93,7 +93,7 @@ def view_line(items: list[Badge], words: str, run: Sequence[Badge] = ()) -> str:
 
 def meaning_table(items: list[Badge]) -> pd.DataFrame:
     """One row per assumption: its state in the view, the points it covers, and what it means
-    for the model when it breaks (domain.assumptions.MEANINGS)."""
+    for the model when it breaks (domain.verdict.assumptions.MEANINGS)."""
     return pd.DataFrame(
         {
             "assumption": [b.name for b in items],

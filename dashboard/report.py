@@ -18,12 +18,12 @@ import plotly.graph_objects as go
 
 from dashboard import badges, charts, queries
 from runners import store
-from runners.domain.calibration_id import with_caveat
-from runners.domain.collectives import group_title
+from runners.domain.collectives.collective import group_title
 from runners.domain.errors import CollsweepError
+from runners.domain.model.calibration_id import with_caveat
 from runners.domain.outputs import write_texts
-from runners.domain.run_labels import run_title
-from runners.domain.winner_table import by_group, group_sentence
+from runners.domain.sweep.run_labels import run_title
+from runners.domain.verdict.winner_table import by_group, group_sentence
 
 PROVENANCE = ("run_id", "name", "tags", "status", "started_at", "finished_at", "host",
               "cpu_model", "physical_cores", "mpi_version", "code_version",

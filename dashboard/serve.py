@@ -24,7 +24,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from runners.domain.lifetime import dies_with_parent
+from runners.process.lifetime import dies_with_parent
 
 APP = Path(__file__).resolve().parent / "app.py"
 ASGI = Path(__file__).resolve().parent / "asgi.py"

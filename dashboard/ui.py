@@ -21,7 +21,7 @@ import streamlit as st
 from dashboard import badges, queries
 from dashboard.serve import store_from_args
 from runners import store
-from runners.domain.run_labels import run_title
+from runners.domain.sweep.run_labels import run_title
 from runners.domain.units import seconds_column
 
 STORE_KEY = "collsweep_store"

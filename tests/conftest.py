@@ -48,7 +48,7 @@ class HeldPoint:
     the sweep itself at a stage ('analysis'), until the test releases it: the event a test
     waits for instead of a sleep or a count of progress lines that a fast machine can outrun
     (COLLSWEEP_FAULT=hold:..., see runners.ranks.sweep_worker.inject_fault and
-    runners.domain.faults.hold_at)."""
+    runners.process.faults.hold_at)."""
 
     def __init__(self, folder: Path, algorithm: str, nth_cell: int | None = None) -> None:
         self.release_file = folder / f"release-{algorithm}-{nth_cell}"

@@ -7,11 +7,11 @@ import json
 
 from conftest import ROOT
 
-from runners.domain import launcher
-from runners.domain.job_file import SweepJob
-from runners.domain.plan import plan_groups
-from runners.domain.records import TimingPolicy
-from runners.domain.spec import parse_spec
+from runners.domain.sweep import launcher
+from runners.domain.sweep.job_file import SweepJob
+from runners.domain.sweep.plan import plan_groups
+from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.spec import parse_spec
 from runners.host.machine import physical_cores
 from runners.jobs import launch
 

@@ -25,15 +25,16 @@ from typing import Any
 import numpy as np
 
 from runners import store
-from runners.domain import tuning
-from runners.domain.catalog import DTYPES, collective_of, library_of, ops_of
-from runners.domain.fitting import fit_linear, fit_piecewise
-from runners.domain.models import model_for, predict
-from runners.domain.point_row import Measurement, PointRow
-from runners.domain.records import PointKey
-from runners.domain.repetition import Repetition, point_summary
+from runners.domain.collectives.datatypes import DTYPES, ops_of
+from runners.domain.libraries import mpich_tuning
+from runners.domain.libraries.catalog import collective_of, library_of
+from runners.domain.libraries.tuning import Band
+from runners.domain.model.closed_form import model_for, predict
+from runners.domain.model.fitting import fit_linear, fit_piecewise
 from runners.domain.status import PointStatus
-from runners.domain.tuning import Band
+from runners.domain.sweep.point_row import Measurement, PointRow
+from runners.domain.sweep.records import PointKey
+from runners.domain.sweep.repetition import Repetition, point_summary
 from runners.host.tuning_files import file_record
 
 ALGORITHMS = (
@@ -252,7 +253,8 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
 
 
 def point_id(spec: RunSpec, algorithm: str, ranks: int, nbytes: int, dtype: str, op: str) -> str:
-    """The deterministic point id, as the sweep builds it (runners.domain.records.PointKey)."""
+    """The deterministic point id, as the sweep builds it
+    (runners.domain.sweep.records.PointKey)."""
     return PointKey(spec.run_id, algorithm, ranks, nbytes, dtype, op).point_id()
 
 
@@ -303,7 +305,7 @@ def _summary(spec: RunSpec, seconds: np.ndarray, nbytes: int, ranks: int) -> dic
 
 
 def _point(spec: RunSpec, cell: tuple[str, int, int, str, str], seconds: np.ndarray | None):
-    """A points row, built as a sweep builds it (runners.domain.point_row); ``seconds`` None
+    """A points row, built as a sweep builds it (runners.domain.sweep.point_row); ``seconds`` None
     makes it a timed-out point without timings."""
     key = PointKey(spec.run_id, *cell)
     measured = Measurement(
@@ -355,7 +357,7 @@ def _batches(spec: RunSpec, batch_samples: int) -> Iterator[tuple[list[dict], li
 
 
 def pingpong_calibration(host: str) -> dict[str, Any]:
-    """A ping-pong calibration with a protocol switch, fitted by runners.domain.fitting."""
+    """A ping-pong calibration with a protocol switch, fitted by runners.domain.model.fitting."""
     sizes = list(PINGPONG_SIZES)
     rng = np.random.default_rng(7)
     times = [
@@ -402,7 +404,7 @@ def write_tuning_file(
     """A tuning file and its shared-memory table, as collsweep tune writes them (one
     collective's subtree tuned)."""
     path = Path(folder) / "tuned.json"
-    mpir, posix = tuning.mpich_tables({collective: per_ranks})
+    mpir, posix = mpich_tuning.mpich_tables({collective: per_ranks})
     path.write_text(json.dumps(mpir))
-    tuning.posix_path(path).write_text(json.dumps(posix))
+    mpich_tuning.posix_path(path).write_text(json.dumps(posix))
     return path

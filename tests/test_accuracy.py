@@ -6,7 +6,7 @@ import pytest
 
 from runners.analysis.accuracy import accuracy_lines, accuracy_rows
 from runners.analysis.points import Params, Point
-from runners.domain.models import predict
+from runners.domain.model.closed_form import predict
 
 A, B, G = 2e-6, 1e-9, 5e-10
 PARAMS = Params("c1", "pingpong", A, B, gammas={"float32/sum": G})

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, BASE_OF_COLLECTIVE, OPS
+from runners.domain.collectives.datatypes import OPS
+from runners.domain.libraries.catalog import ALGORITHMS, BASE_ALGORITHMS, BASE_OF_COLLECTIVE
 from runners.jobs.verify import VerifyPlan, failed, verify_ranks
 
 pytestmark = pytest.mark.mpi

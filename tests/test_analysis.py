@@ -13,11 +13,11 @@ from conftest import run_cli
 
 from runners import analysis, store
 from runners.analysis.points import Params, predict_with
-from runners.domain.assumptions import NAMES, POINT_CHECKS
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
-from runners.domain.catalog import DTYPES
-from runners.domain.comparison import compare
-from runners.domain.models import model_for, predict
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.model.closed_form import model_for, predict
+from runners.domain.verdict.assumptions import NAMES, POINT_CHECKS
+from runners.domain.verdict.comparison import compare
 from runners.host.machine import hostname, physical_cores
 
 pytestmark = pytest.mark.mpi

@@ -1,4 +1,4 @@
-"""Assumption checks computed from a run's facts (runners.domain.assumptions), stored in a
+"""Assumption checks computed from a run's facts (runners.domain.verdict.assumptions), stored in a
 real store."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from runners import store
-from runners.domain import assumptions as A
-from runners.domain.catalog import DTYPES
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.verdict import assumptions as A
 from runners.host.machine import physical_cores
 
 

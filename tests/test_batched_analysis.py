@@ -13,12 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from runners.domain import repetition
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.comparison import compare, compare_many
-from runners.domain.crossovers import sign_changes_of
-from runners.domain.pricing import Costs, MessageCost, schedule_prediction, smooth_totals
-from runners.domain.repetition import median_last
+from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.model.pricing import Costs, MessageCost, schedule_prediction, smooth_totals
+from runners.domain.sweep import repetition
+from runners.domain.sweep.repetition import median_last
+from runners.domain.verdict.comparison import compare, compare_many
+from runners.domain.verdict.crossovers import sign_changes_of
 
 
 def random_units(rng: np.random.Generator, launches: int, passes: int, scale: float) -> dict:

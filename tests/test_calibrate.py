@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 
 from runners import store
-from runners.domain.events import Calibrated, event_line
+from runners.domain.sweep.events import Calibrated, event_line
 from runners.jobs.calibrate import (
     CalibrationError,
     calibration_row,
@@ -196,7 +196,7 @@ def test_the_row_round_trips_through_the_store(tmp_path) -> None:
 
 def test_launch_calibrations_combine_size_by_size() -> None:
     """The combined calibration takes, per size, the median of the launches' medians."""
-    from runners.domain.calibration import combined_calibration
+    from runners.domain.model.calibration import combined_calibration
 
     rows = []
     for scale, call in ((1.0, 1e-6), (2.0, 3e-6), (4.0, 2e-6)):

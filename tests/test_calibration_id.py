@@ -1,5 +1,5 @@
 """Calibration ids and gamma keys as types: every form the store holds, formatted and parsed in
-one place (runners.domain.calibration_id), the SQL forms agreeing with the Python ones."""
+one place (runners.domain.model.calibration_id), the SQL forms agreeing with the Python ones."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import duckdb
 import pytest
 
-from runners.domain.calibration_id import (
+from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.model.calibration_id import (
     LIBRARY_SUFFIX_PATTERN,
     CalibrationId,
     CalibrationKind,
@@ -17,7 +18,6 @@ from runners.domain.calibration_id import (
     own_calibrations,
     with_caveat,
 )
-from runners.domain.libraries import DEFAULT, LIBRARIES
 
 RUN = "r20261202-101500-ab12"
 JOB = "ranks=4 config=default"

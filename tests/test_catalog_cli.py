@@ -7,7 +7,7 @@ import json
 import pytest
 
 from runners.cli import main
-from runners.domain.catalog import ALGORITHMS
+from runners.domain.libraries.catalog import ALGORITHMS
 
 
 def test_the_catalog_lists_every_algorithm_once_with_stable_keys(

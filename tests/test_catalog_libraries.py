@@ -3,7 +3,9 @@ its forced ones, what its entries stand for on MPICH, and the ABI its C code is 
 
 from __future__ import annotations
 
-from runners.domain.catalog import (
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
+from runners.domain.libraries.catalog import (
     ALGORITHMS,
     algorithms_on,
     autotuned_of,
@@ -11,8 +13,6 @@ from runners.domain.catalog import (
     is_library_call,
     library_calls,
 )
-from runners.domain.collectives import COLLECTIVES
-from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
 from runners.jobs.recorder_build import flavour
 
 

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT, run_cli
 
 from runners import cli, store
-from runners.domain.catalog import DTYPES
-from runners.domain.models import predict
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.model.closed_form import predict
 
 SPEC = """
 sizes = { min = 8, max = 262144, factor = 8 }
@@ -338,7 +338,7 @@ def test_predict_all_ranks_every_algorithm_that_can_run(capsys: pytest.CaptureFi
     """--algorithm all: every MPICH algorithm that can run the point, fastest first (Open
     MPI's run the same schedules); a noncommutative op leaves out the algorithms that need a
     commutative one."""
-    from runners.domain.catalog import ALGORITHMS as EVERY
+    from runners.domain.libraries.catalog import ALGORITHMS as EVERY
 
     ALGORITHMS = {
         name: spec

@@ -11,11 +11,16 @@ from dataclasses import replace
 import pytest
 
 from runners.domain.algorithms import OTHER_COLLECTIVES
-from runners.domain.catalog import ALGORITHMS, BASE_OF_COLLECTIVE, algorithms_of, collective_list
-from runners.domain.collectives import COLLECTIVES
-from runners.domain.contract import contract_problems
-from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import critical_path
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.collectives.contract_check import contract_problems
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import critical_path
+from runners.domain.libraries.catalog import (
+    ALGORITHMS,
+    BASE_OF_COLLECTIVE,
+    algorithms_of,
+    collective_list,
+)
 
 IDS = [spec.name for spec in OTHER_COLLECTIVES]
 

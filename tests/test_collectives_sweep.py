@@ -11,8 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from runners import store
-from runners.domain.catalog import ALGORITHMS, BASE_OF_COLLECTIVE
-from runners.domain.spec import SpecError, parse_spec, spec_from_mapping
+from runners.domain.libraries.catalog import ALGORITHMS, BASE_OF_COLLECTIVE
+from runners.domain.sweep.spec import SpecError, parse_spec, spec_from_mapping
 
 pytestmark = pytest.mark.mpi
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"

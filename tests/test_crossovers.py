@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from runners.domain.comparison import compare
-from runners.domain.crossovers import best_algorithm, decided_crossovers, sign_changes_of
-from runners.domain.models import predict
+from runners.domain.model.closed_form import predict
+from runners.domain.verdict.comparison import compare
+from runners.domain.verdict.crossovers import best_algorithm, decided_crossovers, sign_changes_of
 
 
 def predicted_crossover(

@@ -84,7 +84,7 @@ def test_colours_are_stable_and_far_apart() -> None:
     def rgb(hex_color: str) -> tuple[int, ...]:
         return tuple(int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
 
-    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.libraries.catalog import ALGORITHMS
 
     known = charts.ALGORITHM_COLORS
     assert all(re.fullmatch("#[0-9a-f]{6}", charts.color(name)) for name in known)
@@ -516,7 +516,7 @@ def test_no_checks_no_badges() -> None:
 
 def test_every_algorithm_brings_its_own_colour_from_the_catalog() -> None:
     """Colours and short labels are read from each algorithm's catalog entry, one per entry."""
-    from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS
+    from runners.domain.libraries.catalog import ALGORITHMS, BASE_ALGORITHMS
 
     for collective in {spec.collective for spec in ALGORITHMS.values()}:
         mine = [name for name, spec in ALGORITHMS.items() if spec.collective == collective]

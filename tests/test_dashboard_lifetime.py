@@ -1,4 +1,4 @@
-"""`collsweep dashboard` killed outright takes its server with it (runners.domain.lifetime):
+"""`collsweep dashboard` killed outright takes its server with it (runners.process.lifetime):
 nothing is left holding the port."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, processes_with, wait_until
 
 from dashboard import serve
-from runners.domain.lifetime import dies_with_parent
+from runners.process.lifetime import dies_with_parent
 
 MARK = "COLLSWEEP_TEST_DASHBOARD"
 
@@ -63,7 +63,7 @@ def test_a_child_started_to_die_with_its_parent_does(tmp_path: Path) -> None:
     """The parent (a process between this test and the child) is SIGKILLed: the child gets
     SIGTERM from the kernel and ends."""
     code = (
-        "import subprocess, sys\nfrom runners.domain.lifetime import dies_with_parent\n"
+        "import subprocess, sys\nfrom runners.process.lifetime import dies_with_parent\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()'],"
         " preexec_fn=dies_with_parent())\nprint(child.pid, flush=True)\nchild.wait()\n"
     )

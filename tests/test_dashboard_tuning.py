@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import queries
 from runners import store
-from runners.domain import tuning
-from runners.domain.tuning import Band
+from runners.domain.libraries import tuning
+from runners.domain.libraries.tuning import Band
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 RUN = "r20261203-120000-tttt"

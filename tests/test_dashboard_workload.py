@@ -16,9 +16,9 @@ from streamlit.testing.v1 import AppTest
 from dashboard.data.workload import sequence_counts, unreplayed
 from runners import store
 from runners.analysis.workload_report import report_workload
-from runners.domain.tuning import Band
+from runners.domain.libraries.tuning import Band
 from runners.domain.units import column_unit, format_ratio, format_seconds
-from runners.domain.workload import workload_from_json
+from runners.domain.workload.file import workload_from_json
 from runners.store.workloads import add_replays
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
@@ -270,7 +270,7 @@ def test_a_tuned_file_is_answered_for_the_whole_job_beside_best(
 
 def test_a_policy_no_launch_can_run_is_said_why() -> None:
     """best forcing MPICH's ring at one size and keeping the default at another has no one
-    launch (runners.domain.replay): the page says so from the stored calls."""
+    launch (runners.domain.sweep.replay): the page says so from the stored calls."""
     rows = [("default", 0, "mpi"), ("default", 1, "mpi"), ("best", 0, "mpi:ring")]
     rows.append(("best", 1, "mpi"))
     fields = ("policy", "call_index", "algorithm")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.domain.fitting import (
+from runners.domain.model.closed_form import predict
+from runners.domain.model.fitting import (
     CollectiveFit,
     fit_collectives,
     fit_gamma,
@@ -13,7 +14,6 @@ from runners.domain.fitting import (
     fit_piecewise,
     weighted_r_squared,
 )
-from runners.domain.models import predict
 
 SIZES = np.repeat(2.0 ** np.arange(0, 25), 5)  # 1 B .. 16 MiB, 5 repetitions each
 

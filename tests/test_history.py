@@ -15,7 +15,7 @@ import synthetic
 
 from runners import store
 from runners.analysis import analyze_run
-from runners.domain.history import MIN_RUNS, run_to_run
+from runners.domain.verdict.history import MIN_RUNS, run_to_run
 from runners.store.run_compare import compare_runs, time_span_note
 
 POINTS = 40

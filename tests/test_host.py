@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from runners.domain import capacity, launcher
+from runners.domain.sweep import capacity, launcher
 from runners.host import machine, memory
 
 

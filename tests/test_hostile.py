@@ -21,7 +21,7 @@ from runners.cli import main
 from runners.domain.errors import BadInput
 from runners.domain.names import path_for, run_id_problem
 from runners.domain.outputs import output_problem
-from runners.domain.spec import parse_spec
+from runners.domain.sweep.spec import parse_spec
 
 RUN_A = synthetic.demo_specs()[0].run_id
 
@@ -344,7 +344,7 @@ def test_verify_counts_of_equal_block_collectives_are_sized_as_their_whole_vecto
     """allgather's counts are per block, so its vector is p times larger: the largest count
     one rank's buffers could hold is refused for allgather on 4 ranks, before any rank
     starts."""
-    from runners.domain.capacity import largest_payload
+    from runners.domain.sweep.capacity import largest_payload
     from runners.host.memory import available_bytes
 
     per_rank = (

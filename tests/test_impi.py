@@ -18,9 +18,9 @@ from runners import store
 from runners.domain.algorithms.impi import FORCED
 from runners.domain.libraries import LIBRARIES, short_library_version
 from runners.domain.libraries.impi import LIBRARY as impi
-from runners.domain.plan import plan_groups
-from runners.domain.spec import parse_spec
-from runners.domain.switching import library_config
+from runners.domain.libraries.switching import library_config
+from runners.domain.sweep.plan import plan_groups
+from runners.domain.sweep.spec import parse_spec
 from runners.host import libraries
 from runners.host.tuning_files import tuning_problem
 from runners.jobs import launch
@@ -273,8 +273,8 @@ def test_tune_writes_intel_mpis_json_tree_from_a_run(
     provenance; a validation spec on Intel MPI with impi:tuned; the file passes the check a
     sweep makes."""
     from runners.cli import main
-    from runners.domain.spec import load_spec
-    from runners.domain.tuning import provenance_path
+    from runners.domain.libraries.tuning import provenance_path
+    from runners.domain.sweep.spec import load_spec
 
     path, out, check = intel_store, tmp_path / "impi.json", tmp_path / "v.toml"
     argv = ["tune", INTEL_RUN, "--store", str(path), "--out", str(out), "--library", "impi"]
@@ -336,8 +336,8 @@ def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) 
     bytes the ring (a quarter three times), from 8200 bytes Rabenseifner (a half, a quarter)."""
     from fingerprints import calls_of
 
-    from runners.domain.catalog import ALGORITHMS
-    from runners.domain.tuning import Band
+    from runners.domain.libraries.catalog import ALGORITHMS
+    from runners.domain.libraries.tuning import Band
 
     out = tmp_path / "impi.json"
     bands = {4: [Band(8192, "impi:ring"), Band(None, "impi:rabenseifner")]}
@@ -408,7 +408,7 @@ def test_a_file_intels_autotuner_wrote_adds_impi_autotuned(
     each in launches of its own reading its file (I_MPI_TUNING_BIN, I_MPI_TUNING); named
     without the file, or the file missing or empty: refused before any rank starts."""
     from runners.cli import main
-    from runners.domain.spec import SpecError
+    from runners.domain.sweep.spec import SpecError
 
     text = "sizes=[8]\nranks=[2]\nlibraries=['impi']\nalgorithms=['impi']\n"
     spec = parse_spec(text + "vendor_tuning_file='/x/auto.dat'\ntuning_file='/x/t.json'")
@@ -435,7 +435,7 @@ def test_the_shm_presets_fallback_for_a_user_op_is_declared() -> None:
     """With collsweep's user-defined op the SHM-based presets run recursive doubling (the
     fingerprint test shows it): such points are skipped with that reason, never timed under
     the preset's name; built-in ops are not."""
-    from runners.domain.plan import skip_reason
+    from runners.domain.sweep.plan import skip_reason
 
     for name in ("impi:shm_flat", "impi:shm_knomial", "impi:shm_knary"):
         said = skip_reason(name, 2, "first_nonzero", 64, "float32")

@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.domain.catalog import DTYPES, OPS
-from runners.domain.inputs import default_counts, expected_result, make_input, mismatches
+from runners.domain.collectives.datatypes import DTYPES, OPS
+from runners.domain.collectives.inputs import (
+    default_counts,
+    expected_result,
+    make_input,
+    mismatches,
+)
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from runners.domain.job_file import (
+from runners.domain.sweep.job_file import (
     JOB_FILES,
     CalibrationJob,
     MalformedJobFile,
@@ -22,11 +22,11 @@ from runners.domain.job_file import (
     SweepJob,
     VerifyJob,
 )
-from runners.domain.plan import plan_groups
-from runners.domain.records import TimingPolicy
-from runners.domain.replay import ReplayLaunch, replay_job
-from runners.domain.spec import parse_spec
-from runners.domain.workload import Call
+from runners.domain.sweep.plan import plan_groups
+from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.replay import ReplayLaunch, replay_job
+from runners.domain.sweep.spec import parse_spec
+from runners.domain.workload.file import Call
 from runners.jobs import calibrate, verify
 
 SPEC = parse_spec(

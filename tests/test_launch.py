@@ -11,7 +11,7 @@ import time
 import pytest
 from conftest import ROOT
 
-from runners.domain import launcher
+from runners.domain.sweep import launcher
 from runners.host.machine import physical_cores
 from runners.jobs import launch
 
@@ -59,7 +59,7 @@ def test_a_job_file_left_by_a_killed_sweep_is_removed_by_the_next(tmp_path) -> N
     it, and keeps those of a live process (this one's)."""
     program = (
         "import signal\n"
-        "from runners.domain.job_file import VerifyJob\n"
+        "from runners.domain.sweep.job_file import VerifyJob\n"
         "from runners.jobs import launch\n"
         "with launch.job_file(VerifyJob(('ring',), ('int32',), ('sum',))) as path:\n"
         "    print(path, flush=True)\n"

@@ -1,6 +1,11 @@
 """The layers of the code, as folders, and the one direction their imports may point.
 
-    cli -> jobs / analysis -> domain / store / host;  ranks -> domain;  dashboard -> domain / store
+    cli -> jobs / analysis -> store / host / process -> domain;  ranks -> domain;
+    dashboard -> store / process -> domain
+
+Inside runners/domain the wings have an order of their own (WINGS): a wing imports only the
+shared modules at the domain's top and the wings before it, and no domain module defers an
+import into a function (a deferred import is how a circle hides).
 
 runners/host reads the machine (its cores, memory, installed libraries, tuning files on disk);
 the domain stays pure and never imports it, nor do the ranks or the dashboard. Only
@@ -17,14 +22,27 @@ from conftest import ROOT
 
 ALLOWED = {
     "domain": {"domain"},
+    "process": {"domain", "process"},
     "host": {"domain", "host"},
     "ranks": {"domain", "ranks"},
-    "store": {"domain", "host", "store"},  # the run journal names its host
-    "analysis": {"domain", "host", "store", "analysis"},
-    "jobs": {"domain", "host", "store", "jobs"},
-    "cli": {"domain", "host", "store", "analysis", "jobs", "cli"},
-    "dashboard": {"domain", "store"},
+    "store": {"domain", "host", "process", "store"},  # the run journal names its host
+    "analysis": {"domain", "host", "process", "store", "analysis"},
+    "jobs": {"domain", "host", "process", "store", "jobs"},
+    "cli": {"domain", "host", "process", "store", "analysis", "jobs", "cli"},
+    "dashboard": {"domain", "process", "store"},
 }
+# runners/domain's wings, each importing only those before it (and the shared top modules)
+WINGS = (
+    "collectives",
+    "algorithms",
+    "libraries",
+    "model",
+    "workload",
+    "sweep",
+    "verdict",
+    "imports",
+)
+SHARED = {"units", "errors", "status", "names", "outputs"}
 LAYERS = set(ALLOWED) - {"dashboard"}
 
 
@@ -86,3 +104,57 @@ def test_the_lab_stays_apart_from_the_store_pages(path: Path) -> None:
     assert not any(m.startswith("runners.") and m.split(".")[1] != "domain" for m in imported)
     dashboard = {m for m in imported if m.split(".")[0] == "dashboard"}
     assert dashboard <= {"dashboard.lab", "dashboard.lab.logic"}
+
+
+def domain_sources() -> list[Path]:
+    """Every module of runners/domain below its own __init__."""
+    domain = ROOT / "runners" / "domain"
+    return [f for f in sorted(domain.rglob("*.py")) if f != domain / "__init__.py"]
+
+
+def wing_of(path: Path) -> str:
+    """The wing (or shared module) a domain file belongs to."""
+    return path.relative_to(ROOT / "runners" / "domain").parts[0].removesuffix(".py")
+
+
+def test_the_domain_is_its_wings_and_a_few_shared_modules() -> None:
+    assert {wing_of(f) for f in domain_sources()} == set(WINGS) | SHARED
+
+
+@pytest.mark.parametrize("path", domain_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_wings_import_only_the_wings_before_them(path: Path) -> None:
+    wing = wing_of(path)
+    before = set(WINGS[: WINGS.index(wing) + 1]) if wing in WINGS else set()
+    used = {
+        m.split(".")[2]
+        for m in imported_modules(path)
+        if m.startswith("runners.domain.") and len(m.split(".")) > 2
+    }
+    assert used <= before | SHARED, f"{wing} may not import {sorted(used - before - SHARED)}"
+
+
+def deferred_imports(path: Path) -> list[str]:
+    """The project modules a file imports inside a function."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("runners"):
+                    found.append(inner.module or "")
+                elif isinstance(inner, ast.Import):
+                    found += [a.name for a in inner.names if a.name.startswith("runners")]
+    return found
+
+
+@pytest.mark.parametrize("path", domain_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_domain_module_defers_an_import(path: Path) -> None:
+    assert deferred_imports(path) == []
+
+
+def test_the_wing_rules_can_fail(tmp_path: Path) -> None:
+    """A deferred import is seen, and a wing's name is read from the file's place."""
+    bad = tmp_path / "probe.py"
+    bad.write_text("def f():\n    from runners.domain.verdict import summary\n")
+    assert deferred_imports(bad) == ["runners.domain.verdict"]
+    assert wing_of(ROOT / "runners" / "domain" / "sweep" / "plan.py") == "sweep"
+    assert wing_of(ROOT / "runners" / "domain" / "units.py") == "units"

@@ -10,8 +10,9 @@ from conftest import ROOT, run_cli
 from fingerprints import mpich_calls, planned_calls
 
 from runners import store
-from runners.domain import launcher, switching
-from runners.domain.catalog import library_knobs
+from runners.domain.libraries import switching
+from runners.domain.libraries.catalog import library_knobs
+from runners.domain.sweep import launcher
 from runners.host.machine import physical_cores
 from runners.jobs import launch
 
@@ -60,7 +61,8 @@ def runtime_calls(*algorithms: str, ranks: int = 4, count: int = 1024) -> tuple[
 
 
 def test_mpi_t_switches_each_algorithm_within_one_launch_and_back_to_auto() -> None:
-    """The enum values runners.domain.switching uses, proven by their fingerprints: the same
+    """The enum values runners.domain.libraries.switching uses, proven by their fingerprints: the
+    same
     patterns as the environment forcing above, alternating in one launch."""
     order = ("mpi:ring", "mpi", "mpi:recursive_doubling", "mpi:tree", "mpi:ring", "mpi")
     per_rank, _ = runtime_calls(*dict.fromkeys(order))
@@ -176,8 +178,8 @@ def test_other_collectives_forced_algorithms_share_the_launch_when_switched_at_r
     """MPI_T switches every collective's MPICH algorithm per call: under run-time switching
     they share one launch with allreduce's; under launch switching each forced one has a
     launch of its own, forced by name in its environment."""
-    from runners.domain.plan import plan_groups
-    from runners.domain.spec import parse_spec
+    from runners.domain.sweep.plan import plan_groups
+    from runners.domain.sweep.spec import parse_spec
 
     text = "sizes=[4096]\nranks=[2]\ncollectives=['allreduce', 'allgather']\n"
     spec = parse_spec(text + "algorithms=['ring', 'mpi', 'mpi:ring', 'mpi:brucks']")

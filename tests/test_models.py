@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from runners.domain.models import MODELS, library_models, model_for, predict
+from runners.domain.model.closed_form import MODELS, library_models, model_for, predict
 
 ALPHA, BETA, GAMMA = 2e-6, 1e-9, 5e-10
 

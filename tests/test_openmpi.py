@@ -16,7 +16,7 @@ from fingerprints import planned_calls
 
 from runners import store
 from runners.domain.libraries.openmpi import LIBRARY as openmpi
-from runners.domain.plan import skip_reason
+from runners.domain.sweep.plan import skip_reason
 from runners.host import libraries
 from runners.jobs import launch
 

@@ -93,7 +93,7 @@ def test_ranks_leave_their_killed_parent_on_a_machine_loaded_far_beyond_its_core
 
 SPINNING_CHILDREN = """
 import os, socket, subprocess, sys
-from runners.domain.launcher import PARENT_ENV
+from runners.domain.sweep.launcher import PARENT_ENV
 env = {**os.environ, PARENT_ENV: f"{socket.gethostname()}:{os.getpid()}"}
 rank = (
     "from runners.ranks import parent_watch\\nparent_watch.start()\\n"

@@ -1,4 +1,4 @@
-"""Schedule-exact prediction (runners.domain.pricing) against schedules priced by hand, the
+"""Schedule-exact prediction (runners.domain.model.pricing) against schedules priced by hand, the
 closed form it must agree with, and the overheads and variants built on it."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from runners.analysis.points import Params, model_of, predict_with, variant_of
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.models import MODELS, OTHER_MODELS, predict
-from runners.domain.overheads import family_of as overhead_family
-from runners.domain.overheads import family_overheads
-from runners.domain.pricing import Costs, MessageCost, round_loads, schedule_prediction
+from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.model.closed_form import MODELS, OTHER_MODELS, predict
+from runners.domain.model.overheads import family_of as overhead_family
+from runners.domain.model.overheads import family_overheads
+from runners.domain.model.pricing import Costs, MessageCost, round_loads, schedule_prediction
 
 A, B, G = 2e-6, 1e-9, 5e-10  # start-up s, s per byte, s per byte reduced
 LINEAR = MessageCost.from_medians([0, 2**30], [A, A + B * 2**30])
@@ -150,7 +150,7 @@ def test_a_curve_priced_over_an_array_is_the_scalar_pricing_size_by_size(demo_st
     store, every variant and algorithm measured, from below one element a block to 16 MiB."""
     from runners import store
     from runners.analysis.points import load_points, smooth_times
-    from runners.domain.pricing import VARIANTS
+    from runners.domain.model.pricing import VARIANTS
 
     runs = store.query(demo_store, "SELECT run_id FROM runs")["run_id"]
     ids = store.query(demo_store, "SELECT calibration_id FROM calibrations")["calibration_id"]

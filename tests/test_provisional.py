@@ -13,8 +13,8 @@ import synthetic
 
 from runners import store
 from runners.cli import main
-from runners.domain.assumptions import HOLDS, VIOLATED, check
-from runners.domain.provisional import provisional_reason
+from runners.domain.verdict.assumptions import HOLDS, VIOLATED, check
+from runners.domain.verdict.provisional import provisional_reason
 
 RUN_A = synthetic.demo_specs()[0].run_id
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from runners.domain.libraries import LIBRARIES
-from runners.domain.workload import Call, Workload, load_workload
+from runners.domain.workload.file import Call, Workload, load_workload
 from runners.host import libraries
 from runners.jobs import recording
 
@@ -152,7 +152,7 @@ def test_an_order_longer_than_the_cap_is_cut_and_noted_while_counts_stay_whole(
     c_program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(recording, "MAX_ORDER", 4)
-    monkeypatch.setattr("runners.domain.recorded_workload.MAX_ORDER", 4)
+    monkeypatch.setattr("runners.domain.workload.recorded.MAX_ORDER", 4)
     out = tmp_path / "w.json"
     workload = recording.record([MPIEXEC, "-n", "2", str(c_program)], out)
     assert workload.order == expected(2).order[:4]

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from runners.domain.libraries import LIBRARIES
-from runners.domain.rank_agreement import disagreements, first_difference
-from runners.domain.recorded_workload import recorded_workload
-from runners.domain.recording import RecordError, parse_record, read_records
-from runners.domain.workload import Call
+from runners.domain.workload.file import Call
+from runners.domain.workload.rank_agreement import disagreements, first_difference
+from runners.domain.workload.recorded import recorded_workload
+from runners.domain.workload.recording import RecordError, parse_record, read_records
 from runners.host import libraries
 from runners.jobs import recorder_build, recording
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from runners.domain.events import (
+from runners.domain.status import PointStatus
+from runners.domain.sweep.events import (
     Checked,
     MalformedEvent,
     PointMeasured,
@@ -13,10 +14,9 @@ from runners.domain.events import (
     event_line,
     parse_event,
 )
-from runners.domain.plan import Group
-from runners.domain.point_row import PointRow
-from runners.domain.records import PointKey
-from runners.domain.status import PointStatus
+from runners.domain.sweep.plan import Group
+from runners.domain.sweep.point_row import PointRow
+from runners.domain.sweep.records import PointKey
 from runners.jobs.sweep_jobs import event_rows
 
 
@@ -85,8 +85,8 @@ def test_events_go_through_their_json_lines_unchanged_and_malformed_ones_are_ref
 def test_one_timing_policy_from_the_spec_to_the_stop_rule() -> None:
     """The spec makes the policy, the job file carries it, and each pass of each launch gets its
     share of the iterations and the time (at least min_iterations in every launch)."""
-    from runners.domain.records import TimingPolicy
-    from runners.domain.spec import parse_spec
+    from runners.domain.sweep.records import TimingPolicy
+    from runners.domain.sweep.spec import parse_spec
 
     spec = parse_spec(
         "sizes = [8]\nranks = [2]\nbudget_s = 0.9\npasses = 3\nmin_iterations = 10\n"

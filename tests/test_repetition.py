@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.domain.plan import plan_launches
-from runners.domain.point_row import PointRow
-from runners.domain.records import PointKey, TimingPolicy
-from runners.domain.repetition import Repetition, median_launch_interval
-from runners.domain.spec import parse_spec
-from runners.domain.stats import median_ci
 from runners.domain.status import PointStatus
+from runners.domain.sweep.plan import plan_launches
+from runners.domain.sweep.point_row import PointRow
+from runners.domain.sweep.records import PointKey, TimingPolicy
+from runners.domain.sweep.repetition import Repetition, median_launch_interval
+from runners.domain.sweep.spec import parse_spec
+from runners.domain.sweep.stats import median_ci
 from runners.jobs.point_history import PointHistory
 
 PASSES, PER_PASS = 2, 60

@@ -31,7 +31,7 @@ def test_the_report_is_one_self_contained_file(report: str) -> None:
 
 def test_the_report_says_what_the_verdict_page_says(report: str, demo_store: Path) -> None:
     from dashboard import queries
-    from runners.domain.winner_table import by_group, group_sentence
+    from runners.domain.verdict.winner_table import by_group, group_sentence
 
     data = queries.verdict_data(demo_store, RUN_A)
     for cells in by_group(data.cells).values():

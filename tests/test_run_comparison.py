@@ -11,8 +11,8 @@ import pytest
 from conftest import run_cli
 
 from runners.cli import main
-from runners.domain.repetition import Repetition, point_summary
-from runners.domain.run_comparison import (
+from runners.domain.sweep.repetition import Repetition, point_summary
+from runners.domain.verdict.run_comparison import (
     FASTER,
     SLOWER,
     WITHIN_NOISE,

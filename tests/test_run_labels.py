@@ -13,7 +13,7 @@ import synthetic
 
 from runners import store
 from runners.cli import main
-from runners.domain.run_labels import (
+from runners.domain.sweep.run_labels import (
     MAX_TAGS,
     BadLabel,
     checked_name,

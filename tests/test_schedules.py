@@ -8,9 +8,9 @@ import itertools
 import pytest
 
 from runners.domain.algorithms import HAND_WRITTEN, library
-from runners.domain.catalog import ALGORITHMS, modelled_spec
-from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import Step, block_bounds, critical_path, simulate
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import Step, block_bounds, critical_path, simulate
+from runners.domain.libraries.catalog import ALGORITHMS, modelled_spec
 
 SIZES = range(1, 11)
 COUNTS = (0, 1, 2, 3, 7, 8, 13)

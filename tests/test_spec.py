@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from runners.domain.plan import plan_groups, skipped_points
-from runners.domain.spec import (
+from runners.domain.sweep.plan import plan_groups, skipped_points
+from runners.domain.sweep.spec import (
     SpecError,
     expand_sizes,
     load_spec,
@@ -136,8 +136,8 @@ def test_one_field_table_gives_the_file_keys_the_flags_and_resume() -> None:
     once by to_toml, in the table's order; the timing policy's keys are flat in the file and
     nested in the spec; every flag (and its older alias) on the command line sets its key."""
     from runners.cli.spec_flags import spec_overrides
-    from runners.domain.records import TimingPolicy
-    from runners.domain.spec import SPEC_KEYS
+    from runners.domain.sweep.records import TimingPolicy
+    from runners.domain.sweep.spec import SPEC_KEYS
 
     spec = parse_spec(BASE + "warmup = 7\npasses = 3\nlauncher_shell = true\n")
     written = [line.split(" = ")[0] for line in spec.to_toml().splitlines()]
@@ -168,7 +168,7 @@ def test_one_field_table_gives_the_file_keys_the_flags_and_resume() -> None:
 
 
 def test_the_largest_values_come_from_the_table() -> None:
-    from runners.domain.spec import SPEC_KEYS
+    from runners.domain.sweep.spec import SPEC_KEYS
 
     most = {k.name: k.most for k in SPEC_KEYS if k.most is not None}
     assert most["ranks"] == 4096 and most["launches"] == 1000

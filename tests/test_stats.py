@@ -6,7 +6,13 @@ import math
 
 import numpy as np
 
-from runners.domain.stats import StopRule, bandwidths, median_ci, relative_halfwidth, summarize
+from runners.domain.sweep.stats import (
+    StopRule,
+    bandwidths,
+    median_ci,
+    relative_halfwidth,
+    summarize,
+)
 
 
 def test_summary_of_known_samples() -> None:

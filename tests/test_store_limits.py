@@ -11,8 +11,8 @@ import synthetic
 from conftest import run_cli
 
 from runners import store
-from runners.domain import capacity, launcher
-from runners.domain.spec import SpecError, parse_spec
+from runners.domain.sweep import capacity, launcher
+from runners.domain.sweep.spec import SpecError, parse_spec
 from runners.jobs import launch
 from runners.store import storefile
 
@@ -254,7 +254,7 @@ def test_every_user_facing_error_is_one_type_with_its_exit_status() -> None:
     from runners.analysis import AnalysisError
     from runners.cli.common import UsageError
     from runners.domain.errors import CollsweepError
-    from runners.domain.spec import SpecError
+    from runners.domain.sweep.spec import SpecError
     from runners.jobs.calibrate import CalibrationError, CalibrationRequestError
     from runners.store.journal import RunBusy
 

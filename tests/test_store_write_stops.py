@@ -1,4 +1,4 @@
-"""A stop signal that arrives while the store is being written (runners.domain.stops): the
+"""A stop signal that arrives while the store is being written (runners.process.stops): the
 write commits or rolls back whole, then the stop is acted on; no DuckDB error, no traceback,
 a true run status. The writers are parked inside their transaction (COLLSWEEP_FAULT=
 hold:write-points / hold:write-analysis) while the signal is sent, whatever the machine's
@@ -22,8 +22,8 @@ from test_store import point_row, run_row
 from test_sweep_mpi import only_run, points, write_spec
 
 from runners import store
-from runners.domain import stops
 from runners.jobs.sweep import Interrupted, signals_as_exceptions
+from runners.process import stops
 from runners.store.journal import Journal, batch
 from runners.store.schema import _writing
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runners.cli import main
-from runners.domain import slurm
+from runners.domain.sweep import slurm
 
 
 def _submission(**extra) -> slurm.Submission:

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, HeldPoint, run_cli, wait_until
 
 from runners import store
-from runners.domain.launcher import is_oversubscribed
+from runners.domain.sweep.launcher import is_oversubscribed
 from runners.host.machine import physical_cores
 
 SMALL = [

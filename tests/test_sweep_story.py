@@ -1,11 +1,11 @@
 """What a sweep tells: a progress line per launch with an ETA priced per group, and each
-group's winners as a table (runners.jobs.progress, runners.domain.winner_table)."""
+group's winners as a table (runners.jobs.progress, runners.domain.verdict.winner_table)."""
 
 from __future__ import annotations
 
 import pytest
 
-from runners.domain.winner_table import group_tables
+from runners.domain.verdict.winner_table import group_tables
 from runners.jobs.progress import PlannedLaunch, Progress
 
 P2, P4 = PlannedLaunch("p=2", 10, 2), PlannedLaunch("p=4 (oversubscribed)", 10, 4)

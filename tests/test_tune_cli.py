@@ -12,9 +12,8 @@ import synthetic
 
 from runners.analysis.tuning import group_tunings
 from runners.cli import main
-from runners.domain import tuning
-from runners.domain.libraries import DEFAULT
-from runners.domain.spec import load_spec
+from runners.domain.libraries import DEFAULT, mpich_tuning, tuning
+from runners.domain.sweep.spec import load_spec
 from runners.host.tuning_files import tuning_problem
 
 RUN_A = synthetic.demo_specs()[0].run_id
@@ -33,7 +32,7 @@ def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
     assert tuning_problem(DEFAULT, out) is None
     expected = group_tunings(demo_store, RUN_A, "float32", "sum")[2]
     assert any(b.algorithm for b in expected.bands)  # the demo_store has a decided library winner
-    sized = json.loads(out.read_text())[tuning.ALLREDUCE]["comm_type=intra"]
+    sized = json.loads(out.read_text())[mpich_tuning.ALLREDUCE]["comm_type=intra"]
     assert list(sized) == ["comm_size<2", "comm_size<=2", "comm_size=any"]  # p=2 only: the
     assert "p=2: " in printed and "p=3" not in printed  # other groups are oversubscribed
     provenance = json.loads(tuning.provenance_path(out).read_text())
@@ -105,8 +104,8 @@ def test_sweep_refuses_a_bad_tuning_file_before_any_rank(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     half = tmp_path / "half.json"
-    half.write_text(json.dumps({tuning.ALLREDUCE: {}}))
-    tuning.posix_path(half).write_text(json.dumps({tuning.ALLREDUCE: {}}))
+    half.write_text(json.dumps({mpich_tuning.ALLREDUCE: {}}))
+    mpich_tuning.posix_path(half).write_text(json.dumps({mpich_tuning.ALLREDUCE: {}}))
     store = tmp_path / "s.duckdb"
     args = ["sweep", "--sizes", "8", "--ranks", "2", "--store", str(store)]
     assert main([*args, "--tuning-file", str(half)]) == 2
@@ -143,16 +142,16 @@ def test_tune_writes_each_collectives_subtree_from_its_own_winners(
     assert "bcast p=2: up to " in printed and "and larger: mpi:binomial" in printed
     assert "\np=2" not in printed  # allreduce: nothing decided against its default
     table = json.loads(out.read_text())
-    generic = tuning.library_table(tuning.MPIR_TABLE)
-    assert table[tuning.ALLREDUCE] == generic[tuning.ALLREDUCE]
+    generic = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)
+    assert table[mpich_tuning.ALLREDUCE] == generic[mpich_tuning.ALLREDUCE]
     sized = table["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
     [(low, default), (high, chosen)] = sized.items()
     assert 512 <= int(low.split("<=")[1]) < 32768 and high == "avg_msg_size=any"
     assert default == generic["collective=bcast"]["comm_type=intra"]
     assert chosen == {"algorithm=MPIR_Bcast_intra_binomial": {}}
-    posix = json.loads(tuning.posix_path(out).read_text())
+    posix = json.loads(mpich_tuning.posix_path(out).read_text())
     handed = posix["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
-    assert handed["avg_msg_size=any"] == tuning.to_generic("bcast")
+    assert handed["avg_msg_size=any"] == mpich_tuning.to_generic("bcast")
     provenance = json.loads(tuning.provenance_path(out).read_text())
     assert set(provenance["collectives"]) == {"bcast"}
     assert provenance["collectives"]["bcast"]["op"] == "none"

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from runners.domain import tuning
-from runners.domain.libraries import DEFAULT
-from runners.domain.plan import plan_groups
-from runners.domain.spec import SpecError, parse_spec
-from runners.domain.tuning import ALLREDUCE, Band, bands
+from runners.domain.libraries import DEFAULT, mpich_tuning, openmpi, tuning
+from runners.domain.libraries.mpich_tuning import ALLREDUCE
+from runners.domain.libraries.tuning import Band, bands
+from runners.domain.sweep.plan import plan_groups
+from runners.domain.sweep.spec import SpecError, parse_spec
 from runners.host.tuning_files import tuning_problem
 
 RD, RING, TREE = "mpi:recursive_doubling", "mpi:ring", "mpi:tree"
 RSA = "mpi:reduce_scatter_allgather"
-MPIR = tuning.library_table(tuning.MPIR_TABLE)
+MPIR = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)
 
 
 def test_bands_merge_equal_choices_and_split_at_geometric_midpoints() -> None:
@@ -41,9 +41,9 @@ def _allreduce(table: dict) -> dict:
 
 
 def test_the_mpir_table_keeps_every_collective_and_every_other_group_size() -> None:
-    generic = tuning.library_table(tuning.MPIR_TABLE)
+    generic = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)
     per_ranks = {2: [Band(64, RD), Band(None, None)], 4: [Band(None, RING)]}
-    table = tuning.mpir_table(per_ranks, generic)
+    table = mpich_tuning.mpir_table(per_ranks, generic)
     assert set(table) == set(generic)
     assert {k: v for k, v in table.items() if k != ALLREDUCE} == {
         k: v for k, v in generic.items() if k != ALLREDUCE
@@ -67,22 +67,22 @@ def test_the_mpir_table_keeps_every_collective_and_every_other_group_size() -> N
 def test_guards_stay_where_mpich_checks_them_itself() -> None:
     """reduce_scatter_allgather needs a built-in op and count >= pow2; the tree needs its
     parameters named (a file's leaf is not filled from the cvars)."""
-    table = tuning.mpir_table({2: [Band(None, RSA)], 3: [Band(None, TREE)]}, MPIR)
+    table = mpich_tuning.mpir_table({2: [Band(None, RSA)], 3: [Band(None, TREE)]}, MPIR)
     rsa = _allreduce(table)["comm_size<=2"]["avg_msg_size=any"]
     assert list(rsa) == ["is_op_built_in=no", "count<pow2", "count=any"]
     assert rsa["count=any"] == {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}
     tree = _allreduce(table)["comm_size<=3"]["avg_msg_size=any"]
-    assert tree == {"algorithm=MPIR_Allreduce_intra_tree": tuning.TREE_PARAMETERS}
+    assert tree == {"algorithm=MPIR_Allreduce_intra_tree": mpich_tuning.TREE_PARAMETERS}
 
 
 def test_the_shared_memory_table_hands_tuned_bands_to_the_generic_selection() -> None:
-    generic = tuning.library_table(tuning.POSIX_TABLE)
-    table = tuning.posix_table({2: [Band(64, RD), Band(None, None)]}, generic)
+    generic = mpich_tuning.library_table(mpich_tuning.POSIX_TABLE)
+    table = mpich_tuning.posix_table({2: [Band(64, RD), Band(None, None)]}, generic)
     sized = _allreduce(table)["comm_size<=2"]
     assert sized["avg_msg_size=any"] == _allreduce(generic)  # release_gather kept
-    assert sized["avg_msg_size<=64"] == tuning.to_generic("allreduce")
+    assert sized["avg_msg_size<=64"] == mpich_tuning.to_generic("allreduce")
     assert "release_gather" not in json.dumps(sized["avg_msg_size<=64"]).replace(
-        json.dumps(tuning.to_generic("allreduce")), ""
+        json.dumps(mpich_tuning.to_generic("allreduce")), ""
     )
     assert set(table) == set(generic)
 
@@ -90,12 +90,12 @@ def test_the_shared_memory_table_hands_tuned_bands_to_the_generic_selection() ->
 def _write(folder: Path, mpir: object, posix: object = None) -> Path:
     path = folder / "t.json"
     path.write_text(json.dumps(mpir))
-    tuning.posix_path(path).write_text(json.dumps(posix or {ALLREDUCE: {}}))
+    mpich_tuning.posix_path(path).write_text(json.dumps(posix or {ALLREDUCE: {}}))
     return path
 
 
 def test_a_tuning_file_must_be_a_whole_table_with_its_companion(tmp_path: Path) -> None:
-    whole = tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
+    whole = mpich_tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
     good = _write(tmp_path, whole)
     assert tuning_problem(DEFAULT, good) is None
     assert "does not exist" in tuning_problem(DEFAULT, tmp_path / "nope.json")
@@ -104,12 +104,12 @@ def test_a_tuning_file_must_be_a_whole_table_with_its_companion(tmp_path: Path) 
     only_allreduce.write_text("{not json")
     assert "not readable JSON" in tuning_problem(DEFAULT, only_allreduce)
     _write(tmp_path, whole)
-    tuning.posix_path(good).unlink()
+    mpich_tuning.posix_path(good).unlink()
     assert "t.json.posix.json does not exist" in tuning_problem(DEFAULT, good)
 
 
 def test_a_spec_with_a_tuning_file_times_mpi_tuned_in_a_launch_of_its_own(tmp_path: Path) -> None:
-    whole = tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
+    whole = mpich_tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
     path = _write(tmp_path, whole)
     spec = parse_spec(f'sizes = [8]\nranks = [2]\nalgorithms = ["mpi"]\ntuning_file = "{path}"\n')
     assert spec.algorithms == ("mpi", "mpi:tuned")
@@ -117,9 +117,9 @@ def test_a_spec_with_a_tuning_file_times_mpi_tuned_in_a_launch_of_its_own(tmp_pa
         groups = {g.config: g for g in plan_groups(spec, "r", switching=switching, cores=8)}
         assert set(groups) == {"", "mpi:tuned"}
         knobs = groups["mpi:tuned"].knobs
-        assert knobs[tuning.FILE_CVAR] == str(path.resolve())
-        assert knobs[tuning.POSIX_FILE_CVAR] == str(tuning.posix_path(path.resolve()))
-        assert tuning.FILE_CVAR not in groups[""].knobs  # the autotuned mpi stays the default
+        assert knobs[mpich_tuning.FILE_CVAR] == str(path.resolve())
+        assert knobs[mpich_tuning.POSIX_FILE_CVAR] == str(mpich_tuning.posix_path(path.resolve()))
+        assert mpich_tuning.FILE_CVAR not in groups[""].knobs  # the autotuned mpi stays the default
 
 
 def test_a_spec_refuses_mpi_tuned_without_a_tuning_file() -> None:
@@ -135,7 +135,7 @@ def test_open_mpi_rules_start_each_band_one_byte_above_the_last() -> None:
     """Open MPI's format: collectives, allreduce's id, sizes, then per size its rules
     `min_bytes algorithm faninout segsize` from 0 bytes; None is the built-in decision (0)."""
     four = [Band(4096, "openmpi:recursive_doubling"), Band(None, "openmpi:ring")]
-    text = tuning.openmpi_rules({"allreduce": {4: four, 2: [Band(None, None)]}})
+    text = openmpi.openmpi_rules({"allreduce": {4: four, 2: [Band(None, None)]}})
     numbers = [line.split("#")[0].split() for line in text.splitlines()]
     numbers = [int(v) for words in numbers for v in words]
     assert numbers == [1, 2, 2, 2, 1, 0, 0, 0, 0, 4, 2, 0, 3, 0, 0, 4097, 4, 0, 0]
@@ -160,8 +160,8 @@ def test_each_collective_has_its_own_subtree_size_condition_and_guards() -> None
         "reduce_scatter": {2: [Band(None, "reduce_scatter.mpi:pairwise")]},
         "reduce": {2: [Band(None, "reduce.mpi:reduce_scatter_gather")]},
     }
-    mpir, posix = tuning.mpich_tables(per_collective)
-    generic = tuning.library_table(tuning.MPIR_TABLE)
+    mpir, posix = mpich_tuning.mpich_tables(per_collective)
+    generic = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)
     assert _allreduce(mpir) == _allreduce(generic)  # untouched: not tuned
     bcast = mpir["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
     default = generic["collective=bcast"]["comm_type=intra"]
@@ -187,6 +187,11 @@ def test_each_collective_has_its_own_subtree_size_condition_and_guards() -> None
     # the shared-memory layer hands bcast's tuned band to the generic selection, keeps its own
     # default elsewhere; it takes no allgather or reduce_scatter_block at all
     handed = posix["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
-    own = tuning.library_table(tuning.POSIX_TABLE)["collective=bcast"]["comm_type=intra"]
-    assert handed == {"avg_msg_size<=4096": own, "avg_msg_size=any": tuning.to_generic("bcast")}
+    own = mpich_tuning.library_table(mpich_tuning.POSIX_TABLE)["collective=bcast"][
+        "comm_type=intra"
+    ]
+    assert handed == {
+        "avg_msg_size<=4096": own,
+        "avg_msg_size=any": mpich_tuning.to_generic("bcast"),
+    }
     assert "collective=allgather" not in posix

@@ -13,8 +13,8 @@ from conftest import run_cli
 from fingerprints import mpich_calls
 
 from runners import store
-from runners.domain import tuning
-from runners.domain.tuning import Band
+from runners.domain.libraries import mpich_tuning
+from runners.domain.libraries.tuning import Band
 
 pytestmark = pytest.mark.mpi
 
@@ -23,7 +23,7 @@ RD, RING = "mpi:recursive_doubling", "mpi:ring"
 
 def reduction_calls(ranks: int, count: int, tuning_file: Path | None) -> dict[int, list[int]]:
     """Per rank, the element counts a counting user op received in one MPI_Allreduce."""
-    return mpich_calls(ranks, count, tuning.tuning_knobs(tuning_file) if tuning_file else {})
+    return mpich_calls(ranks, count, mpich_tuning.tuning_knobs(tuning_file) if tuning_file else {})
 
 
 def test_the_file_names_the_algorithm_on_each_side_of_a_boundary(tmp_path: Path) -> None:
@@ -59,8 +59,8 @@ def test_a_sweep_times_mpi_tuned_in_its_own_launches_with_the_files_provenance(
     record = environment["tuning_file"]
     assert record["file_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     knobs = environment["jobs"]["ranks=2 config=mpi:tuned"]
-    assert knobs[tuning.FILE_CVAR] == str(path.resolve())
-    assert tuning.FILE_CVAR not in environment["jobs"]["ranks=2 config=default"]
+    assert knobs[mpich_tuning.FILE_CVAR] == str(path.resolve())
+    assert mpich_tuning.FILE_CVAR not in environment["jobs"]["ranks=2 config=default"]
 
 
 def test_mpich_accepts_a_file_naming_every_forced_algorithm_of_every_collective(
@@ -69,7 +69,7 @@ def test_mpich_accepts_a_file_naming_every_forced_algorithm_of_every_collective(
     """MPICH aborts at start-up on a leaf naming a function it does not have ("unrecognized
     key"): a file with a band for each of its forced algorithms of each collective loads, and a
     reduce-scatter under it still computes the right result."""
-    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.libraries.catalog import ALGORITHMS
 
     per_collective: dict[str, dict[int, list[Band]]] = {}
     for name, spec in ALGORITHMS.items():
@@ -78,12 +78,12 @@ def test_mpich_accepts_a_file_naming_every_forced_algorithm_of_every_collective(
             bands.append(Band(8 * (len(bands) + 1), name))
     for groups in per_collective.values():
         groups[2].append(Band(None, None))
-    assert set(per_collective) == set(tuning.MPICH_COLLECTIVES)
-    mpir, posix = tuning.mpich_tables(per_collective)
+    assert set(per_collective) == set(mpich_tuning.MPICH_COLLECTIVES)
+    mpir, posix = mpich_tuning.mpich_tables(per_collective)
     path = tmp_path / "every.json"
     path.write_text(json.dumps(mpir))
-    tuning.posix_path(path).write_text(json.dumps(posix))
-    calls = mpich_calls(2, 64, tuning.tuning_knobs(path), "reduce_scatter")
+    mpich_tuning.posix_path(path).write_text(json.dumps(posix))
+    calls = mpich_calls(2, 64, mpich_tuning.tuning_knobs(path), "reduce_scatter")
     assert set(calls) == {0, 1}
 
 
@@ -96,7 +96,7 @@ def test_a_reduce_scatter_subtree_names_the_algorithm_on_each_side_of_a_boundary
     pairwise, halving = "reduce_scatter.mpi:pairwise", "reduce_scatter.mpi:recursive_halving"
     per_ranks = {4: [Band(4096, pairwise), Band(None, halving)]}
     path = synthetic.write_tuning_file(tmp_path, per_ranks, "reduce_scatter")
-    knobs = tuning.tuning_knobs(path)
+    knobs = mpich_tuning.tuning_knobs(path)
     below, above = 256, 1024  # 2 KiB and 8 KiB of float64, the whole vector
     assert mpich_calls(4, below, knobs, "reduce_scatter") == {r: [64, 64, 64] for r in range(4)}
     assert mpich_calls(4, above, knobs, "reduce_scatter") == {r: [512, 256] for r in range(4)}

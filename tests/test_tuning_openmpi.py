@@ -12,9 +12,10 @@ import pytest
 from conftest import ROOT
 from fingerprints import calls_of
 
-from runners.domain import tuning
+from runners.domain.libraries import tuning
 from runners.domain.libraries.openmpi import LIBRARY as openmpi
-from runners.domain.tuning import Band
+from runners.domain.libraries.openmpi import OPENMPI_RULE_KNOBS, openmpi_rules
+from runners.domain.libraries.tuning import Band
 from runners.host import libraries
 from runners.host.tuning_files import tuning_problem
 
@@ -33,7 +34,7 @@ def reduction_calls(
     )
     mca = {}
     if rules is not None:
-        mca = dict(zip(tuning.OPENMPI_RULE_KNOBS, ("1", str(rules)), strict=True))
+        mca = dict(zip(OPENMPI_RULE_KNOBS, ("1", str(rules)), strict=True))
     env = {**os.environ, **libraries.launch_env(openmpi)}
     env["PYTHONPATH"] = f"{ROOT / 'tests' / 'mpi_programs'}:{ROOT}"
     argv = [sys.executable, str(PROGRAM), str(count), collective]
@@ -48,7 +49,7 @@ def test_open_mpi_follows_the_rules_file_on_both_sides_of_a_boundary(tmp_path: P
     quarter of the count, three times); without the file Open MPI decides otherwise."""
     rules = tmp_path / "rules.txt"
     per_ranks = {4: [Band(4096, "openmpi:recursive_doubling"), Band(None, "openmpi:ring")]}
-    rules.write_text(tuning.openmpi_rules({"allreduce": per_ranks}))
+    rules.write_text(openmpi_rules({"allreduce": per_ranks}))
     below, above = 256, 1024  # 2 KiB and 8 KiB of float64
     assert reduction_calls(4, below, rules) == {r: [256, 256] for r in range(4)}
     assert reduction_calls(4, above, rules) == {r: [256, 256, 256] for r in range(4)}
@@ -61,7 +62,7 @@ def test_open_mpi_follows_a_reduce_rule_beside_an_allreduce_rule(tmp_path: Path)
     rules = tmp_path / "rules.txt"
     reduce = [Band(4096, "reduce.openmpi:binomial"), Band(None, "reduce.openmpi:rabenseifner")]
     per_collective = {"allreduce": {4: [Band(None, "openmpi:ring")]}, "reduce": {4: reduce}}
-    rules.write_text(tuning.openmpi_rules(per_collective))
+    rules.write_text(openmpi_rules(per_collective))
     assert tuning_problem(openmpi, rules) is None
     below, above = 256, 1024  # 2 KiB and 8 KiB of float64
     assert reduction_calls(4, below, rules, "reduce") == {0: [256, 256], 1: [], 2: [256], 3: []}

@@ -15,7 +15,7 @@ from conftest import ROOT, processes_with
 
 from dashboard import queries
 from runners import store
-from runners.domain.faults import FAULT_ENV, RELEASE_ENV
+from runners.process.faults import FAULT_ENV, RELEASE_ENV
 from runners.store import user_query
 from runners.store.user_query import run_user_query
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runners.domain.verdict import TIE, Band, bands, change_lines, verdict_lines
+from runners.domain.verdict.summary import TIE, Band, bands, change_lines, verdict_lines
 
 
 def cell(nbytes: int, winner: str, decided: bool = True, runner_up: str = "ring", ranks=2):

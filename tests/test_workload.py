@@ -11,10 +11,11 @@ import synthetic
 
 from runners.analysis.workload_report import SAME, report_workload, workload_report
 from runners.cli import main
-from runners.domain.plan import all_point_ids, plan_groups
-from runners.domain.replay import plan_replay
-from runners.domain.spec import SpecError, parse_spec
-from runners.domain.workload import (
+from runners.domain.sweep.plan import all_point_ids, plan_groups
+from runners.domain.sweep.replay import plan_replay
+from runners.domain.sweep.spec import SpecError, parse_spec
+from runners.domain.sweep.workload_spec import workload_overrides
+from runners.domain.workload.file import (
     CALL_KEYS,
     Call,
     WorkloadError,
@@ -22,8 +23,7 @@ from runners.domain.workload import (
     merged,
     workload_from_json,
 )
-from runners.domain.workload_policy import policies
-from runners.domain.workload_spec import workload_overrides
+from runners.domain.workload.policy import policies
 from runners.store.workloads import stored_workloads
 
 DECADE_RUN = synthetic.decade_spec().run_id

@@ -1,5 +1,5 @@
 """`collsweep workload from-ddp` and `from-param` (no MPI): DDP's buckets against examples worked
-by hand from PyTorch 2.11.0's rule (runners/domain/workload_sources/ddp.py), a PARAM basic trace
+by hand from PyTorch 2.11.0's rule (runners/domain/workload/sources/ddp.py), a PARAM basic trace
 against the calls it holds, and bad files refused in one line with nothing written.
 
 tests/fixtures/workloads/param_basic.json is written from PARAM's reader of the basic format
@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-import runners.domain.workload_sources as sources
+import runners.domain.workload.sources as sources
 from runners.cli import main
-from runners.domain.workload import Workload, load_workload
-from runners.domain.workload_sources import CallLog
-from runners.domain.workload_sources.ddp import DdpOptions, assign_buckets, ddp_workload
-from runners.domain.workload_sources.ddp_input import Tensor, model_from_json
+from runners.domain.workload.file import Workload, load_workload
+from runners.domain.workload.sources import CallLog
+from runners.domain.workload.sources.ddp import DdpOptions, assign_buckets, ddp_workload
+from runners.domain.workload.sources.ddp_input import Tensor, model_from_json
 
 MIB = 1024 * 1024
 F32 = MIB // 4  # float32 elements in 1 MiB

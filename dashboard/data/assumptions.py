@@ -18,8 +18,8 @@ from dashboard.data.base import (
     calibration_params,
 )
 from dashboard.data.runs import prediction_calibrations
-from runners.domain.assumptions import MEANINGS
-from runners.domain.calibration_id import with_caveat
+from runners.domain.model.calibration_id import with_caveat
+from runners.domain.verdict.assumptions import MEANINGS
 
 # --- assumptions -------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import duckdb
 import pandas as pd
 
 from runners import store
-from runners.domain.calibration_id import own_calibrations
+from runners.domain.model.calibration_id import own_calibrations
 from runners.domain.status import PointStatus
 
 # The calibration a view names and every other library's own of the same name (`<id>@openmpi`,

@@ -19,9 +19,9 @@ from dashboard.data.base import (
 )
 from dashboard.data.curves import _crossovers
 from runners import store
-from runners.domain.catalog import library_calls
-from runners.domain.models import NOT_SCHEDULES
-from runners.domain.verdict import verdict_lines
+from runners.domain.libraries.catalog import library_calls
+from runners.domain.model.closed_form import NOT_SCHEDULES
+from runners.domain.verdict.summary import verdict_lines
 
 # --- crossovers and best choices ---------------------------------------------------------------
 
@@ -112,7 +112,8 @@ def verdict(
     ranks: int | None = None,
     collective: str = "allreduce",
 ) -> list[str]:
-    """The run's verdict (runners.domain.verdict) for one collective, dtype and op, one group
+    """The run's verdict (runners.domain.verdict.summary) for one collective, dtype and op, one
+    group
     size or all: per group its winners by size and where the decided winner changes. [] before
     analysis."""
 

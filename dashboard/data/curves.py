@@ -19,8 +19,8 @@ from dashboard.data.base import (
     _df,
     _open,
 )
-from runners.domain.catalog import is_library_call
-from runners.domain.models import NOT_SCHEDULES
+from runners.domain.libraries.catalog import is_library_call
+from runners.domain.model.closed_form import NOT_SCHEDULES
 from runners.domain.status import PointStatus
 
 # --- curves ------------------------------------------------------------------------------------

@@ -10,8 +10,12 @@ import pandas as pd
 
 from dashboard.data.base import OWN_CALIBRATIONS, Scope, StorePath, _catalog, _df, _open
 from runners import store
-from runners.domain.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationId, CalibrationKind
-from runners.domain.fitting import PINGPONG_SOURCE
+from runners.domain.model.calibration_id import (
+    LIBRARY_SUFFIX_PATTERN,
+    CalibrationId,
+    CalibrationKind,
+)
+from runners.domain.model.fitting import PINGPONG_SOURCE
 
 # --- model fit ---------------------------------------------------------------------------------
 

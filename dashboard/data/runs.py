@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.data.base import StorePath, _df, _open
 from runners import store
-from runners.domain.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationKind
+from runners.domain.model.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationKind
 from runners.domain.status import PointStatus
 from runners.store import reports, run_compare
 from runners.store.run_compare import RunComparison

@@ -13,8 +13,8 @@ import pandas as pd
 from dashboard.data.base import Scope, StorePath, _df, _open
 from dashboard.data.override import against_default
 from runners import store
-from runners.domain.catalog import ALGORITHMS, is_tuned
-from runners.domain.tuning import TUNED
+from runners.domain.libraries.catalog import ALGORITHMS, is_tuned
+from runners.domain.libraries.tuning import TUNED
 
 # Every library's tuned entry of every collective (mpi:tuned, bcast.mpi:tuned, impi:tuned, ...)
 TUNED_ENTRIES = [name for name in ALGORITHMS if is_tuned(name)]

@@ -1,4 +1,4 @@
-"""Data of the Verdict page: the run's answer per size (runners.domain.winner_table), its
+"""Data of the Verdict page: the run's answer per size (runners.domain.verdict.winner_table), its
 precision, and whether its winners are provisional; all read from what the analysis stored."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from dashboard.data.base import StorePath
 from runners import store
-from runners.domain.provisional import stored_reason
-from runners.domain.winner_table import Cell, cells_of
+from runners.domain.verdict.provisional import stored_reason
+from runners.domain.verdict.winner_table import Cell, cells_of
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from typing import Any
 import pandas as pd
 
 from dashboard.data.base import StorePath, _catalog, _df, _open
-from runners.domain.replay import plan_replay
+from runners.domain.sweep.replay import plan_replay
 from runners.domain.units import format_bytes
-from runners.domain.workload import WorkloadError, workload_from_json
-from runners.domain.workload_policy import Policy
+from runners.domain.workload.file import WorkloadError, workload_from_json
+from runners.domain.workload.policy import Policy
 
 # Policies in the order a reader looks for them: the defaults, best, tuned files, algorithms.
 KIND_ORDER = {"default": 0, "best": 1, "tuned": 2, "algorithm": 3}
@@ -151,7 +151,8 @@ def workload_data(path: StorePath, run_id: str, workload: str) -> WorkloadData:
 
 
 def unreplayed(policies: pd.DataFrame, calls: pd.DataFrame, replayed: set[str]) -> dict[str, str]:
-    """Per priced policy without a replay, why: what runners.domain.replay's plan says of it at
+    """Per priced policy without a replay, why: what runners.domain.sweep.replay's plan says of it
+    at
     each group size (a policy running two library algorithms of one collective has no launch
     that does both), else that no replay of it is stored."""
     size = int(calls["call_index"].max()) + 1 if len(calls) else 0

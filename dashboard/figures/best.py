@@ -12,7 +12,7 @@ from dashboard.figures.style import (
     color,
     short_name,
 )
-from runners.domain.models import model_for
+from runners.domain.model.closed_form import model_for
 from runners.domain.units import format_bytes
 
 # --- best choices ------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from dashboard.figures.style import (
     _ratio_axis,
     color,
 )
-from runners.domain.run_comparison import WITHIN_NOISE
 from runners.domain.units import format_bytes, format_ratio
+from runners.domain.verdict.run_comparison import WITHIN_NOISE
 
 # --- comparing runs ----------------------------------------------------------------------------
 

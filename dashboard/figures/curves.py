@@ -18,8 +18,8 @@ from dashboard.figures.style import (
     rgba,
     short_name,
 )
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.status import PointStatus
 from runners.domain.units import format_bytes, format_seconds
 

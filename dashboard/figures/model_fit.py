@@ -11,7 +11,7 @@ from dashboard.figures.style import (
     _bytes_axis,
     _empty_figure,
 )
-from runners.domain.models import NOT_SCHEDULES
+from runners.domain.model.closed_form import NOT_SCHEDULES
 from runners.domain.units import format_bytes, format_per_byte, format_ratio, format_seconds
 
 # --- model fit ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The winner strip of the Verdict page: one row per group, a cell per size, the winner's
 colour and name with the margin over the runner-up; ties grey; the speed-up over the library
-default in the hover text (runners.domain.winner_table's cells)."""
+default in the hover text (runners.domain.verdict.winner_table's cells)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 
 from dashboard.figures.best import _discrete_scale, _legend_traces
 from dashboard.figures.style import _empty_figure, short_name
-from runners.domain.collectives import group_title
+from runners.domain.collectives.collective import group_title
 from runners.domain.units import format_bytes, format_ratio, format_seconds
-from runners.domain.winner_table import Cell, margin_text
+from runners.domain.verdict.winner_table import Cell, margin_text
 
 
 def _label(cell: Cell) -> str:

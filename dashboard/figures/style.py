@@ -9,9 +9,9 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.descriptor import IMPI, MPICH, OPENMPI
+from runners.domain.collectives.descriptor import IMPI, MPICH, OPENMPI
 from runners.domain.libraries import LIBRARIES
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.units import format_bytes
 
 METRICS = {

@@ -6,7 +6,7 @@ Two separate things live here and must not be confused:
   used as an arithmetic exercise about which residues get visited;
 * the real recursive-doubling partner protocol for ``p = 2**n`` ranks, where in
   round ``k`` rank ``r`` exchanges with ``r XOR 2**k``, read off the schedule the ranks run
-  (runners.domain.algorithms.recursive_doubling).
+  (runners.domain.algorithms.allreduce.recursive_doubling).
 
 The orbit says nothing about communication cost; the logarithmic round count
 comes only from the partner protocol.
@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.schedule import simulate
+from runners.domain.collectives.schedule import simulate
+from runners.domain.libraries.catalog import ALGORITHMS
 
 MAX_MODULUS = 360
 """Largest modulus accepted: one point per degree on the drawn circle.

@@ -8,9 +8,9 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.collectives import group_title
-from runners.domain.run_comparison import WITHIN_NOISE
+from runners.domain.collectives.collective import group_title
 from runners.domain.units import format_bytes
+from runners.domain.verdict.run_comparison import WITHIN_NOISE
 
 
 def _runs(runs) -> tuple[str, str]:

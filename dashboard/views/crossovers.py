@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.calibration_id import with_caveat
+from runners.domain.model.calibration_id import with_caveat
 from runners.domain.units import format_bytes
 
 

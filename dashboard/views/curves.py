@@ -9,9 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.calibration_id import with_caveat
-from runners.domain.catalog import ALGORITHMS
 from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.model.calibration_id import with_caveat
 
 
 def _library(algorithm: str) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.calibration_id import (
+from runners.domain.model.calibration_id import (
     CalibrationId,
     CalibrationKind,
     own_calibrations,

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.catalog import collective_of, is_autotuned
+from runners.domain.libraries.catalog import collective_of, is_autotuned
 
 
 def _choices(baselines: dict[str, str]) -> list[str]:

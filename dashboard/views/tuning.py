@@ -11,9 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, queries, ui
-from runners.domain.catalog import ALGORITHMS, autotuned_of
 from runners.domain.libraries import LIBRARIES
-from runners.domain.tuning import MPICH_COLLECTIVES, band_ranges
+from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of
+from runners.domain.libraries.mpich_tuning import MPICH_COLLECTIVES
+from runners.domain.libraries.tuning import band_ranges
 from runners.domain.units import counted, format_bytes
 
 HOW_TO = (

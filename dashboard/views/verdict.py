@@ -1,7 +1,7 @@
 """Verdict page, the front page: a run's answer (the newest run unless another is picked),
 per group one sentence and a strip of winners by size with the margin over the runner-up and
 the speed-up over the library default; ties grey, provisional winners marked. The same cells
-as the tables `collsweep sweep` ends with (runners.domain.winner_table)."""
+as the tables `collsweep sweep` ends with (runners.domain.verdict.winner_table)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import streamlit as st
 
 from dashboard import charts, queries, ui
 from dashboard.report import report_html
-from runners.domain.collectives import group_title
-from runners.domain.winner_table import by_group, group_sentence
+from runners.domain.collectives.collective import group_title
+from runners.domain.verdict.winner_table import by_group, group_sentence
 
 
 def main(path: Path, overview: queries.Overview) -> None:

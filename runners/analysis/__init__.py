@@ -9,7 +9,7 @@ runners.store:
   'library_min' model (the fastest of the library's own algorithms), and the `model` column
   says so;
 - `winners`: per (ranks, dtype, op, bytes) the fastest two algorithms and whether the paired
-  launches decide between them (runners.domain.comparison), a tie otherwise: every library's
+  launches decide between them (runners.domain.verdict.comparison), a tie otherwise: every library's
   algorithms competing (library 'all') and, in a run on two libraries, each library's apart
   (the model side, calibrations to agreement, is per library too);
 - `against_default`: every other library algorithm (forced, or mpi:tuned) against the autotuned
@@ -18,7 +18,7 @@ runners.store:
   (where their decided order flips, bracketed by the two measured sizes around the flip) and
   the predicted ones of each calibration (T_A = T_B solved within the swept sizes);
 - `best_choices` per point and calibration and `agreement` per run and per (ranks, dtype, op);
-- `assumptions` (runners.domain.assumptions).
+- `assumptions` (runners.domain.verdict.assumptions).
 
 Only algorithms with a model of their own compete for best choices, agreement and predicted
 crossovers, so plain 'mpi' does not (predicted as the fastest of the library's models, it
@@ -67,12 +67,12 @@ from runners.analysis.winners import (
     measured_crossover_rows,
     winner_rows,
 )
-from runners.domain.calibration_id import with_caveat
-from runners.domain.catalog import ALGORITHMS, collective_of
 from runners.domain.errors import BadInput, Stopped
-from runners.domain.faults import hold_at
-from runners.domain.provisional import provisional_reason
+from runners.domain.libraries.catalog import ALGORITHMS, collective_of
+from runners.domain.model.calibration_id import with_caveat
 from runners.domain.status import PointStatus
+from runners.domain.verdict.provisional import provisional_reason
+from runners.process.faults import hold_at
 from runners.store.migrations import COLLECTIVE_TABLES
 
 CROSSOVERS_SQL = """

@@ -16,10 +16,10 @@ import numpy as np
 from runners.analysis.choices import model_pick
 from runners.analysis.crossings import PredictedTimes, group_points, predicted_pair
 from runners.analysis.points import Params, Point, predict_with, variant_of
-from runners.domain.catalog import ALGORITHMS, is_autotuned
-from runners.domain.models import model_for
-from runners.domain.pricing import TEXTBOOK, VARIANTS
-from runners.domain.text_table import aligned_lines
+from runners.domain.libraries.catalog import ALGORITHMS, is_autotuned
+from runners.domain.model.closed_form import model_for
+from runners.domain.model.pricing import TEXTBOOK, VARIANTS
+from runners.domain.units import aligned_lines
 
 ALL = "all"
 FAMILIES = ("hand-written", "forced library", "autotuned")

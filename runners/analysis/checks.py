@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runners.analysis.points import Point
-from runners.domain import assumptions
-from runners.domain.spec import SpecError, parse_spec
+from runners.domain.sweep.spec import SpecError, parse_spec
+from runners.domain.verdict import assumptions
 from runners.host.machine import physical_cores
 
 # --- assumptions -------------------------------------------------------------------------------
@@ -26,7 +26,8 @@ def assumption_rows(
     calibrations: Sequence[Mapping[str, Any]],
     probes: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """Every assumption check of the run (runners.domain.assumptions) from its recorded facts."""
+    """Every assumption check of the run (runners.domain.verdict.assumptions) from its recorded
+    facts."""
     environment = run.get("environment") or {}
     if not isinstance(environment, dict):
         environment = {}

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from runners.analysis.points import Key, Point, model_of
-from runners.domain.catalog import is_library_call
-from runners.domain.crossovers import (
+from runners.domain.libraries.catalog import is_library_call
+from runners.domain.verdict.crossovers import (
     best_algorithm,
 )
 

@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 
 from runners.analysis.points import Point
-from runners.domain.calibration_id import CalibrationId, CalibrationKind, GammaKey
-from runners.domain.fitting import (
+from runners.domain.libraries import DEFAULT, LIBRARIES
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind, GammaKey
+from runners.domain.model.closed_form import Prediction, predict
+from runners.domain.model.fitting import (
     CollectiveFit,
     fit_collectives,
     weighted_r_squared,
 )
-from runners.domain.libraries import DEFAULT, LIBRARIES
-from runners.domain.models import Prediction, predict
 
 # --- the calibration fitted to the run's own timings -----------------------------------------
 

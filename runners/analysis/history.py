@@ -1,5 +1,6 @@
 """A run's intervals widened by its host's run-to-run history (the rule:
-runners.domain.history): the runs and points from the store, the widening stored with the run."""
+runners.domain.verdict.history): the runs and points from the store, the widening stored with the
+run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 from pathlib import Path
 
 from runners import store
-from runners.domain.history import EARLIER_RUNS, RunToRun, run_to_run
+from runners.domain.verdict.history import EARLIER_RUNS, RunToRun, run_to_run
 from runners.store.intervals import apply_history
 
 EARLIER_SQL = """

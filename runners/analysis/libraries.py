@@ -3,7 +3,8 @@ model variant each group size can use (no MPI imported here): the parts of runne
 that differ between libraries.
 
 Each library's launches calibrate themselves on its own ranks (calibration ids end with the
-library's suffix: launches:<run>@openmpi, domain.calibration_id), and the fit to a library's own
+library's suffix: launches:<run>@openmpi, domain.model.calibration_id), and the fit to a library's
+own
 timings is its own too; the ping-pong calibration made before a sweep is MPICH's.
 """
 
@@ -21,15 +22,15 @@ from runners.analysis.crossings import group_points, predicted_crossover_rows
 from runners.analysis.fitted import fitted_calibration
 from runners.analysis.points import Params, Point, Progress, prediction_rows
 from runners.analysis.winners import Comparisons, Groups, winner_rows
-from runners.domain.calibration import combined_calibration
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
-from runners.domain.catalog import library_of
-from runners.domain.descriptor import MPICH
-from runners.domain.fitting import PINGPONG_SOURCE
+from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES
-from runners.domain.models import model_for
-from runners.domain.pricing import OVERHEADS, VARIANTS
-from runners.domain.topology import allocation_nodes, group_hosts, multi_node_ranks
+from runners.domain.libraries.catalog import library_of
+from runners.domain.model.calibration import combined_calibration
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.model.closed_form import model_for
+from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.model.pricing import OVERHEADS, VARIANTS
+from runners.domain.verdict.topology import allocation_nodes, group_hosts, multi_node_ranks
 
 
 def measured_calibration(path: Path, run: Mapping[str, Any], progress: Progress) -> dict | None:

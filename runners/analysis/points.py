@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 
 from runners import store
-from runners.domain.assumptions import PointFacts
-from runners.domain.calibration_id import GammaKey
-from runners.domain.catalog import ALGORITHMS, DTYPES, library_of, op_spec
-from runners.domain.collectives import NO_OP
-from runners.domain.models import Prediction, autotuned_model, model_for, predict
-from runners.domain.models import smooth_totals as models_smooth_totals
-from runners.domain.overheads import family_of as overhead_family
-from runners.domain.pricing import (
+from runners.domain.collectives.collective import NO_OP
+from runners.domain.collectives.datatypes import DTYPES, op_spec
+from runners.domain.libraries.catalog import ALGORITHMS, library_of
+from runners.domain.model.calibration_id import GammaKey
+from runners.domain.model.closed_form import Prediction, autotuned_model, model_for, predict
+from runners.domain.model.closed_form import smooth_totals as models_smooth_totals
+from runners.domain.model.overheads import family_of as overhead_family
+from runners.domain.model.pricing import (
     CONTENTION,
     SCHEDULE,
     TEXTBOOK,
@@ -29,6 +29,7 @@ from runners.domain.pricing import (
     schedule_prediction,
     smooth_totals,
 )
+from runners.domain.verdict.assumptions import PointFacts
 
 Progress = Callable[[str], None]
 Key = tuple[int, str, str]  # (ranks, dtype, op)
@@ -69,7 +70,7 @@ class Point(PointFacts):
 class Params:
     """A calibration's alpha and beta per message size, gamma per dtype/op and, for a ping-pong
     calibration, its measured curves (one-way and exchange message times) and the
-    implementation families' overheads (runners.domain.overheads)."""
+    implementation families' overheads (runners.domain.model.overheads)."""
 
     calibration_id: str
     source: str

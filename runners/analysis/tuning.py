@@ -22,10 +22,10 @@ from runners import store
 from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
-from runners.domain.catalog import ALGORITHMS, algorithms_on, autotuned_of
-from runners.domain.comparison import Comparison
 from runners.domain.libraries import DEFAULT, LIBRARIES
-from runners.domain.tuning import Band, bands
+from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, autotuned_of
+from runners.domain.libraries.tuning import Band, bands
+from runners.domain.verdict.comparison import Comparison
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class GroupTuning:
 
     @property
     def bands(self) -> list[Band]:
-        """The group's bands (domain.tuning.bands), None where the default stays."""
+        """The group's bands (domain.libraries.tuning.bands), None where the default stays."""
         return bands([(s.nbytes, s.choice) for s in self.sizes], self.crossings)
 
     @property

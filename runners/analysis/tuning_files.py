@@ -19,16 +19,17 @@ from typing import Any
 
 from runners import store
 from runners.analysis.tuning import GroupTuning, assumption_states, group_tunings
-from runners.domain.catalog import DTYPES, autotuned_of, forced_on
-from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
+from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
+from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.errors import BadInput
 from runners.domain.imports.records import imported_tool
 from runners.domain.libraries import DEFAULT, LIBRARIES, LibrarySpec
+from runners.domain.libraries.catalog import autotuned_of, forced_on
+from runners.domain.libraries.tuning import provenance_path
 from runners.domain.outputs import check_outputs, write_texts
-from runners.domain.records import TimingPolicy
-from runners.domain.spec import SweepSpec, parse_spec
 from runners.domain.status import PointStatus
-from runners.domain.tuning import provenance_path
+from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.spec import SweepSpec, parse_spec
 from runners.domain.units import format_bytes, format_ratio
 from runners.host import libraries
 

@@ -1,5 +1,5 @@
-"""The verdict of a stored run (runners.domain.verdict over its winners and crossovers), and
-its winners per group as tables (runners.domain.winner_table)."""
+"""The verdict of a stored run (runners.domain.verdict.summary over its winners and crossovers), and
+its winners per group as tables (runners.domain.verdict.winner_table)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from runners import store
-from runners.domain.verdict import verdict_lines
-from runners.domain.winner_table import group_tables
+from runners.domain.verdict.summary import verdict_lines
+from runners.domain.verdict.winner_table import group_tables
 
 
 def run_verdict(path: Path, run: Mapping[str, Any]) -> list[str]:
@@ -18,7 +18,8 @@ def run_verdict(path: Path, run: Mapping[str, Any]) -> list[str]:
 
 
 def run_tables(path: Path, run: Mapping[str, Any]) -> list[str]:
-    """Per group, the stored winners as a table (runners.domain.winner_table): best, runner-up,
+    """Per group, the stored winners as a table (runners.domain.verdict.winner_table): best,
+    runner-up,
     margin, the library default and the speed-up over it ([] before the analysis)."""
     found = store.verdict_inputs(path, run["run_id"])
     medians = store.point_medians(path, run["run_id"])

@@ -1,5 +1,5 @@
 """Which algorithm wins each cell, decided only when the launches agree, and the measured
-crossovers between decided sizes (runners.domain.comparison)."""
+crossovers between decided sizes (runners.domain.verdict.comparison)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 from runners import store
 from runners.analysis.crossings import crossing_row
 from runners.analysis.points import Key, Point
-from runners.domain.catalog import ALGORITHMS, autotuned_of, is_autotuned
-from runners.domain.comparison import Comparison, Unit, compare_many
-from runners.domain.crossovers import decided_crossovers
 from runners.domain.libraries import DEFAULT
+from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, is_autotuned
+from runners.domain.verdict.comparison import Comparison, Unit, compare_many
+from runners.domain.verdict.crossovers import decided_crossovers
 
 Groups = Mapping[Key, Mapping[str, Mapping[int, Point]]]
 

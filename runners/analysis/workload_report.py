@@ -1,12 +1,13 @@
 """A whole job's communication time under each policy, from a run's stored points.
 
 Each call is priced by the point of the algorithm the policy chooses for it
-(runners.domain.workload_policy). Every (launch, pass) the pricing points share gives one job
+(runners.domain.workload.policy). Every (launch, pass) the pricing points share gives one job
 total: the sum over calls of calls x that unit's median, so a machine state that slows every
 call alike moves the whole total, as it would the job. The policy's total is the median launch
-of those totals, with the 95% interval of the median launch (runners.domain.repetition), as a
+of those totals, with the 95% interval of the median launch (runners.domain.sweep.repetition), as a
 point's median has; its ratio to the default pairs the two policies' totals unit by unit
-(runners.domain.comparison). `points_sum_s` keeps the plain sum of calls x point medians, which
+(runners.domain.verdict.comparison). `points_sum_s` keeps the plain sum of calls x point medians,
+which
 each call's row adds up to. Calls the run has no default point for are priced by no policy
 (listed in the notes), so every policy sums the same calls.
 """
@@ -23,12 +24,19 @@ import numpy as np
 
 from runners import store
 from runners.analysis.winners import Comparisons
-from runners.domain.catalog import autotuned_of, library_of
-from runners.domain.comparison import FASTER, SLOWER, WITHIN_NOISE, Comparison, Unit, compare
-from runners.domain.repetition import unit_log_intervals
+from runners.domain.libraries.catalog import autotuned_of, library_of
+from runners.domain.sweep.repetition import unit_log_intervals
 from runners.domain.units import format_bytes
-from runners.domain.workload import Call, Workload
-from runners.domain.workload_policy import CallKey, Policy, policies, run_libraries
+from runners.domain.verdict.comparison import (
+    FASTER,
+    SLOWER,
+    WITHIN_NOISE,
+    Comparison,
+    Unit,
+    compare,
+)
+from runners.domain.workload.file import Call, Workload
+from runners.domain.workload.policy import CallKey, Policy, policies, run_libraries
 from runners.store.workloads import replace_workload_report
 
 PREDICTIONS_SQL = "SELECT point_id, calibration_id, predicted_s FROM predictions WHERE run_id = ?"

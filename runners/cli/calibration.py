@@ -14,13 +14,14 @@ from runners.cli.common import (
     name_list,
     store_path,
 )
-from runners.domain.catalog import ALGORITHMS, DTYPES, OPS, known_names
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.collectives.datatypes import DTYPES, OPS
+from runners.domain.libraries.catalog import ALGORITHMS, known_names
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check every algorithm x dtype x op x count exactly on real ranks."""
-    from runners.domain.capacity import payload_problem, ranks_problem
+    from runners.domain.sweep.capacity import payload_problem, ranks_problem
     from runners.host.machine import physical_cores
     from runners.host.memory import available_bytes
     from runners.jobs.launch import libraries_problem
@@ -65,7 +66,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _verified_algorithms(args: argparse.Namespace, verifiable: dict) -> list[str]:
     """The algorithms --algorithms names for the --collectives asked (default: each
     collective's hand-written ones and the library's own call)."""
-    from runners.domain.catalog import (
+    from runners.domain.libraries.catalog import (
         BASE_OF_COLLECTIVE,
         algorithms_of,
         collective_list,
@@ -118,7 +119,7 @@ def add_verify(sub: argparse._SubParsersAction) -> None:
 
 def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str], list[str]]:
     """The ping-pong sizes, dtypes and ops asked for; UsageError for anything unusable."""
-    from runners.domain import capacity
+    from runners.domain.sweep import capacity
     from runners.host.memory import available_bytes
     from runners.jobs import calibrate
 

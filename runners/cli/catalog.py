@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 from runners.cli.common import UsageError
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
 
 
 def kind_of(name: str) -> str:
     """hand-written, autotuned, forced or tuned, from the algorithm's descriptor."""
-    from runners.domain.catalog import ALGORITHMS
+    from runners.domain.libraries.catalog import ALGORITHMS
 
     spec = ALGORITHMS[name]
     if not spec.library:
@@ -27,8 +27,8 @@ def catalog_rows(library: str | None = None, collective: str | None = None) -> l
     point-to-point layer; the library for the same schedules on another one), collective,
     kind, the schedule that models it, its description, and whether a sweep can run it
     (False: its library's results are imported only, NCCL's)."""
-    from runners.domain.catalog import ALGORITHMS, algorithms_on, modelled_spec
     from runners.domain.libraries import RUNNABLE
+    from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, modelled_spec
 
     rows = []
     listed = ALGORITHMS if library is None else algorithms_on(library)

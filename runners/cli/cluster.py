@@ -13,7 +13,7 @@ from runners.cli.common import UsageError, add_store_option, store_path
 
 def cmd_submit(args: argparse.Namespace) -> int:
     """Check, then submit (or with --dry-run print) the job array of a spec."""
-    from runners.domain.spec import load_spec
+    from runners.domain.sweep.spec import load_spec
     from runners.jobs import submit
     from runners.jobs.sweep import new_run_id
 
@@ -32,7 +32,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         labels=labels,
     )
     if args.dry_run:
-        from runners.domain.slurm import batch_script
+        from runners.domain.sweep.slurm import batch_script
 
         print(batch_script(submit.submission(request, args.partition or "")), end="")
         return 0
@@ -48,7 +48,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def sweep_label_options(name: str | None, tags: list[str]) -> tuple[str, ...]:
     """The --name and --tag options every task's sweep gets, checked now (exit 2)."""
-    from runners.domain.run_labels import checked_name, checked_tags
+    from runners.domain.sweep.run_labels import checked_name, checked_tags
 
     checked = checked_name(name)
     named = ("--name", checked) if checked else ()

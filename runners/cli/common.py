@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from runners.domain.catalog import known_names
 from runners.domain.errors import BadInput
+from runners.domain.libraries.catalog import known_names
 from runners.domain.units import parse_bytes, seconds_column
 
 

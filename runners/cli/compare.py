@@ -8,11 +8,10 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from runners.cli.common import UsageError, add_store_option, store_path
-from runners.domain.collectives import group_title
+from runners.domain.collectives.collective import group_title
 from runners.domain.names import checked_run_id
-from runners.domain.run_comparison import FASTER, SLOWER
-from runners.domain.text_table import aligned_lines
-from runners.domain.units import format_bytes, format_ratio
+from runners.domain.units import aligned_lines, format_bytes, format_ratio
+from runners.domain.verdict.run_comparison import FASTER, SLOWER
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +41,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def run_labels(path, *run_ids: str) -> dict[str, dict[str, Any]]:
     """Each run's name and tags, keyed by run id (both runs exist: compare_runs checked)."""
     from runners import store
-    from runners.domain.run_labels import stored_tags
+    from runners.domain.sweep.run_labels import stored_tags
 
     runs = {run_id: store.get_run(path, run_id) or {} for run_id in run_ids}
     return {
@@ -101,7 +100,7 @@ def text_lines(
 ) -> list[str]:
     """A summary sentence (each run by its title: 'name (run id) [tags]' where it has them),
     the decided changes largest first, the winner changes, and what failed."""
-    from runners.domain.run_labels import run_title
+    from runners.domain.sweep.run_labels import run_title
 
     labels = labels or {}
     title_a, title_b = (

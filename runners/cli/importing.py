@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from runners.cli.common import UsageError, add_store_option, store_path
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.imports import FORMATS
 from runners.domain.libraries import LIBRARIES
 

@@ -1,5 +1,5 @@
 """`collsweep tag RUN`: a stored run's name and tags, shown and changed (the rule:
-runners.domain.run_labels)."""
+runners.domain.sweep.run_labels)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.names import checked_run_id
-from runners.domain.run_labels import checked_name, checked_tags, run_title, stored_tags
+from runners.domain.sweep.run_labels import checked_name, checked_tags, run_title, stored_tags
 
 
 def new_labels(run: dict, args: argparse.Namespace) -> dict:

@@ -17,15 +17,15 @@ from runners.domain.status import RunStatus
 from runners.domain.units import counted
 
 if TYPE_CHECKING:
-    from runners.domain.spec import SweepSpec
+    from runners.domain.sweep.spec import SweepSpec
     from runners.jobs.sweep import SweepOutcome
 
 
 def _resumed_spec(args: argparse.Namespace, path: Path):
     """The stored run's spec with its executable settings from this command line or the spec
     file given, never from the store unless --trust-stored-launcher says so."""
-    from runners.domain.launcher import DEFAULT_LAUNCHER
-    from runners.domain.spec import SPEC_KEYS, load_spec, parse_spec
+    from runners.domain.sweep.launcher import DEFAULT_LAUNCHER
+    from runners.domain.sweep.spec import SPEC_KEYS, load_spec, parse_spec
     from runners.jobs.sweep import resume_spec
 
     stored = resume_spec(path, args.resume)
@@ -55,7 +55,7 @@ def _resumed_spec(args: argparse.Namespace, path: Path):
 def sweep_labels(args: argparse.Namespace) -> dict:
     """The new run's name and tags (runs columns), checked; none with --resume, whose run has
     them already (`collsweep tag` changes them)."""
-    from runners.domain.run_labels import checked_name, checked_tags
+    from runners.domain.sweep.run_labels import checked_name, checked_tags
 
     if args.resume and (args.name is not None or args.tag):
         raise UsageError(
@@ -72,8 +72,8 @@ def _sweep_spec(args: argparse.Namespace, notes: list[str]):
     for given in (args.run_id, args.resume):
         if given is not None and run_id_problem(given):
             raise UsageError(str(run_id_problem(given)))
-    from runners.domain import capacity, launcher
-    from runners.domain.spec import load_spec, spec_from_mapping
+    from runners.domain.sweep import capacity, launcher
+    from runners.domain.sweep.spec import load_spec, spec_from_mapping
     from runners.host.machine import physical_cores
     from runners.host.memory import available_bytes
     from runners.jobs import launch
@@ -120,9 +120,9 @@ WORKLOAD_KEYS = ("sizes", "ranks", "dtypes", "ops", "collectives")
 def _workload_spec(args: argparse.Namespace, notes: list[str]):
     """The spec of a sweep of exactly the workload's calls: its grid keys from the workload,
     the algorithms, timing and launcher from the spec file (if any) and the options."""
-    from runners.domain.spec import load_spec, spec_from_mapping
-    from runners.domain.workload import load_workload
-    from runners.domain.workload_spec import workload_overrides
+    from runners.domain.sweep.spec import load_spec, spec_from_mapping
+    from runners.domain.sweep.workload_spec import workload_overrides
+    from runners.domain.workload.file import load_workload
 
     overrides = spec_overrides(args)
     clash = [key for key in WORKLOAD_KEYS if key in overrides]
@@ -149,8 +149,8 @@ def _files_problem(spec) -> str | None:
     """Why a file an entry reads at start-up cannot be used (every rank reads it: check it
     now): collsweep's tuning file for the library's tuned entry, the autotuner's file for
     Intel MPI's impi:autotuned."""
-    from runners.domain.catalog import ALGORITHMS
     from runners.domain.libraries import LIBRARIES
+    from runners.domain.libraries.catalog import ALGORITHMS
     from runners.host.tuning_files import tuning_problem
 
     for name in spec.algorithms:
@@ -202,7 +202,7 @@ def _workload_answer(path: Path, run_id: str, args: argparse.Namespace) -> None:
     """The whole job's answer after a sweep of a workload's calls (stored, and printed)."""
     from runners.analysis.workload_report import report_workload
     from runners.cli.workload_report import report_text
-    from runners.domain.workload import load_workload
+    from runners.domain.workload.file import load_workload
 
     workload = load_workload(Path(args.workload)) if args.workload else None
     if workload is None:  # a resumed workload run: its report is made with `workload report`

@@ -19,7 +19,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
     --format csv or json gives every row), sizes in B/KiB/MiB."""
     import pandas as pd
 
-    from runners.domain.collectives import group_title
+    from runners.domain.collectives.collective import group_title
     from runners.domain.units import format_bytes
 
     def sizes(rows, interval: bool) -> str:
@@ -30,7 +30,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
         ]
         return ", ".join(shown) or "-"
 
-    from runners.domain.calibration_id import library_free, with_caveat
+    from runners.domain.model.calibration_id import library_free, with_caveat
 
     # each library's own namesake (`fitted:<run>@nccl`) stands with the run's calibration
     frame = frame.assign(calibration_id=frame.calibration_id.map(library_free))
@@ -66,7 +66,7 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
         run = store.get_run(path, args.run)
         lines = run_verdict(path, run)
         if lines and (run.get("name") or run.get("tags")):  # the run as people call it
-            from runners.domain.run_labels import run_title
+            from runners.domain.sweep.run_labels import run_title
 
             lines = [f"verdict of {run_title(args.run, run.get('name'), run.get('tags'))}", *lines]
         print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")

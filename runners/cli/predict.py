@@ -11,15 +11,15 @@ from runners.cli.common import (
     byte_size,
     store_path,
 )
-from runners.domain.catalog import DTYPES, OPS
+from runners.domain.collectives.datatypes import DTYPES, OPS
 
 
 def _check_prediction_input(args: argparse.Namespace) -> None:
     """UsageError for an algorithm, size or parameter the models cannot take."""
     import math
 
-    from runners.domain.catalog import ALGORITHMS, algorithms_of, collective_list
-    from runners.domain.models import NOT_SCHEDULES
+    from runners.domain.libraries.catalog import ALGORITHMS, algorithms_of, collective_list
+    from runners.domain.model.closed_form import NOT_SCHEDULES
 
     if args.collective is None:  # a qualified name says its collective
         found = ALGORITHMS.get(args.algorithm)
@@ -53,7 +53,7 @@ def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | 
     calibration: --calibration, else the run's own as every page picks it (--run), else the
     newest ping-pong one."""
     from runners import analysis, store
-    from runners.domain.fitting import PINGPONG_SOURCE
+    from runners.domain.model.fitting import PINGPONG_SOURCE
 
     path = store_path(args)
     cal = None
@@ -100,7 +100,7 @@ def _prediction_parameters(
     given = (args.alpha, args.beta, args.gamma)
     if None not in given:
         return (*given, None, "latency")
-    from runners.domain.calibration_id import GammaKey
+    from runners.domain.model.calibration_id import GammaKey
 
     alpha, beta, gamma, cal_id, alpha_is = _stored_parameters(args)
     if gamma is None and args.gamma is None:
@@ -124,9 +124,9 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     """One algorithm's closed-form prediction at the command line's point with `parameters`
     (alpha, beta, gamma, calibration id, what alpha is)."""
     from runners.analysis import model_of
-    from runners.domain.catalog import ALGORITHMS, library_of
-    from runners.domain.collectives import COLLECTIVES
-    from runners.domain.models import predict
+    from runners.domain.collectives.collective import COLLECTIVES
+    from runners.domain.libraries.catalog import ALGORITHMS, library_of
+    from runners.domain.model.closed_form import predict
 
     alpha, beta, gamma, cal_id, alpha_is = parameters
     model = model_of(algorithm)
@@ -205,9 +205,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
     """The report of every algorithm that can run this point, fastest first."""
-    from runners.domain.catalog import OPS, algorithms_on, is_library_call
-    from runners.domain.collectives import COLLECTIVES
+    from runners.domain.collectives.collective import COLLECTIVES
+    from runners.domain.collectives.datatypes import OPS
     from runners.domain.libraries import DEFAULT
+    from runners.domain.libraries.catalog import algorithms_on, is_library_call
 
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm

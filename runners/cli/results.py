@@ -182,7 +182,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     import signal
     import subprocess
 
-    from runners.domain.lifetime import dies_with_parent
+    from runners.process.lifetime import dies_with_parent
 
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be 1..65535, got {args.port}")

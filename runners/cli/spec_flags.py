@@ -1,5 +1,5 @@
 """The sweep spec's command-line flags and the overrides they make: each flag, its older alias
-and its help come from its key in the spec's field table (runners.domain.spec.SPEC_KEYS)."""
+and its help come from its key in the spec's field table (runners.domain.sweep.spec.SPEC_KEYS)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 from typing import Any, get_args, get_origin
 
 from runners.cli.common import UsageError, size_list
-from runners.domain.spec import SPEC_KEYS
-from runners.domain.spec_keys import SpecKey
+from runners.domain.sweep.spec import SPEC_KEYS
+from runners.domain.sweep.spec_keys import SpecKey
 from runners.domain.units import parse_bytes
 
 FLAGGED = tuple(key for key in SPEC_KEYS if key.flag)  # the spec keys the command line sets

@@ -18,8 +18,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         group_label,
         tune,
     )
-    from runners.domain.catalog import local_name
-    from runners.domain.tuning import band_ranges, provenance_path
+    from runners.domain.libraries.catalog import local_name
+    from runners.domain.libraries.tuning import band_ranges, provenance_path
 
     out = Path(args.out)
     request = TuneRequest(

@@ -9,7 +9,7 @@ from pathlib import Path
 from runners.cli.workload_report import add_report
 from runners.cli.workload_sources import SOURCE_ACTIONS
 from runners.domain.units import format_bytes
-from runners.domain.workload import Workload, load_workload
+from runners.domain.workload.file import Workload, load_workload
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.names import run_id_problem
 from runners.domain.units import format_bytes, format_ratio, format_seconds
-from runners.domain.workload import load_workload
+from runners.domain.workload.file import load_workload
 
 MAX_REPLAY_LAUNCHES = 100
 SHOWN_CALLS = 8  # per-call lines printed for the chosen policy (all are stored and in --json)

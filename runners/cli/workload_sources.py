@@ -13,11 +13,11 @@ from pathlib import Path
 from runners.cli.common import UsageError
 from runners.domain.outputs import BadOutput, output_problem, write_texts
 from runners.domain.units import format_bytes
-from runners.domain.workload import Workload, workload_from_json
-from runners.domain.workload_sources import read_json_file
-from runners.domain.workload_sources.ddp import DEFAULT_BUCKET_CAP_MB, DdpOptions, ddp_workload
-from runners.domain.workload_sources.ddp_input import model_from_json
-from runners.domain.workload_sources.param import param_workload
+from runners.domain.workload.file import Workload, workload_from_json
+from runners.domain.workload.sources import read_json_file
+from runners.domain.workload.sources.ddp import DEFAULT_BUCKET_CAP_MB, DdpOptions, ddp_workload
+from runners.domain.workload.sources.ddp_input import model_from_json
+from runners.domain.workload.sources.param import param_workload
 
 MAX_STEPS = 10**9
 

@@ -1,3 +1,7 @@
-"""Pure domain code: no MPI, no processes, no store. The algorithm catalog, models,
-statistics, inputs, fits, crossovers, assumptions, specs, plans, launcher policy, units and
-errors; every other layer may import it."""
+"""Pure domain code: no MPI, no processes, no store, no reads of the host. Every other layer
+may import it. Its wings, each importing only the wings before it (tests/test_layers.py):
+
+    collectives -> algorithms -> libraries -> model -> workload -> sweep -> verdict -> imports
+
+beside the shared modules at the top (units, errors, status, names, outputs), which any wing
+may import. docs/architecture.md says what each wing holds."""

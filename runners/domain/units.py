@@ -9,6 +9,7 @@ in that unit (999.96 us is "1 ms", not "1000 us").
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 BYTE_UNITS = (("B", 1.0), ("KiB", 2.0**10), ("MiB", 2.0**20), ("GiB", 2.0**30), ("TiB", 2.0**40))
 SECOND_UNITS = (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0))
@@ -154,3 +155,13 @@ def counted(number: int, noun: str, plural: str = "") -> str:
     """'1 point', '3 points', '1 launch', '5 launches': a count with its noun in the right
     number (`plural` where adding an s is wrong)."""
     return f"{number} {noun}" if number == 1 else f"{number} {plural or noun + 's'}"
+
+
+def aligned_lines(table: Sequence[Sequence[object]], indent: str = "  ") -> list[str]:
+    """One line per row (the header is a row like the others), each cell padded to its
+    column's widest, trailing blanks dropped."""
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(table[0]))]
+    return [
+        indent + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.libraries import LibrarySpec
-from runners.domain.tuning import posix_path, provenance_path
+from runners.domain.libraries.mpich_tuning import posix_path
+from runners.domain.libraries.tuning import provenance_path
 
 
 def tuning_problem(lib: LibrarySpec, tuning_file: str | Path) -> str | None:

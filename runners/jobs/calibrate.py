@@ -2,7 +2,7 @@
 
 The ranks (`python -m runners.ranks calibrate`, runners.ranks.calibrate_worker) time a
 ping-pong between ranks 0 and 1 and the local reductions; this module launches them, fits the
-alpha-beta-gamma parameters with runners.domain.fitting and returns one row of the store's
+alpha-beta-gamma parameters with runners.domain.model.fitting and returns one row of the store's
 `calibrations` table.
 
 What the row's numbers mean:
@@ -29,18 +29,19 @@ from datetime import datetime
 from pathlib import Path
 
 from runners import store
-from runners.domain import launcher
-from runners.domain.calibration import (
+from runners.domain.collectives.datatypes import DTYPES, OPS
+from runners.domain.errors import BadInput, CollsweepError
+from runners.domain.libraries.catalog import known_names
+from runners.domain.model.calibration import (
     calibration_row,
 )
-from runners.domain.calibration_id import GammaKey
-from runners.domain.catalog import DTYPES, OPS, known_names
-from runners.domain.errors import BadInput, CollsweepError
-from runners.domain.events import Calibrated, MalformedEvent, parse_event
-from runners.domain.fitting import PINGPONG_SOURCE
-from runners.domain.job_file import CalibrationJob
-from runners.domain.records import TimingPolicy
-from runners.domain.spec import SweepSpec
+from runners.domain.model.calibration_id import GammaKey
+from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.sweep import launcher
+from runners.domain.sweep.events import Calibrated, MalformedEvent, parse_event
+from runners.domain.sweep.job_file import CalibrationJob
+from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.spec import SweepSpec
 from runners.domain.units import format_bytes, format_per_byte, format_seconds
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import launch

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from runners import store
-from runners.domain.calibration import calibration_row
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.errors import BadInput
 from runners.domain.imports import ImportProblem, ToolFile, read_tool_file
 from runners.domain.imports.points import ImportPlan, plan_import, run_words
 from runners.domain.imports.records import IMPORTED_TABLE
 from runners.domain.libraries import LIBRARIES
+from runners.domain.model.calibration import calibration_row
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.status import RunStatus
 from runners.jobs.sweep import code_version, new_run_id
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runners.domain.descriptor import MPICH
-from runners.domain.job_file import JobFile
-from runners.domain.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
+from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
+from runners.domain.sweep.job_file import JobFile
+from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
 from runners.host import libraries
 
 
@@ -51,7 +51,7 @@ JOB_FILE_PREFIX = "collsweep-job-"
 
 @contextlib.contextmanager
 def job_file(job: JobFile) -> Iterator[str]:
-    """The job's record (runners.domain.job_file) as the ranks' JSON job file, removed when
+    """The job's record (runners.domain.sweep.job_file) as the ranks' JSON job file, removed when
     the block ends. Its name carries this process's id (collsweep-job-<pid>-*.json), so one
     that a killed process left behind is found by the next sweep (remove_orphan_job_files)."""
     text = job.to_json()  # checked as the ranks will check it, before the file exists

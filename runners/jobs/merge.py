@@ -13,12 +13,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runners import store
-from runners.domain import slurm
 from runners.domain.errors import BadInput
 from runners.domain.outputs import is_duckdb_file
-from runners.domain.plan import all_point_ids
-from runners.domain.spec import SpecError, parse_spec
 from runners.domain.status import RunStatus
+from runners.domain.sweep import slurm
+from runners.domain.sweep.plan import all_point_ids
+from runners.domain.sweep.spec import SpecError, parse_spec
 from runners.jobs.run_writer import recover_abandoned
 from runners.jobs.sweep import final_status
 

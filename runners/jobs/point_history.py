@@ -1,7 +1,7 @@
 """Every launch's samples of a run's points, so each stored row sums up all of its launches.
 
 No MPI here. A point is measured once per launch; after each, its row is rewritten with the
-statistics of all its samples so far (runners.domain.repetition) and all of them. A launch
+statistics of all its samples so far (runners.domain.sweep.repetition) and all of them. A launch
 measured again (a resumed run redoing a killed launch) replaces that launch's samples, so no
 sample is stored twice. A point that failed in one launch of a sweep stays failed.
 """
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from runners import store
-from runners.domain.point_row import PointRow
-from runners.domain.records import TimingPolicy
-from runners.domain.repetition import Repetition, launch_spread, point_summary
 from runners.domain.status import PointStatus
+from runners.domain.sweep.point_row import PointRow
+from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.repetition import Repetition, launch_spread, point_summary
 
 Sample = dict[str, Any]  # seconds, pass, launch
 

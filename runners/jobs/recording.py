@@ -30,9 +30,9 @@ from runners.domain.libraries import (
     short_library_version,
 )
 from runners.domain.outputs import check_outputs, write_texts
-from runners.domain.recorded_workload import recorded_workload
-from runners.domain.recording import read_records
-from runners.domain.workload import MAX_ORDER, Workload
+from runners.domain.workload.file import MAX_ORDER, Workload
+from runners.domain.workload.recorded import recorded_workload
+from runners.domain.workload.recording import read_records
 from runners.host import libraries
 from runners.jobs.recorder_build import recorder
 

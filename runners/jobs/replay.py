@@ -1,5 +1,5 @@
 """Replaying a workload on real ranks under each policy, and storing the replayed job times
-(the plan: runners.domain.replay; the ranks: runners.ranks.replay_worker)."""
+(the plan: runners.domain.sweep.replay; the ranks: runners.ranks.replay_worker)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 
 from runners import store
 from runners.domain.errors import CollsweepError
-from runners.domain.job_file import ReplayJob
-from runners.domain.launcher import default_knobs
-from runners.domain.replay import ReplayLaunch, plan_replay, repetitions, replay_job
-from runners.domain.spec import STARTUP_GRACE_S, SweepSpec, parse_spec
-from runners.domain.workload import Workload
+from runners.domain.sweep.job_file import ReplayJob
+from runners.domain.sweep.launcher import default_knobs
+from runners.domain.sweep.replay import ReplayLaunch, plan_replay, repetitions, replay_job
+from runners.domain.sweep.spec import STARTUP_GRACE_S, SweepSpec, parse_spec
+from runners.domain.workload.file import Workload
 from runners.host.machine import physical_cores
 from runners.jobs import launch
 from runners.store.workloads import add_replays, set_workload_notes

@@ -1,4 +1,5 @@
-"""`collsweep submit`: a spec as a Slurm job array, one task per group size (runners.domain.slurm).
+"""`collsweep submit`: a spec as a Slurm job array, one task per group size
+(runners.domain.sweep.slurm).
 
 Everything is checked before anything is submitted or written: the spec, sbatch on PATH, the
 partition (asked of sinfo), and whether the largest group fits the allocation's cores. Then the
@@ -13,9 +14,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners.domain import slurm
 from runners.domain.errors import BadInput
-from runners.domain.spec import SweepSpec
+from runners.domain.sweep import slurm
+from runners.domain.sweep.spec import SweepSpec
 
 SINFO_TIMEOUT_S = 30
 

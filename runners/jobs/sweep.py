@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from runners import __version__, store
-from runners.domain.assumptions import caution_notes
-from runners.domain.catalog import has_forced
 from runners.domain.errors import Stopped
 from runners.domain.imports.records import imported_tool
-from runners.domain.plan import Group, Plan, plan_sweep
-from runners.domain.spec import SpecError, SweepSpec, parse_spec
+from runners.domain.libraries.catalog import has_forced
+from runners.domain.libraries.switching import LAUNCH, RUNTIME
 from runners.domain.status import PointStatus, RunStatus
-from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.sweep.plan import Group, Plan, plan_sweep
+from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.units import format_seconds
+from runners.domain.verdict.assumptions import caution_notes
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import calibrate, launch, run_writer
 from runners.jobs.point_history import PointHistory

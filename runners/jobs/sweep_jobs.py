@@ -11,10 +11,13 @@ import os
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from runners.domain.calibration import calibration_row
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
-from runners.domain.catalog import has_forced
-from runners.domain.events import (
+from runners.domain.libraries import LIBRARIES, switching_mode_of
+from runners.domain.libraries.catalog import has_forced
+from runners.domain.libraries.switching import LAUNCH, RUNTIME
+from runners.domain.model.calibration import calibration_row
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.status import PointStatus
+from runners.domain.sweep.events import (
     Calibrated,
     CellStarted,
     Done,
@@ -23,15 +26,12 @@ from runners.domain.events import (
     Probe,
     parse_event,
 )
-from runners.domain.job_file import SweepJob
-from runners.domain.launcher import default_knobs
-from runners.domain.libraries import LIBRARIES, switching_mode_of
-from runners.domain.plan import Cell, Group, Launch, plan_groups
-from runners.domain.point_row import Measurement, PointRow
-from runners.domain.records import PointKey
-from runners.domain.spec import STARTUP_GRACE_S, SweepSpec
-from runners.domain.status import PointStatus
-from runners.domain.switching import LAUNCH, RUNTIME
+from runners.domain.sweep.job_file import SweepJob
+from runners.domain.sweep.launcher import default_knobs
+from runners.domain.sweep.plan import Cell, Group, Launch, plan_groups
+from runners.domain.sweep.point_row import Measurement, PointRow
+from runners.domain.sweep.records import PointKey
+from runners.domain.sweep.spec import STARTUP_GRACE_S, SweepSpec
 from runners.host.machine import hostname, physical_cores
 from runners.host.tuning_files import file_record
 from runners.jobs import calibrate, launch

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
-from runners.domain import launcher
-from runners.domain.catalog import ALGORITHMS, BASE_ALGORITHMS, DTYPES, OPS, library_knobs
-from runners.domain.events import Checked, MalformedEvent, parse_event
-from runners.domain.inputs import default_counts, verified_ops
-from runners.domain.job_file import VerifyJob
+from runners.domain.collectives.datatypes import DTYPES, OPS
+from runners.domain.collectives.inputs import default_counts, verified_ops
 from runners.domain.libraries import RUNNABLE
+from runners.domain.libraries.catalog import ALGORITHMS, BASE_ALGORITHMS, library_knobs
 from runners.domain.status import CheckStatus
+from runners.domain.sweep import launcher
+from runners.domain.sweep.events import Checked, MalformedEvent, parse_event
+from runners.domain.sweep.job_file import VerifyJob
 from runners.host.machine import physical_cores
 from runners.jobs import launch
 

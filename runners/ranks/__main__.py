@@ -1,7 +1,8 @@
 """The one entry point of every MPI job collsweep launches: `python -m runners.ranks KIND [JOB]`.
 
 KIND is `sweep`, `calibrate`, `verify`, `replay` or `probe`; JOB is the job file the parent
-wrote (runners.jobs.launch.job_file), read here as its kind's record (runners.domain.job_file),
+wrote (runners.jobs.launch.job_file), read here as its kind's record
+(runners.domain.sweep.job_file),
 which refuses a malformed file before any rank measures; `probe` takes none. Every kind prints
 its events as JSON lines on rank 0's stdout (see its module), and every rank leaves when the
 parent process is gone.
@@ -13,7 +14,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from runners.domain.job_file import JOB_FILES, JobFile, MalformedJobFile
+from runners.domain.sweep.job_file import JOB_FILES, JobFile, MalformedJobFile
 from runners.ranks import parent_watch
 
 KINDS = {

@@ -5,13 +5,14 @@ simultaneous exchanges and local copies of the same sizes (runners.ranks.overhea
 `op.Reduce_local(inbuf, inoutbuf)` for each dtype x op, both at once as the algorithms
 reduce (an iteration's time is the slower rank's), and last the overhead runs of
 runners.ranks.overheads. Timing follows runners.ranks.harness and the
-job file's timing policy (runners.domain.records.TimingPolicy, one pass and one launch, its
+job file's timing policy (runners.domain.sweep.records.TimingPolicy, one pass and one launch, its
 budget per measured size): warm-up (fewer calls when one call is slow), MPI_Barrier before every
 iteration, samples kept until the median's confidence interval meets the target or the budget
 is spent. Ranks >= 2
 take no part and wait without spinning.
 
-Rank 0 prints one `Calibrated` event (runners.domain.events) with the per-size medians and the MPI
+Rank 0 prints one `Calibrated` event (runners.domain.sweep.events) with the per-size medians and
+the MPI
 library's facts; runners.jobs.calibrate fits the models to it. No fitting happens here.
 """
 
@@ -25,11 +26,11 @@ import mpi4py
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.catalog import DTYPES
-from runners.domain.events import Calibrated, event_line
-from runners.domain.inputs import fill_input
-from runners.domain.job_file import CalibrationJob
-from runners.domain.stats import StopRule, summarize
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.collectives.inputs import fill_input
+from runners.domain.sweep.events import Calibrated, event_line
+from runners.domain.sweep.job_file import CalibrationJob
+from runners.domain.sweep.stats import StopRule, summarize
 from runners.ranks.algorithms.base import skewed_empty
 from runners.ranks.harness import SYNC_CADENCE, measure
 from runners.ranks.mpi_ops import mpi_op

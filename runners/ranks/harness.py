@@ -23,7 +23,7 @@ from time import perf_counter
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.stats import StopRule
+from runners.domain.sweep.stats import StopRule
 
 SYNC_CADENCE = "MPI_Barrier before every iteration; iteration time = max over ranks"
 

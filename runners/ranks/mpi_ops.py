@@ -8,7 +8,7 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import to_numpy_dtype
 
-from runners.domain.collectives import NO_OP
+from runners.domain.collectives.collective import NO_OP
 
 _BUILTIN = {"sum": MPI.SUM, "prod": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN}
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from mpi4py import MPI
 
-from runners.domain import switching
-from runners.domain.libraries import short_library_version
+from runners.domain.libraries import short_library_version, switching
 
 
 class SwitchUnavailable(RuntimeError):

@@ -8,7 +8,7 @@ Two more measurements on the calibration pair (ranks 0 and 1), beside the ping-p
 * the **copy** curve: both ranks copy a buffer locally at once, as every allreduce first copies
   its input into its result buffer;
 * **overhead runs**: whole allreduces of each implementation family at sizes no sweep
-  measures (runners.domain.overheads names them and solves the per-call and per-round costs);
+  measures (runners.domain.model.overheads names them and solves the per-call and per-round costs);
   the library's are forced through MPI_T and skipped where that is unavailable.
 """
 
@@ -19,10 +19,10 @@ from collections.abc import Callable
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain import switching
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.overheads import RUN_ELEMENTS
-from runners.domain.stats import StopRule, summarize
+from runners.domain.libraries import switching
+from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.model.overheads import RUN_ELEMENTS
+from runners.domain.sweep.stats import StopRule, summarize
 from runners.ranks.algorithms import create
 from runners.ranks.harness import measure
 from runners.ranks.mpi_ops import mpi_op

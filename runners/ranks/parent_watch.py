@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from runners.domain.launcher import PARENT_ENV
+from runners.domain.sweep.launcher import PARENT_ENV
 
 CHECK_SECONDS = 1.0
 EXIT_STATUS = 75

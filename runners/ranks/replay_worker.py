@@ -17,8 +17,8 @@ from time import perf_counter
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.catalog import DTYPES
-from runners.domain.job_file import ReplayJob
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.sweep.job_file import ReplayJob
 from runners.ranks.algorithms import create
 from runners.ranks.mpi_ops import mpi_op
 from runners.ranks.sweep_worker import Buffers, check_results

@@ -1,10 +1,11 @@
 """Runs inside every rank of a sweep job: times and verifies each point of a job file.
 
-Rank 0 streams one JSON line per event on stdout (the typed records of runners.domain.events):
+Rank 0 streams one JSON line per event on stdout (the typed records of runners.domain.sweep.events):
 `hello` (provenance, once), `probe` (the machine-state probe, runners.ranks.probe, at the start
 and the end), `cell` (a heartbeat as each (bytes, dtype, op) starts) and `point` (a finished
 point with this launch's raw samples and their passes). The parent (runners.jobs.sweep_jobs)
-merges every launch's samples of a point and computes its statistics (runners.domain.repetition).
+merges every launch's samples of a point and computes its statistics
+(runners.domain.sweep.repetition).
 """
 
 from __future__ import annotations
@@ -21,18 +22,26 @@ import mpi4py
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain import switching
 from runners.domain.algorithms.openmpi import AUTOTUNED_SETTINGS
-from runners.domain.catalog import ALGORITHMS, DTYPES
-from runners.domain.collectives import COLLECTIVES
-from runners.domain.events import CellStarted, Done, Event, Hello, PointMeasured, Probe, event_line
-from runners.domain.inputs import collective_case, mismatches
-from runners.domain.job_file import SweepJob
-from runners.domain.libraries import LIBRARIES, PER_COMMUNICATOR, short_library_version
-from runners.domain.plan import Cell
-from runners.domain.records import PointKey, TimingPolicy
-from runners.domain.stats import StopRule
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.collectives.datatypes import DTYPES
+from runners.domain.collectives.inputs import collective_case, mismatches
+from runners.domain.libraries import LIBRARIES, PER_COMMUNICATOR, short_library_version, switching
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.status import PointStatus
+from runners.domain.sweep.events import (
+    CellStarted,
+    Done,
+    Event,
+    Hello,
+    PointMeasured,
+    Probe,
+    event_line,
+)
+from runners.domain.sweep.job_file import SweepJob
+from runners.domain.sweep.plan import Cell
+from runners.domain.sweep.records import PointKey, TimingPolicy
+from runners.domain.sweep.stats import StopRule
 from runners.ranks.algorithms import Allreduce, create
 from runners.ranks.calibrate_worker import calibration_event
 from runners.ranks.harness import SYNC_CADENCE, captured_stderr, measure

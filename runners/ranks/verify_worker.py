@@ -1,6 +1,6 @@
 """Runs inside every rank: checks algorithms x dtypes x ops x counts exactly.
 
-Rank 0 prints one `Checked` event (runners.domain.events) per check on stdout. Launched by
+Rank 0 prints one `Checked` event (runners.domain.sweep.events) per check on stdout. Launched by
 runners.jobs.verify as `python -m runners.ranks verify JOB`.
 """
 
@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from mpi4py import MPI
 
-from runners.domain.catalog import ALGORITHMS
-from runners.domain.collectives import COLLECTIVES
-from runners.domain.events import Checked, event_line
-from runners.domain.inputs import collective_case, default_counts, mismatches, verified_ops
-from runners.domain.job_file import VerifyJob
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.collectives.inputs import (
+    collective_case,
+    default_counts,
+    mismatches,
+    verified_ops,
+)
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.status import CheckStatus
+from runners.domain.sweep.events import Checked, event_line
+from runners.domain.sweep.job_file import VerifyJob
 from runners.ranks.algorithms import UnsupportedError, create
 from runners.ranks.mpi_ops import mpi_op
 

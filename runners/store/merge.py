@@ -1,4 +1,4 @@
-"""Folding shard stores (one per batch task, runners.domain.slurm) into a main store.
+"""Folding shard stores (one per batch task, runners.domain.sweep.slurm) into a main store.
 
 One transaction over the main store, each shard attached read-only. Idempotent: a point already
 in the main store is kept unless the shard has it ok (or skipped) and the main store does not,
@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 
 from runners.domain.names import run_id_problem
-from runners.domain.run_labels import labels_problem
 from runners.domain.status import PointStatus, RunStatus
+from runners.domain.sweep.run_labels import labels_problem
 from runners.store import storefile
 from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION, _writing
 from runners.store.storefile import StoreError

@@ -165,7 +165,7 @@ _V3 = [
 ]
 
 # Launches as the unit of repetition: each sample's launch, and per point how many launches it
-# has and the interval of its median launch (runners.domain.repetition). A store written
+# has and the interval of its median launch (runners.domain.sweep.repetition). A store written
 # before had one launch per point, so its intervals are its within-launch CIs.
 _V4 = [
     "ALTER TABLE samples ADD COLUMN launch INTEGER",
@@ -206,7 +206,7 @@ _V4 = [
     )""",
 ]
 
-# Schedule-exact predictions (runners.domain.pricing): each implementation family's per-call
+# Schedule-exact predictions (runners.domain.model.pricing): each implementation family's per-call
 # and per-round costs on the calibration, which variant a prediction is, its software term, the
 # closed-form (textbook) time beside it, and how well each variant predicts a run. Rows written
 # before were all closed-form.
@@ -293,7 +293,7 @@ _V9 = [
 
 # Schema 10: workloads (issue 31). The workload each report priced (its JSON, so readers need
 # no file), each policy's job total against the default, each call's part of it, and the
-# replayed job times. And a run's name and tags (issue 32; runners.domain.run_labels).
+# replayed job times. And a run's name and tags (issue 32; runners.domain.sweep.run_labels).
 _V10 = [
     "ALTER TABLE runs ADD COLUMN name VARCHAR",
     "ALTER TABLE runs ADD COLUMN tags JSON",
@@ -368,7 +368,7 @@ _V10 = [
     )""",
     # Intervals that hold over time (issue 33): each point keeps the interval its launches
     # gave, and its stored interval is at least as wide as the host's run-to-run history
-    # (runners.domain.history); the run records the floor it used per group size.
+    # (runners.domain.verdict.history); the run records the floor it used per group size.
     "ALTER TABLE points ADD COLUMN launch_low_s DOUBLE",
     "ALTER TABLE points ADD COLUMN launch_high_s DOUBLE",
     "ALTER TABLE runs ADD COLUMN interval_history JSON",

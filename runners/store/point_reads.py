@@ -61,7 +61,7 @@ def ok_points(source: Source, run_ids: str | Sequence[str]) -> pd.DataFrame:
 
 def point_medians(source: Source, run_id: str) -> dict[tuple[int, str, str, int, str], float]:
     """Every ok point's median by (ranks, dtype, op, bytes, algorithm): what the winner
-    tables and strips (runners.domain.winner_table) price the best and the default with."""
+    tables and strips (runners.domain.verdict.winner_table) price the best and the default with."""
     rows = ok_points(source, run_id)
     keys = zip(rows.ranks, rows.dtype, rows.op, rows.bytes, rows.algorithm, strict=True)
     return {

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from runners.domain import stops
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
+from runners.process import stops
 from runners.store import storefile
 from runners.store.schema import (
     SCHEMA_VERSION,
@@ -171,7 +171,7 @@ def calibrations_of_source(store: Source, source: str) -> list[dict[str, Any]]:
 
 
 def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
-    """What runners.domain.verdict.verdict_lines needs of a stored run: its winners and
+    """What runners.domain.verdict.summary.verdict_lines needs of a stored run: its winners and
     crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
     (calibration_order)."""
     from runners.store.point_reads import oversubscribed_ranks  # it reads through this module

@@ -9,7 +9,7 @@ import duckdb
 import pandas as pd
 
 from runners import store
-from runners.domain.calibration_id import CalibrationId, CalibrationKind
+from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.names import checked_run_id, path_for
 from runners.domain.outputs import check_outputs
 from runners.domain.status import PointStatus, RunStatus

@@ -1,5 +1,6 @@
 """Two stored runs compared point by point and cell by cell: what `collsweep compare` prints
-and the Compare runs page shows, from the same rows (the rule: runners.domain.run_comparison)."""
+and the Compare runs page shows, from the same rows (the rule:
+runners.domain.verdict.run_comparison)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 import pandas as pd
 
 from runners import store
-from runners.domain.history import MIN_RUNS
-from runners.domain.run_comparison import (
+from runners.domain.status import PointStatus
+from runners.domain.units import counted, format_duration, format_ratio
+from runners.domain.verdict.history import MIN_RUNS
+from runners.domain.verdict.run_comparison import (
     PointTimes,
     RatioChange,
     WinnerChange,
@@ -19,8 +22,6 @@ from runners.domain.run_comparison import (
     summary_counts,
     winner_changes,
 )
-from runners.domain.status import PointStatus
-from runners.domain.units import counted, format_duration, format_ratio
 
 MATCHING_SQL = """
 SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,

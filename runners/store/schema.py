@@ -16,9 +16,9 @@ from pathlib import Path
 
 import duckdb
 
-from runners.domain import stops
-from runners.domain.faults import hold_at, holding
 from runners.domain.status import PointStatus, RunStatus
+from runners.process import stops
+from runners.process.faults import hold_at, holding
 from runners.store import storefile
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
 from runners.store.storefile import StoreError
@@ -165,7 +165,7 @@ def _writing(path: Path | str, timeout: float | None = None) -> Iterator[Connect
 
 
 def park_inside(con: Connection, stage: str) -> None:
-    """Test hook (runners.domain.faults): park inside a query of a write's open transaction,
+    """Test hook (runners.process.faults): park inside a query of a write's open transaction,
     where DuckDB runs stop signals' handlers, until the test releases it."""
     if not holding(stage):
         return

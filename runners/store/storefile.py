@@ -23,9 +23,9 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from runners.domain import stops
 from runners.domain.errors import BadInput
 from runners.domain.units import format_seconds
+from runners.process import stops
 
 LOCK_TIMEOUT_S = 30.0  # the default wait for a store another process holds
 LOCK_TIMEOUT_ENV = "COLLSWEEP_LOCK_TIMEOUT_S"

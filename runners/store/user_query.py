@@ -156,7 +156,7 @@ def _limit_bytes(con: Any) -> int:
 def _answer(request: dict[str, Any], answers: IO[bytes]) -> dict[str, Any]:
     """Open the store, cap this process, say so on ``answers`` and run the query."""
     from runners import store
-    from runners.domain.faults import hold_at
+    from runners.process.faults import hold_at
 
     storefile.set_read_memory_limit(request["memory_limit"])
     with store.open_readonly(request["path"]) as con:

@@ -28,7 +28,7 @@ from chromium_cdp import CHROMIUM, Browser, Page
 from dashboard.figures.style import short_name
 from runners import store
 from runners.analysis.workload_report import report_workload
-from runners.domain.workload import workload_from_json
+from runners.domain.workload.file import workload_from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_A, RUN_B = (spec.run_id for spec in synthetic.demo_specs())

@@ -12,7 +12,7 @@ import numpy as np
 from counting import COUNTING_SUM, calls
 from mpi4py import MPI
 
-from runners.domain import switching
+from runners.domain.libraries import switching
 from runners.ranks.mpit import allreduce_switch
 
 comm = MPI.COMM_WORLD

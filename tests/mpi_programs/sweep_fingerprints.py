@@ -3,7 +3,7 @@ rank when each algorithm runs on the communicator the sweep's ranks give it
 (runners.ranks.sweep_worker.Library, with the switches the plan makes: Open MPI's
 communicators; none for a library forced by the launch's environment, Intel MPI).
 
-argv: COUNT JOB_FILE [COLLECTIVE] (a sweep's job file, runners.domain.job_file.SweepJob: its
+argv: COUNT JOB_FILE [COLLECTIVE] (a sweep's job file, runners.domain.sweep.job_file.SweepJob: its
 library, its switches and its first cell's algorithms; the collective: allreduce, the default;
 reduce to rank 0; reduce_scatter: MPI_Reduce_scatter_block of COUNT elements in all).
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from counting import calls, counted_call
 from mpi4py import MPI
 
-from runners.domain.job_file import SweepJob
+from runners.domain.sweep.job_file import SweepJob
 from runners.ranks.sweep_worker import Library
 
 comm = MPI.COMM_WORLD

@@ -11,17 +11,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from runners.domain.algorithms import binomial_tree, rabenseifner, recursive_doubling, ring
 from runners.domain.algorithms.allgather import bruck
 from runners.domain.algorithms.allgather import recursive_doubling as allgather_rd
 from runners.domain.algorithms.allgather import ring as allgather_ring
+from runners.domain.algorithms.allreduce import (
+    binomial_tree,
+    rabenseifner,
+    recursive_doubling,
+    ring,
+)
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
 from runners.domain.algorithms.bcast import scatter_allgather
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
 from runners.domain.algorithms.reduce import rabenseifner as reduce_rabenseifner
 from runners.domain.algorithms.reduce_scatter import pairwise, recursive_halving
 from runners.domain.algorithms.reduce_scatter import ring as reduce_scatter_ring
-from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.collectives.descriptor import AlgorithmSpec
 
 HAND_WRITTEN: tuple[AlgorithmSpec, ...] = (
     recursive_doubling.DESCRIPTOR,

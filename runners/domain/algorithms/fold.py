@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from runners.domain.schedule import FOLD_IN, FOLD_OUT, Schedule, Step
+from runners.domain.collectives.schedule import FOLD_IN, FOLD_OUT, Schedule, Step
 
 FOLD_NOTE = (
     "{alg} folds the extra ranks into a power-of-two core first (2 more messages, n more bytes "

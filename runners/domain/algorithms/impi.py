@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
 from runners.domain.algorithms.library import autotuned_collectives
-from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
-from runners.domain.descriptor import IMPI, AlgorithmSpec
+from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
+from runners.domain.collectives.descriptor import IMPI, AlgorithmSpec
 
 PRESET_VARIABLE = "I_MPI_ADJUST_ALLREDUCE"
 PRESET_VARIABLES = {

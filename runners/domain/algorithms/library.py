@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
-from runners.domain.descriptor import AlgorithmSpec
+from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
+from runners.domain.collectives.descriptor import AlgorithmSpec
 
 AUTOTUNED = AlgorithmSpec(
     "mpi",

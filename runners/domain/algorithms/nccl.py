@@ -16,15 +16,15 @@ do not see: the model is the ring's critical path, not NCCL's protocol. NCCL's t
 pipelined double binary tree) and its broadcast and reduce rings (pipelined chains from the
 root) have no schedule in the catalog: they are measured, compared and drawn, never predicted.
 The autotuned call is priced like MPICH's `mpi`, as the fastest of the library's modelled
-algorithms (runners.domain.models.library_min): for NCCL that is its ring, the only one
+algorithms (runners.domain.model.closed_form.library_min): for NCCL that is its ring, the only one
 modelled, so its prediction is the ring's (NCCL's tuner may pick faster trees or NVLS).
 """
 
 from __future__ import annotations
 
 from runners.domain.algorithms import library
-from runners.domain.collectives import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
-from runners.domain.descriptor import NCCL, AlgorithmSpec
+from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, qualified
+from runners.domain.collectives.descriptor import NCCL, AlgorithmSpec
 
 ALGO_VARIABLE = "NCCL_ALGO"
 CALLS = {  # NCCL's call of each collective nccl-tests times

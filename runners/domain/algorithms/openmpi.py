@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
 from runners.domain.algorithms.library import autotuned_collectives, tuned_collectives
-from runners.domain.collectives import COLLECTIVES, qualified
-from runners.domain.descriptor import OPENMPI, AlgorithmSpec
+from runners.domain.collectives.collective import COLLECTIVES, qualified
+from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 
 ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
 SEGMENT_CVAR = "coll_tuned_allreduce_algorithm_segmentsize"

@@ -10,8 +10,8 @@ keeps its own name, and such points are stored but not analysed (no model prices
 
 from __future__ import annotations
 
-from runners.domain.catalog import DTYPES, OPS
-from runners.domain.collectives import COLLECTIVES, NO_OP
+from runners.domain.collectives.collective import COLLECTIVES, NO_OP
+from runners.domain.collectives.datatypes import DTYPES, OPS
 
 BYTE_PAYLOAD = "float32"  # a data-only collective's bytes, stored as collsweep's sweeps do
 

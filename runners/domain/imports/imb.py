@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.imports.datatypes import MPI_OPS, MPI_TYPES
 from runners.domain.imports.records import (
     IMB,

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from runners.domain.catalog import forced_on, library_knobs
-from runners.domain.collectives import COLLECTIVES, qualified
+from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.imports.records import ImportProblem
 from runners.domain.libraries import LIBRARIES
+from runners.domain.libraries.catalog import forced_on, library_knobs
 
 SELECTOR_WORDS = ("ADJUST", "ALGO")  # in the name of a variable that picks an algorithm
 

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from runners.domain.catalog import ALGORITHMS
 from runners.domain.imports.datatypes import analysable
 from runners.domain.imports.naming import algorithm_of, library_of_file, selectors_of
 from runners.domain.imports.records import ImportProblem, ToolFile, ToolRow
-from runners.domain.repetition import Repetition, point_summary
-from runners.domain.stats import bandwidths, summarize
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.status import PointStatus
+from runners.domain.sweep.repetition import Repetition, point_summary
+from runners.domain.sweep.stats import bandwidths, summarize
 
 
 @dataclass

@@ -75,7 +75,7 @@ class ToolRow:
 class CalibrationRows:
     """What a file measured of the network and the CPU rather than of a collective: IMB's
     PingPong (one-way seconds per size) and Reduce_local (seconds per size, per dtype/op),
-    from which the import fits the run's calibration (runners.domain.calibration)."""
+    from which the import fits the run's calibration (runners.domain.model.calibration)."""
 
     ranks: int
     pingpong: tuple[tuple[int, float, int], ...]  # (bytes, one-way seconds, repetitions)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.imports.datatypes import itemsize, stored_dtype, stored_op
 from runners.domain.imports.records import ToolRow
 

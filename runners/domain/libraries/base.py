@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.collectives.descriptor import MPICH, AlgorithmSpec
 
 RUNTIME, LAUNCH = "runtime", "launch"  # how a sweep forces library algorithms (spec values)
 PER_CALL, PER_COMMUNICATOR = "per_call", "per_communicator"  # how MPI_T forcing takes hold
 
 
 class Band(Protocol):
-    """A message-size band of one communicator size (runners.domain.tuning.Band)."""
+    """A message-size band of one communicator size (runners.domain.libraries.tuning.Band)."""
 
     upto: int | None
     algorithm: str | None

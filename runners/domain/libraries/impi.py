@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.algorithms.impi import PRESET_VARIABLE
-from runners.domain.descriptor import IMPI, AlgorithmSpec
+from runners.domain.collectives.descriptor import IMPI, AlgorithmSpec
 from runners.domain.libraries.base import Band, Install, LibrarySpec
 
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up

@@ -23,8 +23,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runners.domain.descriptor import MPICH, AlgorithmSpec
+from runners.domain.collectives.descriptor import MPICH, AlgorithmSpec
 from runners.domain.libraries.base import PER_CALL, RUNTIME, Band, LibrarySpec
+from runners.domain.libraries.mpich_tuning import (
+    FILE_CVAR,
+    mpich_tables,
+    posix_path,
+    tables_problem,
+    tuning_knobs,
+)
 
 ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"
@@ -90,7 +97,6 @@ DEVICE_CVARS = {
 CVARS = (*INTRA_CVARS.values(), *DEVICE_CVARS.values())  # every cvar a switch writes
 VERIFIED_LIBRARIES = ("MPICH 5.0.",)  # runs.mpi_version prefixes whose enum order is checked
 FALLBACK_KNOB = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}  # a fallback says so on stderr
-TUNING_FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"  # the file mpi:tuned follows
 
 
 def runtime_supported(mpi_version: str) -> bool:
@@ -103,10 +109,8 @@ class Mpich(LibrarySpec):
     mpiexec (runners.host.libraries), or the spec's launcher template."""
 
     def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
-        """The tuning file and its shared-memory table (runners.domain.tuning)."""
-        from runners.domain import tuning  # it reads the catalog, which reads this module
-
-        return tuning.tuning_knobs(tuning_file)
+        """The tuning file and its shared-memory table (runners.domain.libraries.mpich_tuning)."""
+        return tuning_knobs(tuning_file)
 
     def tuning_tables(
         self,
@@ -115,23 +119,18 @@ class Mpich(LibrarySpec):
         specs: Mapping[str, AlgorithmSpec],
     ) -> dict[Path, Any]:
         """MPICH's whole table with each tuned collective's subtree replaced, and its
-        shared-memory table beside it (runners.domain.tuning)."""
-        from runners.domain import tuning
-
-        mpir, posix = tuning.mpich_tables(per_collective)
-        return {out: mpir, tuning.posix_path(out): posix}
+        shared-memory table beside it (runners.domain.libraries.mpich_tuning)."""
+        mpir, posix = mpich_tables(per_collective)
+        return {out: mpir, posix_path(out): posix}
 
     def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
-        """The whole table and its shared-memory table beside it (runners.domain.tuning)."""
-        from runners.domain import tuning
-
-        return Path(tuning_file), tuning.posix_path(tuning_file)
+        """The whole table and its shared-memory table beside it
+        (runners.domain.libraries.mpich_tuning)."""
+        return Path(tuning_file), posix_path(tuning_file)
 
     def tuning_problem(self, contents: Mapping[Path, bytes]) -> str | None:
         """A whole MPICH table and its shared-memory table, both readable JSON."""
-        from runners.domain import tuning
-
-        return tuning.tables_problem(contents)
+        return tables_problem(contents)
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
         """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM for a forced algorithm, device-level
@@ -164,7 +163,7 @@ class Mpich(LibrarySpec):
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """'MPI_T <cvar>=<name>' or 'env <cvar>=<name>'; the tuning file for mpi:tuned."""
         if spec.own_launch:
-            return f"env {TUNING_FILE_CVAR} (the run's tuning_file)"
+            return f"env {FILE_CVAR} (the run's tuning_file)"
         if not spec.forced:
             return ""
         how = "MPI_T" if switching == RUNTIME and self.switches_at_run_time(spec) else "env"
@@ -180,5 +179,6 @@ LIBRARY = Mpich(
     version_prefix="MPICH",
     tuned="mpi:tuned",
     tuning_versions="MPICH 5.0.",
-    tuning_collectives=tuple(INTRA_CVARS),  # the tables collsweep ships (domain/mpich_tables/)
+    # the tables collsweep ships (runners/domain/libraries/mpich_tables/)
+    tuning_collectives=tuple(INTRA_CVARS),
 )

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from runners.domain.algorithms.nccl import ALGO_VARIABLE
-from runners.domain.collectives import qualified
-from runners.domain.descriptor import NCCL, AlgorithmSpec
+from runners.domain.collectives.collective import qualified
+from runners.domain.collectives.descriptor import NCCL, AlgorithmSpec
 from runners.domain.libraries.base import LibrarySpec
 
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runners.domain.algorithms.openmpi import DYNAMIC_RULES, TUNED_NAMES
-from runners.domain.descriptor import OPENMPI, AlgorithmSpec
+from runners.domain.algorithms.openmpi import DYNAMIC_RULES, FORCED, OTHER_FORCED, TUNED_NAMES
+from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 from runners.domain.libraries.base import (
     PER_COMMUNICATOR,
     RUNTIME,
@@ -36,6 +36,60 @@ RULES_FILE_VARIABLE = "OMPI_MCA_coll_tuned_dynamic_rules_filename"
 def mca_environment(spec: AlgorithmSpec) -> dict[str, str]:
     """The OMPI_MCA_ variables that force `spec` for a whole launch (its MPI_T values)."""
     return {f"OMPI_MCA_{name}": str(value) for name, value in spec.settings}
+
+
+# Open MPI 5.0.x coll/tuned: each collective's id (ompi/mca/coll/base/coll_base_functions.h,
+# COLLTYPE_T), read from `--mca coll_tuned_dynamic_rules_filename F` with
+# `--mca coll_tuned_use_dynamic_rules 1` (without it the file is silently ignored). Its dynamic
+# decision measures every one of them by the whole vector (coll_tuned_decision_dynamic.c).
+OPENMPI_COLLECTIVE_IDS = {
+    "allgather": 0,
+    "allreduce": 2,
+    "bcast": 7,
+    "reduce": 11,
+    "reduce_scatter": 13,  # REDUCESCATTERBLOCK
+}
+OPENMPI_ALLREDUCE_ID = OPENMPI_COLLECTIVE_IDS["allreduce"]
+# Open MPI's forced algorithms, the only ones a band of its rules file names
+OPENMPI_FORCED: dict[str, AlgorithmSpec] = {spec.name: spec for spec in (*FORCED, *OTHER_FORCED)}
+OPENMPI_RULE_KNOBS = ("coll_tuned_use_dynamic_rules", "coll_tuned_dynamic_rules_filename")
+
+
+def _openmpi_algorithm_id(algorithm: str | None) -> int:
+    """The coll/tuned algorithm id a band names: the value its forcing variable takes
+    (AlgorithmSpec.settings), 0 (the built-in decision) for None."""
+    if algorithm is None:
+        return 0
+    settings = OPENMPI_FORCED[algorithm].settings
+    return next(v for name, v in settings if name.endswith("_algorithm"))
+
+
+def openmpi_rules(per_collective: Mapping[str, Mapping[int, Sequence[Band]]]) -> str:
+    """An Open MPI coll/tuned rules file: per collective and communicator size, one rule per
+    band, `min_bytes algorithm faninout segsize`, the first at 0 bytes (the last rule whose
+    size is <= the message's wins). A band names one of Open MPI's forced algorithms, or None
+    for the built-in decision (0)."""
+    tuned = sorted(per_collective, key=OPENMPI_COLLECTIVE_IDS.__getitem__)
+    lines = [
+        f"# collsweep tuning rules for Open MPI coll/tuned ({', '.join(tuned)})",
+        f"{len(tuned)}  # collectives",
+    ]
+    for collective in tuned:
+        per_ranks = per_collective[collective]
+        lines += [
+            f"{OPENMPI_COLLECTIVE_IDS[collective]}  # {collective}",
+            f"{len(per_ranks)}  # communicator sizes",
+        ]
+        for ranks in sorted(per_ranks):
+            items = list(per_ranks[ranks])
+            lines += [f"{ranks}  # communicator size", f"{len(items)}  # rules"]
+            start = 0
+            for band in items:
+                algorithm = _openmpi_algorithm_id(band.algorithm)
+                name = band.algorithm or "built-in decision"
+                lines.append(f"{start} {algorithm} 0 0  # {name}")
+                start = (band.upto or 0) + 1
+    return "\n".join(lines) + "\n"
 
 
 class OpenMpi(LibrarySpec):
@@ -74,10 +128,8 @@ class OpenMpi(LibrarySpec):
         per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
     ) -> dict[Path, Any]:
-        """One coll/tuned rules file (text; runners.domain.tuning.openmpi_rules)."""
-        from runners.domain import tuning  # it reads the catalog, which reads this module
-
-        return {out: tuning.openmpi_rules(per_collective)}
+        """One coll/tuned rules file (text; openmpi_rules)."""
+        return {out: openmpi_rules(per_collective)}
 
     def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
         """One rules file (text)."""
@@ -85,8 +137,6 @@ class OpenMpi(LibrarySpec):
 
     def tuning_problem(self, contents: Mapping[Path, bytes]) -> str | None:
         """A readable rules file whose first two numbers say a collective coll/tuned knows."""
-        from runners.domain import tuning
-
         ((tuning_file, data),) = contents.items()
         try:
             lines = data.decode().splitlines()
@@ -94,11 +144,11 @@ class OpenMpi(LibrarySpec):
             return f"tuning file {tuning_file} is not a readable text file: {exc}"
         numbers = [ln.split("#")[0].split() for ln in lines if ln.split("#")[0].strip()]
         head = [words[0] for words in numbers[:2] if len(words) == 1]
-        known = {str(i) for i in tuning.OPENMPI_COLLECTIVE_IDS.values()}
+        known = {str(i) for i in OPENMPI_COLLECTIVE_IDS.values()}
         if len(head) < 2 or not head[0].isdigit() or head[1] not in known:
             return (
                 f"tuning file {tuning_file} is not an Open MPI rules file for "
-                f"{', '.join(tuning.OPENMPI_COLLECTIVE_IDS)}"
+                f"{', '.join(OPENMPI_COLLECTIVE_IDS)}"
             )
         return None
 

@@ -9,8 +9,8 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from runners.domain.catalog import ALGORITHMS, AlgorithmSpec
-from runners.domain.collectives import COLLECTIVES
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.libraries.catalog import ALGORITHMS, AlgorithmSpec
 
 PAGE = 4096
 SCRATCH_SKEW = {"tmp": 1088, "work": 2176}  # bytes past a page start: apart from each other

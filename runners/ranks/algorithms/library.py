@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.collectives import ROOT
+from runners.domain.collectives.collective import ROOT
 from runners.ranks.algorithms.base import Allreduce, mpi_type
 
 

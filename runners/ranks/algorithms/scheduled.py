@@ -8,10 +8,10 @@ from functools import partial
 import numpy as np
 from mpi4py import MPI
 
-from runners.domain.collectives import COLLECTIVES
-from runners.domain.contract import rotation
-from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import Range, Step, scratch_elements
+from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.collectives.contract_check import rotation
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import Range, Step, scratch_elements
 from runners.ranks.algorithms.base import Allreduce, mpi_type
 
 Call = Callable[[], object]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import CORE, Step, block_bounds
+from runners.domain.collectives.descriptor import AlgorithmSpec, per_rank
+from runners.domain.collectives.schedule import CORE, Step, block_bounds
 
 
 @lru_cache(maxsize=1024)

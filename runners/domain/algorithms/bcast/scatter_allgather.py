@@ -7,8 +7,8 @@ from functools import lru_cache
 
 from runners.domain.algorithms.allgather import ring
 from runners.domain.algorithms.bcast.binomial_tree import tree_steps
-from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import CORE, Step, block_bounds
+from runners.domain.collectives.descriptor import AlgorithmSpec, per_rank
+from runners.domain.collectives.schedule import CORE, Step, block_bounds
 
 
 @lru_cache(maxsize=1024)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import CORE, Step
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import CORE, Step
 
 
 @lru_cache(maxsize=1024)

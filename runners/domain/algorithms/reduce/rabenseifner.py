@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from runners.domain.algorithms.allreduce.rabenseifner import reduce_scatter_steps
 from runners.domain.algorithms.fold import FOLD_NOTE, Fold, core_parts
-from runners.domain.algorithms.rabenseifner import reduce_scatter_steps
-from runners.domain.descriptor import AlgorithmSpec
-from runners.domain.schedule import CORE, FOLD_OUT, Step, block_bounds
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import CORE, FOLD_OUT, Step, block_bounds
 
 
 @lru_cache(maxsize=1024)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from runners.domain.algorithms.fold import Fold
-from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import CORE, FOLD_OUT, Step, block_bounds
+from runners.domain.collectives.descriptor import AlgorithmSpec, per_rank
+from runners.domain.collectives.schedule import CORE, FOLD_OUT, Step, block_bounds
 
 
 def _first_block(fold: Fold, core_rank: int) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from runners.domain.algorithms.ring import ring_pass
-from runners.domain.descriptor import AlgorithmSpec, per_rank
-from runners.domain.schedule import Step
+from runners.domain.algorithms.allreduce.ring import ring_pass
+from runners.domain.collectives.descriptor import AlgorithmSpec, per_rank
+from runners.domain.collectives.schedule import Step
 
 
 @lru_cache(maxsize=1024)

@@ -1,0 +1,1 @@
+"""The hand-written allreduce algorithms, one module each (schedule and descriptor)."""

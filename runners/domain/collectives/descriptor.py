@@ -1,0 +1,88 @@
+"""What collsweep knows about one algorithm of a collective, in one place (pure: no MPI).
+
+Every algorithm is one `AlgorithmSpec`: its schedule (runners.domain.collectives.schedule) for the
+ones
+collsweep runs itself, what it supports, how the model and the assumption checks treat it, and
+how charts show it. The ranks execute the schedule, the model counts it, the checks and the
+dashboard read the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from runners.domain.collectives.schedule import Schedule
+
+MPICH, OPENMPI, IMPI = "mpich", "openmpi", "impi"  # library names (runners.domain.libraries)
+NCCL = "nccl"  # imported only: collsweep reads nccl-tests output, never runs it
+
+
+def whole_buffer(ranks: int) -> int:
+    """Blocks of an algorithm that sends whole buffers: one."""
+    return 1
+
+
+def per_rank(ranks: int) -> int:
+    """Blocks of an algorithm that cuts the vector into one block per rank: p."""
+    return ranks
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm of one collective: its schedule, what it needs, how it is modelled and
+    drawn.
+
+    `collective` names the collective it implements (runners.domain.collectives.collective); its
+    name is
+    qualified by the collective except for allreduce's (`allgather.ring`). `rotated`: its
+    schedule works on a buffer rotated so the rank's own block comes first (Bruck's), which the
+    ranks rotate back after the last round.
+
+    `parts(p)` is how many blocks the schedule cuts the buffer into on p ranks (1 = whole
+    buffers; None = unknown, the autotuned library). `other_p` says, with {alg} for the name,
+    what the schedule does when p is not a power of two; `any_p` marks schedules that are as
+    good for any p. `modelled_by` names the algorithm whose schedule predicts this one
+    (a library algorithm forced by name); `model_note` qualifies how well. `own_launch`: the
+    library reads what configures it at start-up only, so it runs in launches of its own.
+    """
+
+    name: str
+    description: str
+    collective: str = "allreduce"
+    rotated: bool = False
+    commutative_only: bool = False
+    power_of_two_only: bool = False
+    library: bool = False
+    forced: str = ""  # the library algorithm an entry forces; "" = autotuned
+    color: str = "#7f7f7f"  # its colour in every chart (a hue apart from every other's)
+    short: str = ""  # its short label in tight places (heat-map cells); "" = the name
+    schedule: Schedule | None = None
+    parts: Callable[[int], int] | None = whole_buffer
+    other_p: str = ""
+    any_p: bool = False
+    modelled_by: str = ""
+    model_note: str = ""
+    own_launch: bool = False
+    runs_on: str = MPICH
+    mirrors: str = ""
+    falls_back: Callable[[int, int, int, bool], str] | None = None
+    settings: tuple[tuple[str, int], ...] = ()  # the values that force it (Open MPI, Intel MPI)
+
+    def unsupported_reason(self, ranks: int, op: str, commutative: bool) -> str | None:
+        """Why this algorithm cannot run `op` (`commutative` or not) on `ranks` ranks, or None."""
+        if ranks < 1:
+            return f"ranks must be >= 1, got {ranks}"
+        if self.power_of_two_only and ranks & (ranks - 1):
+            return f"{self.name} needs a power-of-two number of ranks, got {ranks}"
+        if self.commutative_only and not commutative:
+            return f"{self.name} needs a commutative op; {op} is not commutative"
+        return None
+
+    def fallback_reason(
+        self, count: int, itemsize: int, ranks: int, commutative: bool
+    ) -> str | None:
+        """Why the library would run another algorithm than this one for the call, or None."""
+        if self.falls_back is None:
+            return None
+        return self.falls_back(count, itemsize, ranks, commutative) or None

@@ -1,0 +1,245 @@
+"""MPICH's tuning files from measured bands (pure: no MPI, no store, no files written; the
+files on disk are read by runners.host.tuning_files; the bands by runners.domain.libraries.tuning).
+
+A tuning file tells the library which algorithm of each collective to run per communicator
+size and message size. MPICH reads one from `MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE` at
+start-up (src/mpi/coll/src/csel.c): nested JSON objects whose keys are conditions
+(`comm_size<=N`, `avg_msg_size<=N` / `total_msg_size<=N` in bytes of the whole vector,
+`is_op_built_in=yes`, `count<pow2`, `... =any`), the first
+matching sibling wins, and the leaves name an algorithm (`algorithm=MPIR_Allreduce_intra_ring`).
+The file replaces the library's whole decision tree, so it starts from MPICH's own table for
+the version (mpich_tables/) and replaces only the tuned collectives' subtrees.
+
+On one node MPICH's shared-memory layer takes allreduce, bcast and reduce first (its own table,
+`MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE`: release_gather), so a second file for
+that layer hands the sizes where a tuned algorithm won to the generic selection (a band no
+call matches, so the layer falls back to it) and keeps release_gather (the autotuned default)
+elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from runners.domain.algorithms.library import FORCED, OTHER_FORCED
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.libraries.tuning import Band
+
+TABLES = Path(__file__).with_name("mpich_tables")
+MPIR_TABLE, POSIX_TABLE = "mpir_generic.json", "posix_generic.json"
+FILE_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"  # the file mpi:tuned follows
+POSIX_FILE_CVAR = "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"
+POSIX_SUFFIX = ".posix.json"
+ALLREDUCE = "collective=allreduce"
+REQUIRED_COLLECTIVES = (ALLREDUCE, "collective=bcast", "collective=barrier", "collective=reduce")
+# MPICH's defaults for the tree's parameters (src/mpi/coll/cvars.txt): a leaf names them all
+TREE_PARAMETERS = {
+    "k=2": {},
+    "tree_type=knomial_1": {},
+    "chunk_size=0": {},
+    "buffer_per_child=0": {},
+}
+# restrictions: size-ge-pof2, builtin-op (src/mpi/coll/coll_algorithms.txt)
+NEEDS_BUILT_IN_OP = ("reduce_scatter_allgather", "reduce_scatter_gather")
+
+
+# MPICH's forced algorithms, the only ones a band of its file names
+MPICH_FORCED: dict[str, AlgorithmSpec] = {spec.name: spec for spec in (*FORCED, *OTHER_FORCED)}
+
+
+@dataclass(frozen=True)
+class MpichCollective:
+    """How MPICH's JSON tables speak of one collective: its key, the message size its
+    conditions test, its algorithms' function prefix, the algorithm a guarded leaf falls back
+    to (one MPICH runs for every call), and its shared-memory leaf ('' where the shared-memory
+    layer does not take the collective: its table has no entry)."""
+
+    key: str
+    size: str
+    prefix: str
+    fallback: str
+    posix: str = ""
+
+
+# csel.c measures allreduce, bcast and reduce by avg_msg_size (count x type size) and has only
+# total_msg_size for allgather and reduce_scatter_block (recvcount x type size x p): both the
+# whole vector, collsweep's size, so bands carry over unchanged.
+MPICH_COLLECTIVES = {
+    "allreduce": MpichCollective(
+        ALLREDUCE,
+        "avg_msg_size",
+        "MPIR_Allreduce_intra_",
+        "recursive_doubling",
+        "algorithm=MPIDI_POSIX_mpi_allreduce_release_gather",
+    ),
+    "reduce_scatter": MpichCollective(
+        "collective=reduce_scatter_block",
+        "total_msg_size",
+        "MPIR_Reduce_scatter_block_intra_",
+        "recursive_doubling",  # any p, any op
+    ),
+    "allgather": MpichCollective(
+        "collective=allgather", "total_msg_size", "MPIR_Allgather_intra_", "brucks"
+    ),
+    "bcast": MpichCollective(
+        "collective=bcast",
+        "avg_msg_size",
+        "MPIR_Bcast_intra_",
+        "binomial",
+        "algorithm=MPIDI_POSIX_mpi_bcast_release_gather",
+    ),
+    "reduce": MpichCollective(
+        "collective=reduce",
+        "avg_msg_size",
+        "MPIR_Reduce_intra_",
+        "binomial",
+        "algorithm=MPIDI_POSIX_mpi_reduce_release_gather",
+    ),
+}
+
+
+def to_generic(collective: str) -> dict[str, Any]:
+    """The shared-memory subtree that hands a call to the generic selection. No leaf for
+    that exists (posix_init.c), but a search that matches nothing falls back to it
+    (posix_coll.h): conditions no call meets, of kinds csel.c lets go without an `=any`
+    sibling."""
+    leaf = MPICH_COLLECTIVES[collective].posix
+    return {"is_multi_threaded=yes": {"is_multi_threaded=no": {leaf: {}}}}
+
+
+def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
+    """The MPIR subtree that runs a forced library algorithm, with the guards MPICH checks
+    before it when it chooses that algorithm itself (a file's choice is not guarded): its
+    restrictions in src/mpi/coll/coll_algorithms.txt, each falling back to an algorithm
+    without any."""
+    spec = MPICH_FORCED[algorithm]
+    how = MPICH_COLLECTIVES[spec.collective]
+    fallback = {f"algorithm={how.prefix}{how.fallback}": {}}
+    leaf = {f"algorithm={how.prefix}{spec.forced}": {}}
+    if spec.forced == "tree":
+        leaf = {f"algorithm={how.prefix}tree": dict(TREE_PARAMETERS)}
+    if spec.forced in NEEDS_BUILT_IN_OP:
+        return {
+            "is_op_built_in=no": fallback,
+            "count<pow2": fallback,
+            "count=any": leaf,
+        }
+    if spec.commutative_only:
+        return {"is_commutative=yes": leaf, "is_commutative=any": fallback}
+    if spec.power_of_two_only:
+        return {"comm_size=pow2": leaf, "comm_size=any": fallback}
+    return leaf
+
+
+def _sized(per_ranks: Mapping[int, Sequence[Band]], inner: Any, default: Any) -> dict[str, Any]:
+    """`comm_size` branches: exactly each tuned size (the size's bands, `inner(bands)`),
+    the library's `default` subtree for every other size."""
+    tree: dict[str, Any] = {}
+    for ranks in sorted(per_ranks):
+        tree[f"comm_size<{ranks}"] = default
+        tree[f"comm_size<={ranks}"] = inner(per_ranks[ranks])
+    tree["comm_size=any"] = default
+    return tree
+
+
+def _by_size(items: Sequence[Band], leaf: Any, size: str = "avg_msg_size") -> dict[str, Any]:
+    return {(f"{size}<={b.upto}" if b.upto is not None else f"{size}=any"): leaf(b) for b in items}
+
+
+def mpir_table(
+    per_ranks: Mapping[int, Sequence[Band]],
+    generic: Mapping[str, Any],
+    collective: str = "allreduce",
+) -> dict:
+    """MPICH's whole generic table with one collective's intra subtree replaced: the tuned
+    communicator sizes take their bands, every other size and every default band the
+    library's own subtree of that collective."""
+    how = MPICH_COLLECTIVES[collective]
+    default = generic[how.key]["comm_type=intra"]
+
+    def leaf(band: Band) -> Any:
+        return default if band.algorithm is None else _algorithm_leaf(band.algorithm)
+
+    table = json.loads(json.dumps(generic))
+    table[how.key]["comm_type=intra"] = _sized(
+        per_ranks, lambda b: _by_size(b, leaf, how.size), default
+    )
+    return table
+
+
+def posix_table(
+    per_ranks: Mapping[int, Sequence[Band]],
+    generic: Mapping[str, Any],
+    collective: str = "allreduce",
+) -> dict:
+    """MPICH's shared-memory table with one collective handed to the generic selection where
+    a tuned algorithm won, release_gather (the library's one-node default) elsewhere; the
+    table unchanged for a collective that layer does not take."""
+    how = MPICH_COLLECTIVES[collective]
+    table = json.loads(json.dumps(generic))
+    if not how.posix:
+        return table
+    default = generic[how.key]["comm_type=intra"]
+    handed = to_generic(collective)
+
+    def leaf(band: Band) -> Any:
+        return default if band.algorithm is None else handed
+
+    table[how.key]["comm_type=intra"] = _sized(
+        per_ranks, lambda b: _by_size(b, leaf, how.size), default
+    )
+    return table
+
+
+def mpich_tables(
+    per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+) -> tuple[dict, dict]:
+    """MPICH's generic and shared-memory tables with each tuned collective's subtree
+    replaced (mpir_table, posix_table)."""
+    mpir, posix = library_table(MPIR_TABLE), library_table(POSIX_TABLE)
+    for collective, per_ranks in per_collective.items():
+        mpir = mpir_table(per_ranks, mpir, collective)
+        posix = posix_table(per_ranks, posix, collective)
+    return mpir, posix
+
+
+@cache
+def library_table(name: str) -> dict[str, Any]:
+    """One of MPICH's own tables (mpich_tables/), parsed."""
+    return json.loads((TABLES / name).read_text())
+
+
+def posix_path(tuning_file: str | Path) -> Path:
+    """Where the shared-memory table of a tuning file lives: beside it, FILE.posix.json."""
+    return Path(f"{tuning_file}{POSIX_SUFFIX}")
+
+
+def tables_problem(contents: Mapping[Path, bytes]) -> str | None:
+    """Why a tuning file cannot be used, given the contents of its files read so far (the
+    whole table, then its shared-memory table; runners.host.tuning_files reads them): not
+    JSON, not a whole MPICH table; or None."""
+    main = next(iter(contents))
+    for path, data in contents.items():
+        try:
+            table = json.loads(data.decode())
+        except ValueError as exc:
+            return f"tuning file {path} is not readable JSON: {exc}"
+        wanted = REQUIRED_COLLECTIVES if path == main else (ALLREDUCE,)
+        missing = [c for c in wanted if not isinstance(table, dict) or c not in table]
+        if missing:
+            return (
+                f"tuning file {path} lacks {', '.join(missing)}: MPICH replaces its whole "
+                "decision tree with the file, so it must hold every collective"
+            )
+    return None
+
+
+def tuning_knobs(tuning_file: str | Path) -> dict[str, str]:
+    """Environment that makes MPICH read the tuning file and its shared-memory table."""
+    path = Path(tuning_file).resolve()
+    return {FILE_CVAR: str(path), POSIX_FILE_CVAR: str(posix_path(path))}

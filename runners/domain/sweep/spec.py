@@ -1,0 +1,343 @@
+"""Sweep specs: a TOML file of flat keys, each overridable on the command line (no MPI).
+
+The keys are SweepSpec's fields and its TimingPolicy's (runners.domain.sweep.spec_keys reads them
+into
+SPEC_KEYS, the one table of their names, types, defaults, flags and help)."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+from runners.domain.collectives.collective import DEFAULT_COLLECTIVE
+from runners.domain.collectives.datatypes import DTYPES, OPS
+from runners.domain.collectives.descriptor import MPICH
+from runners.domain.libraries import LIBRARIES
+from runners.domain.libraries.catalog import (
+    ALGORITHMS,
+    BASE_ALGORITHMS,
+    is_tuned,
+    is_vendor_tuned,
+    known_names,
+)
+from runners.domain.libraries.switching import LAUNCH, RUNTIME
+from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
+from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.spec_keys import (
+    SpecError,
+    SpecKey,
+    expand_sizes,
+    keys_of,
+    parsed,
+    spec_key,
+    toml_value,
+)
+from runners.domain.sweep.spec_names import (
+    add_tuned,
+    add_vendor_tuned,
+    check_names,
+    expand_collectives,
+    expand_libraries,
+)
+from runners.domain.sweep.workload_spec import Cell, cell_problems, parse_cells
+from runners.domain.units import format_bytes
+
+CACHE_MODES = ("hot", "cold")
+THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
+
+# Seconds a launch may take to start (MPI_Init, the launch's calibration) on top of the
+# point timeout before its first point: start-up on a loaded machine is no hang.
+STARTUP_GRACE_S = 60.0
+
+
+def _cells(raw: Any) -> tuple[Cell, ...]:
+    """The `cells` key: a workload's calls (runners.domain.sweep.workload_spec)."""
+    try:
+        return parse_cells(raw)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """Everything that defines a sweep: the grid, the timing policy and how ranks start.
+
+    Every field is a key of the spec file (the timing policy's keys flat there, nested here)
+    and, where it names a flag, of the command line."""
+
+    sizes: tuple[int, ...] = spec_key(
+        flag="--sizes",
+        help="bytes: '8,64,512' or MIN:MAX[:FACTOR], e.g. 8:4M:8 (K/M/G suffixes are binary)",
+        most=2**40,
+        parse=expand_sizes,
+    )
+    ranks: tuple[int, ...] = spec_key(flag="--ranks", help="group sizes, e.g. 2,3,4,8", most=4096)
+    dtypes: tuple[str, ...] = spec_key(
+        ("float32",), flag="--dtypes", help=f"datatypes: {known_names(DTYPES)}"
+    )
+    ops: tuple[str, ...] = spec_key(
+        ("sum",), flag="--ops", help=f"reduction ops: {known_names(OPS)}"
+    )
+    algorithms: tuple[str, ...] = spec_key(
+        tuple(BASE_ALGORITHMS),
+        flag="--algorithms",
+        help="algorithms, e.g. ring,mpi,mpi:ring (see README); with --collectives, ring stands "
+        "for each collective's ring",
+    )
+    collectives: tuple[str, ...] = spec_key(
+        (DEFAULT_COLLECTIVE,),
+        flag="--collectives",
+        help="collectives: allreduce (default), reduce_scatter, allgather, bcast, reduce, or all",
+    )
+    timing: TimingPolicy = field(default_factory=TimingPolicy)  # its keys: TimingPolicy's
+    seed: int = spec_key(  # orders each launch's groups and cells (random.Random(seed, launch))
+        1, flag="--seed", help="seed of each launch's shuffled order of groups and cells"
+    )
+    library_switching: str = spec_key(  # forced library algorithms: MPI_T in a shared launch
+        RUNTIME,
+        flag="--library-switching",
+        help="runtime: forced MPICH algorithms share each launch, switched through MPI_T "
+        "(default); launch: a launch of their own, forced by environment",
+    )
+    launcher: str = spec_key(
+        DEFAULT_LAUNCHER,
+        flag="--launcher",
+        help="launcher template, e.g. 'srun -n {ranks}' (default 'mpiexec -n {ranks}')",
+        resumable=True,
+    )
+    launcher_shell: bool = spec_key(
+        False,
+        flag="--launcher-shell",
+        help="run the launcher text with sh -c (allows pipes, ';', '$VAR'...)",
+        resumable=True,
+    )
+    launch_calibration: bool = spec_key(True)  # a short calibration in every launch
+    thread_level: str = spec_key(
+        "single", flag="--thread-level", help="MPI thread level to initialise (default single)"
+    )
+    point_timeout_s: float = spec_key(  # a launch's first point gets STARTUP_GRACE_S more
+        120.0,
+        flag="--point-timeout-s",
+        alias="--point-timeout",
+        help="watchdog: seconds without progress before a job is declared hung (before a "
+        f"launch's first point, {STARTUP_GRACE_S:g} s more for start-up)",
+        resumable=True,
+        most=86400.0,
+    )
+    tuning_file: str = spec_key(
+        "",
+        flag="--tuning-file",
+        help="a tuning file `collsweep tune` wrote: adds the tuned entry of the library swept "
+        "(mpi:tuned, openmpi:tuned, impi:tuned), the library following it",
+    )
+    vendor_tuning_file: str = spec_key(
+        "",
+        flag="--vendor-tuning-file",
+        help="a file Intel MPI's own autotuner wrote (mpitune_fast, or I_MPI_TUNING_BIN_DUMP): "
+        "adds impi:autotuned, Intel MPI following it (I_MPI_TUNING_BIN)",
+    )
+    libraries: tuple[str, ...] = spec_key(
+        (MPICH,),
+        flag="--libraries",
+        help="MPI libraries to run the algorithms on: mpich (default), openmpi, impi, or "
+        "several: mpich,openmpi,impi",
+    )
+    cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
+    workload: str = spec_key("")  # the name of the workload whose calls the cells are
+
+    def values(self) -> dict[str, Any]:
+        """Every key's value, flat as in the spec file, in the table's order."""
+        return {
+            key.name: getattr(getattr(self, key.within) if key.within else self, key.name)
+            for key in SPEC_KEYS
+        }
+
+    def with_values(self, **changes: Any) -> SweepSpec:
+        """A copy with these keys (the timing policy's too) set to these values."""
+        return _from_values(self.values() | changes)
+
+    def to_toml(self) -> str:
+        """The spec as TOML text that `parse_spec` reads back to an equal spec."""
+        return "".join(f"{name} = {toml_value(v)}\n" for name, v in self.values().items())
+
+
+SPEC_KEYS: tuple[SpecKey, ...] = keys_of(SweepSpec)  # the file's keys, the flags, resume
+FIELD_NAMES = tuple(key.name for key in SPEC_KEYS)
+LIST_KEYS = tuple(  # the keys of lists of names or numbers, each entry measured once
+    k.name for k in SPEC_KEYS if get_origin(k.hint) is tuple and get_args(k.hint)[0] in (int, str)
+)
+
+
+def _from_values(values: dict[str, Any]) -> SweepSpec:
+    """The spec of flat key values (the timing policy's keys gathered into it)."""
+    timing = {k.name: values.pop(k.name) for k in SPEC_KEYS if k.within and k.name in values}
+    return SweepSpec(**values, timing=TimingPolicy(**timing))
+
+
+def _grid_problems(spec: SweepSpec) -> list[str]:
+    """What is wrong with the grid: names, group sizes, sizes and cells."""
+    problems = check_names(spec.algorithms, ALGORITHMS, "algorithm")
+    foreign = [
+        a
+        for a in spec.algorithms
+        if a in ALGORITHMS and ALGORITHMS[a].collective not in spec.collectives
+    ]
+    if foreign:
+        problems.append(
+            f"algorithms {', '.join(foreign)} are not of the collectives swept "
+            f"({', '.join(spec.collectives)}): add their collective to collectives"
+        )
+    problems += check_names(spec.dtypes, DTYPES, "dtype")
+    problems += check_names(spec.ops, OPS, "op")
+    if min(spec.ranks) < 1:
+        problems.append(f"ranks must all be >= 1, got {list(spec.ranks)}")
+    if min(spec.sizes) < 1:
+        problems.append(f"sizes must all be >= 1 byte, got {list(spec.sizes)}")
+    for dtype in spec.dtypes:
+        if dtype in DTYPES:
+            sizes = [c[2] for c in spec.cells if c[3] == dtype] if spec.cells else spec.sizes
+            bad = [s for s in sizes if s % DTYPES[dtype].itemsize]
+            if bad:
+                problems.append(
+                    f"sizes {bad} are not a multiple of {dtype}'s {DTYPES[dtype].itemsize} bytes"
+                )
+    problems += cell_problems(spec.cells, spec.collectives, spec.ops)
+    outside = [c for c in spec.cells if c[1] not in spec.ranks or c[2] not in spec.sizes]
+    if outside:
+        problems.append(f"cells {list(outside[0])} is outside the ranks and sizes swept")
+    return problems
+
+
+def _range_problems(spec: SweepSpec) -> list[str]:
+    """The numbers out of their range: the timing policy's, the watchdog's and each key's
+    largest value (SpecKey.most)."""
+    values, problems = spec.values(), []
+    for key in ("warmup", "budget_s", "point_timeout_s"):
+        if values[key] < 0 or math.isnan(values[key]):
+            problems.append(f"{key} must be >= 0, got {values[key]}")
+    timing = spec.timing
+    if timing.min_iterations < 1 or timing.max_iterations < timing.min_iterations:
+        problems.append("need 1 <= min_iterations <= max_iterations")
+    for key in ("passes", "launches"):
+        if values[key] < 1:
+            problems.append(f"{key} must be >= 1, got {values[key]}")
+    for key in (k for k in SPEC_KEYS if k.most is not None):
+        value = values[key.name]
+        value = max(value) if isinstance(value, tuple) else value
+        if not value <= key.most:  # also catches nan
+            problems.append(f"{key.name} must be at most {key.most:g}, got {value!r}")
+    if not 0 < timing.target_rel_ci < 1:
+        problems.append(f"target_rel_ci must be between 0 and 1, got {timing.target_rel_ci}")
+    if timing.cache_mode not in CACHE_MODES:
+        problems.append(f"cache_mode must be one of {', '.join(CACHE_MODES)}")
+    return problems
+
+
+def _launch_problems(spec: SweepSpec) -> list[str]:
+    """What keeps the ranks from starting as asked: the library, the launcher, tuning files."""
+    problems = []
+    if spec.library_switching not in (RUNTIME, LAUNCH):
+        problems.append(f"library_switching must be {RUNTIME} or {LAUNCH}")
+    if spec.thread_level not in THREAD_LEVELS:
+        problems.append(f"thread_level must be one of {', '.join(THREAD_LEVELS)}")
+    launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
+    if launcher:
+        problems.append(launcher)
+    vendor = [a for a in spec.algorithms if is_vendor_tuned(a)]
+    if vendor and not spec.vendor_tuning_file:
+        problems.append(f"{vendor[0]} needs vendor_tuning_file (a file its autotuner wrote)")
+    tuned = [a for a in spec.algorithms if is_tuned(a)]
+    if tuned and not spec.tuning_file:
+        problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
+    if len({ALGORITHMS[a].runs_on for a in tuned}) > 1:
+        problems.append(f"one tuning_file serves one library; {' and '.join(tuned)} all ask")
+    own = [LIBRARIES[n] for n in spec.libraries if n in LIBRARIES and LIBRARIES[n].prefix_name]
+    if own and spec.launcher != DEFAULT_LAUNCHER:
+        problems.append(
+            f"launcher: {' and '.join(lib.title for lib in own)} ranks start with their own "
+            f"mpiexec; a sweep with library {', '.join(lib.name for lib in own)} keeps the "
+            "default launcher"
+        )
+    return problems
+
+
+def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
+    """Drop repeated entries of the list keys (first kept), noting each key that had some."""
+    for key in LIST_KEYS:
+        if key not in values:
+            continue
+        unique = tuple(dict.fromkeys(values[key]))
+        if len(unique) < len(values[key]) and notes is not None:
+            counts = Counter(values[key])  # one pass: a list of 10^5 entries stays instant
+            repeated = [v for v in unique if counts[v] > 1]
+            notes.append(f"{key}: measured once each, listed more than once: {repeated}")
+        values[key] = unique
+
+
+def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> SweepSpec:
+    """Build and validate a spec from TOML-like values; raises SpecError listing problems.
+
+    Repeated list entries are dropped, each key with repeats described in ``notes``.
+    """
+    unknown = sorted(set(raw) - set(FIELD_NAMES))
+    if unknown:
+        raise SpecError(f"unknown spec keys {', '.join(unknown)}; known: {', '.join(FIELD_NAMES)}")
+    missing = [key for key in ("sizes", "ranks") if key not in raw]
+    if missing:
+        raise SpecError(f"spec is missing {', '.join(missing)}")
+    values = {key.name: parsed(key, raw[key.name]) for key in SPEC_KEYS if key.name in raw}
+    stops_short = isinstance(raw["sizes"], dict) and values["sizes"][-1] != raw["sizes"]["max"]
+    if stops_short and notes is not None:
+        notes.append(
+            f"sizes stop at {format_bytes(values['sizes'][-1])}: the factor does not reach "
+            f"max = {format_bytes(raw['sizes']['max'])}"
+        )
+    named = expand_collectives(values)
+    if named:
+        raise SpecError("; ".join(named))
+    add_tuned(values)
+    add_vendor_tuned(values)
+    _without_repeats(values, notes)
+    expanded = expand_libraries(values)
+    spec = _from_values(values)
+    problems = expanded + _grid_problems(spec) + _range_problems(spec) + _launch_problems(spec)
+    if problems:
+        raise SpecError("; ".join(problems))
+    return spec
+
+
+def parse_spec(
+    text: str, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
+) -> SweepSpec:
+    """Parse TOML text, apply command-line overrides, validate (see spec_from_mapping)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"malformed TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError("malformed TOML: nested too deeply to be a spec") from None
+    return spec_from_mapping({**raw, **(overrides or {})}, notes)
+
+
+MAX_SPEC_BYTES = 4 * 2**20
+
+
+def load_spec(
+    path: Path, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
+) -> SweepSpec:
+    """Read a spec file (see parse_spec)."""
+    if path.exists() and not path.is_file():
+        raise SpecError(f"spec {path} is not a regular file")
+    if path.is_file() and path.stat().st_size > MAX_SPEC_BYTES:
+        raise SpecError(f"spec {path} is larger than {MAX_SPEC_BYTES // 2**20} MiB: not a spec")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec {path} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
+    return parse_spec(text, overrides, notes)

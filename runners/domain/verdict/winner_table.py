@@ -1,0 +1,167 @@
+"""The answer per size, one home for the terminal's tables and the dashboard's winner strip:
+per (ranks, dtype, op, collective) group and size the best algorithm and its time, the
+runner-up, the margin between them with its interval (decided or a tie), the library's default
+and the best one's speed-up over it, and whether the run's winners are provisional; then one
+sentence per group. Algorithms are named within their group's collective (`ring`, not
+`allgather.ring`: the title says allgather).
+
+Pure: it reads rows of the stored `winners` table (every library's algorithms competing) and
+the points' medians; the default of a cell is the autotuned entry of the winner's library.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, group_title
+from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, library_of, local_name
+from runners.domain.units import aligned_lines, format_bytes, format_ratio, format_seconds
+
+Medians = Mapping[tuple[int, str, str, int, str], float]  # (ranks, dtype, op, bytes, alg) -> s
+Group = tuple[int, str, str, str]  # (ranks, dtype, op, collective)
+HEADER = (
+    "size",
+    "best",
+    "time",
+    "runner-up",
+    "margin (95% interval)",
+    "default",
+    "default time",
+    "speed-up",
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One size of one group: who wins, by how much, and what the default would cost."""
+
+    group: Group
+    nbytes: int
+    best: str
+    runner_up: str
+    decided: bool
+    best_s: float | None
+    margin: tuple[float, float, float] | None  # runner-up / best, with its interval
+    default: str
+    default_s: float | None
+    provisional: bool = False
+
+    @property
+    def speedup(self) -> float | None:
+        """The default's median over the best's (None where the best is the default)."""
+        if self.default == self.best or not self.best_s or not self.default_s:
+            return None
+        return self.default_s / self.best_s
+
+    @property
+    def answer(self) -> str:
+        """The winner, or 'tie a ~ b', named within the group's collective."""
+        best, runner_up = local_name(self.best), local_name(self.runner_up)
+        return best if self.decided else f"tie {best} ~ {runner_up}"
+
+
+def default_of(algorithm: str) -> str:
+    """The library default a cell's winner is held against: its library's autotuned entry of
+    the winner's collective ('' where there is none)."""
+    if algorithm not in ALGORITHMS:
+        return ""
+    found = autotuned_of(library_of(algorithm), ALGORITHMS[algorithm].collective)
+    return found if found in ALGORITHMS else ""
+
+
+def cells_of(winners: Sequence[Mapping[str, Any]], medians: Medians) -> list[Cell]:
+    """A cell per winners row, by group then size."""
+    out = []
+    for row in winners:
+        collective = row.get("collective") or DEFAULT_COLLECTIVE
+        group = (int(row["ranks"]), row["dtype"], row["op"], collective)
+        where = (*group[:3], int(row["bytes"]))
+        default = default_of(row["winner"])
+        out.append(
+            Cell(
+                group,
+                int(row["bytes"]),
+                row["winner"],
+                row["runner_up"],
+                bool(row["decided"]),
+                medians.get((*where, row["winner"])),
+                _margin(row),
+                default,
+                medians.get((*where, default)),
+                bool(row.get("provisional")),
+            )
+        )
+    return sorted(out, key=lambda c: (c.group, c.nbytes))
+
+
+def by_group(cells: Sequence[Cell]) -> dict[Group, list[Cell]]:
+    """Cells by their group, groups and sizes in order."""
+    return {g: list(mine) for g, mine in itertools.groupby(cells, key=lambda c: c.group)}
+
+
+def _margin(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
+    """How much slower the runner-up is (the stored ratio is winner / runner-up)."""
+    ratio, low, high = row.get("ratio"), row.get("ratio_low"), row.get("ratio_high")
+    if ratio is None or low is None or high is None or not min(ratio, low, high) > 0:
+        return None
+    return 1 / ratio, 1 / high, 1 / low
+
+
+def margin_text(cell: Cell) -> str:
+    """'1.83x (1.06x .. 3.17x)', 'tie: ...' when undecided, 'unknown' without launches."""
+    if cell.margin is None:
+        return "unknown"
+    ratio, low, high = cell.margin
+    text = f"{format_ratio(ratio)} ({format_ratio(low)} .. {format_ratio(high)})"
+    return text if cell.decided else f"tie: {text}"
+
+
+def group_sentence(cells: Sequence[Cell]) -> str:
+    """One sentence for a group: the answer by size range, then the default's standing."""
+    spans = []
+    for answer, run in itertools.groupby(cells, key=lambda c: c.answer):
+        sizes = [c.nbytes for c in run]
+        where = format_bytes(sizes[0])
+        where += f" .. {format_bytes(sizes[-1])}" if len(sizes) > 1 else ""
+        spans.append(f"{answer} at {where}")
+    own = [c for c in cells if c.best == c.default or (not c.decided and c.runner_up == c.default)]
+    faster = [c.speedup for c in cells if c.speedup and c not in own]
+    standing = f"the default wins or ties at {len(own)} of {len(cells)} sizes" + (
+        f"; elsewhere the best is up to {format_ratio(max(faster))} faster (medians)"
+        if faster
+        else ""
+    )
+    return "; ".join(spans) + f". {standing[0].upper()}{standing[1:]}."
+
+
+def group_tables(
+    winners: Sequence[Mapping[str, Any]], medians: Medians, oversubscribed: set[int]
+) -> list[str]:
+    """Every group's table, a title line first, a blank line between groups."""
+    lines: list[str] = []
+    for (ranks, dtype, op, collective), cells in by_group(cells_of(winners, medians)).items():
+        apart = " (oversubscribed: reported apart, not a test of the model)"
+        title = group_title(ranks, dtype, op, collective) + (
+            apart if ranks in oversubscribed else ""
+        )
+        body = [_row(c) for c in cells]
+        lines += [*([""] if lines else []), title, *aligned_lines([HEADER, *body])]
+    return lines
+
+
+def _row(cell: Cell) -> tuple[str, ...]:
+    """One size's row of the table."""
+    speedup = cell.speedup
+    return (
+        format_bytes(cell.nbytes),
+        local_name(cell.best),
+        format_seconds(cell.best_s) if cell.best_s else "-",
+        local_name(cell.runner_up),
+        margin_text(cell),
+        local_name(cell.default) if cell.default_s else "-",
+        format_seconds(cell.default_s) if cell.default_s else "-",
+        format_ratio(speedup) if speedup else "-",
+    )
