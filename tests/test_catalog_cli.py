@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.libraries.catalog import ALGORITHMS
 
 

@@ -17,7 +17,7 @@ import synthetic
 from conftest import damage_runs_block
 
 from runners import store
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.errors import BadInput
 from runners.domain.names import path_for, run_id_problem
 from runners.domain.outputs import output_problem

@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT, curves_page_of_imported_run, run_cli
 
 from runners import store
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.imports import ImportProblem, read_tool_file
 from runners.domain.imports.naming import algorithm_of
 from runners.domain.imports.points import plan_import

@@ -158,3 +158,29 @@ def test_the_wing_rules_can_fail(tmp_path: Path) -> None:
     assert deferred_imports(bad) == ["runners.domain.verdict"]
     assert wing_of(ROOT / "runners" / "domain" / "sweep" / "plan.py") == "sweep"
     assert wing_of(ROOT / "runners" / "domain" / "units.py") == "units"
+
+
+CLI = ROOT / "runners" / "cli"
+# modules of the CLI that are no command: shared by several commands
+CLI_HELPERS = {"__init__", "__main__", "main", "common", "spec_flags", "workload_texts"}
+# the actions of `collsweep workload`, each a module the workload command registers
+WORKLOAD_ACTIONS = {"workload_report", "workload_from"}
+
+
+def test_every_command_is_a_module_named_after_it() -> None:
+    from runners.cli.main import COMMANDS, build_parser
+
+    modules = {p.stem for p in CLI.glob("*.py")} - CLI_HELPERS - WORKLOAD_ACTIONS
+    assert {path.rsplit(".", 1)[1] for path in COMMANDS.values()} == modules
+    for name in COMMANDS:
+        sub = build_parser(name)._subparsers._group_actions[0]  # type: ignore[union-attr]
+        assert list(sub.choices) == [name]
+
+
+@pytest.mark.parametrize("path", sorted(CLI.glob("*.py")), ids=lambda p: p.name)
+def test_a_command_imports_no_other_command(path: Path) -> None:
+    """Commands share only the helper modules; `workload` registers its own actions."""
+    own = WORKLOAD_ACTIONS if path.stem == "workload" else set()
+    cli = {m.split(".")[2] for m in imported_modules(path) if m.startswith("runners.cli.")}
+    entry = {"main"} if path.stem == "__main__" else set()  # main imports commands by name
+    assert cli <= (CLI_HELPERS - {"main"}) | own | entry, f"{path.stem} imports {sorted(cli)}"

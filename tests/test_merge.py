@@ -10,7 +10,7 @@ import pytest
 import synthetic
 
 from runners import store
-from runners.cli import main
+from runners.cli.main import main
 
 RUN = "r20261202-120000-shrd"
 

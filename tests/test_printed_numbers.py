@@ -23,7 +23,7 @@ import synthetic
 from streamlit.testing.v1 import AppTest
 
 from runners import store
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.units import BYTE_UNITS, SECOND_UNITS
 from runners.jobs.progress import PlannedLaunch, Progress
 

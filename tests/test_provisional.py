@@ -12,7 +12,7 @@ import pytest
 import synthetic
 
 from runners import store
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.verdict.assumptions import HOLDS, VIOLATED, check
 from runners.domain.verdict.provisional import provisional_reason
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import synthetic
 
-from runners.cli import main
+from runners.cli.main import main
 
 RUN_A = synthetic.demo_specs()[0].run_id
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.sweep.repetition import Repetition, point_summary
 from runners.domain.verdict.run_comparison import (
     FASTER,

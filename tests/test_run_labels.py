@@ -12,7 +12,7 @@ import pytest
 import synthetic
 
 from runners import store
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.sweep.run_labels import (
     MAX_TAGS,
     BadLabel,

@@ -126,7 +126,7 @@ def test_open_mpi_jobs_force_per_communicator_or_per_launch() -> None:
 
 
 def _sweep_args(*argv: str):
-    from runners.cli import build_parser
+    from runners.cli.main import build_parser
 
     return build_parser().parse_args(["sweep", *argv])
 

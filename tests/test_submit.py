@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.sweep import slurm
 
 

@@ -11,7 +11,7 @@ import pytest
 import synthetic
 
 from runners.analysis.tuning import group_tunings
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.libraries import DEFAULT, mpich_tuning, tuning
 from runners.domain.sweep.spec import load_spec
 from runners.host.tuning_files import tuning_problem

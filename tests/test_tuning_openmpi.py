@@ -108,7 +108,7 @@ def test_tune_writes_open_mpis_rules_and_openmpi_tuned_follows_them(
     import shutil
 
     from runners import store
-    from runners.cli import main
+    from runners.cli.main import main
 
     out = tmp_path / "rules.txt"
     argv = ["tune", OPEN_RUN, "--store", str(open_mpi_store(tmp_path)), "--out", str(out)]

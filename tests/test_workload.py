@@ -10,7 +10,7 @@ import pytest
 import synthetic
 
 from runners.analysis.workload_report import SAME, report_workload, workload_report
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.sweep.plan import all_point_ids, plan_groups
 from runners.domain.sweep.replay import plan_replay
 from runners.domain.sweep.spec import SpecError, parse_spec

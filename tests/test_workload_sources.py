@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 
 import runners.domain.workload.sources as sources
-from runners.cli import main
+from runners.cli.main import main
 from runners.domain.workload.file import Workload, load_workload
 from runners.domain.workload.sources import CallLog
 from runners.domain.workload.sources.ddp import DdpOptions, assign_buckets, ddp_workload

@@ -2,6 +2,6 @@
 
 import sys
 
-from runners.cli import main
+from runners.cli.main import main
 
 sys.exit(main())

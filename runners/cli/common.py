@@ -8,6 +8,7 @@ from pathlib import Path
 from runners.domain.errors import BadInput
 from runners.domain.libraries.catalog import known_names
 from runners.domain.units import parse_bytes, seconds_column
+from runners.store import default_store
 
 
 class UsageError(BadInput):
@@ -58,8 +59,6 @@ def name_list(text: str, table: dict, what: str) -> list[str]:
 def store_path(args: argparse.Namespace) -> Path:
     """The store --store names, else the default; an empty --store is bad input, not a quiet
     way of naming the default."""
-    from runners.store import default_store
-
     if args.store is not None and not args.store.strip():
         raise UsageError("--store is empty: name a results store, or leave the option out")
     return Path(args.store) if args.store else default_store()

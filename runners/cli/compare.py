@@ -7,11 +7,14 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from runners import store
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.collectives.collective import group_title
 from runners.domain.names import checked_run_id
+from runners.domain.sweep.run_labels import run_title, stored_tags
 from runners.domain.units import aligned_lines, format_bytes, format_ratio
 from runners.domain.verdict.run_comparison import FASTER, SLOWER
+from runners.store.run_compare import compare_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,10 +24,8 @@ if TYPE_CHECKING:
 FAIL_ON = ("slower", "winner-change")
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Print run B against run A; exit 1 when a --fail-on condition is found."""
-    from runners.store.run_compare import compare_runs
-
     run_a, run_b = checked_run_id(args.run_a), checked_run_id(args.run_b)
     if run_a == run_b:
         raise UsageError("RUN_A and RUN_B are the same run: name two runs")
@@ -40,9 +41,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def run_labels(path, *run_ids: str) -> dict[str, dict[str, Any]]:
     """Each run's name and tags, keyed by run id (both runs exist: compare_runs checked)."""
-    from runners import store
-    from runners.domain.sweep.run_labels import stored_tags
-
     runs = {run_id: store.get_run(path, run_id) or {} for run_id in run_ids}
     return {
         run_id: {"name": run.get("name"), "tags": stored_tags(run.get("tags"))}
@@ -100,8 +98,6 @@ def text_lines(
 ) -> list[str]:
     """A summary sentence (each run by its title: 'name (run id) [tags]' where it has them),
     the decided changes largest first, the winner changes, and what failed."""
-    from runners.domain.sweep.run_labels import run_title
-
     labels = labels or {}
     title_a, title_b = (
         run_title(run_id, **labels.get(run_id, {})) for run_id in (found.run_a, found.run_b)
@@ -155,7 +151,7 @@ def change_table(rows: pd.DataFrame) -> list[str]:
     return aligned_lines([header, *body])
 
 
-def add_compare(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "compare",
         help="run B against run A: decided slow-downs, speed-ups and winner changes",
@@ -176,4 +172,4 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON (stable keys)")
     add_store_option(parser)
-    parser.set_defaults(handler=cmd_compare)
+    parser.set_defaults(handler=run)

@@ -4,23 +4,38 @@ stored parameters (`--algorithm all`: every algorithm, fastest first)."""
 from __future__ import annotations
 
 import argparse
+import json
+import math
 
+import pandas as pd
+
+from runners import analysis, store
+from runners.analysis import model_of
 from runners.cli.common import (
     UsageError,
     add_store_option,
     byte_size,
     store_path,
 )
+from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.collectives.datatypes import DTYPES, OPS
+from runners.domain.libraries import DEFAULT
+from runners.domain.libraries.catalog import (
+    ALGORITHMS,
+    algorithms_of,
+    algorithms_on,
+    collective_list,
+    is_library_call,
+    library_of,
+)
+from runners.domain.model.calibration_id import GammaKey
+from runners.domain.model.closed_form import NOT_SCHEDULES, predict
+from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.units import format_bytes, format_per_byte, format_seconds
 
 
 def _check_prediction_input(args: argparse.Namespace) -> None:
     """UsageError for an algorithm, size or parameter the models cannot take."""
-    import math
-
-    from runners.domain.libraries.catalog import ALGORITHMS, algorithms_of, collective_list
-    from runners.domain.model.closed_form import NOT_SCHEDULES
-
     if args.collective is None:  # a qualified name says its collective
         found = ALGORITHMS.get(args.algorithm)
         args.collective = found.collective if found is not None else "allreduce"
@@ -52,9 +67,6 @@ def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | 
     """(alpha, beta, gamma or None, calibration id, what alpha is) from the store's
     calibration: --calibration, else the run's own as every page picks it (--run), else the
     newest ping-pong one."""
-    from runners import analysis, store
-    from runners.domain.model.fitting import PINGPONG_SOURCE
-
     path = store_path(args)
     cal = None
     if args.calibration:
@@ -86,8 +98,6 @@ def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | 
 def _alpha_is(params, nbytes: float) -> str:
     """What the alpha used at this size is: the start-up of the fit (a latency), or, for a
     size above a piecewise fit's first breakpoint, only the intercept of that segment's line."""
-    from runners.domain.units import format_bytes
-
     start = params.segment_start(nbytes)
     return "latency" if start is None else f"intercept of the fit from {format_bytes(start)}"
 
@@ -100,7 +110,6 @@ def _prediction_parameters(
     given = (args.alpha, args.beta, args.gamma)
     if None not in given:
         return (*given, None, "latency")
-    from runners.domain.model.calibration_id import GammaKey
 
     alpha, beta, gamma, cal_id, alpha_is = _stored_parameters(args)
     if gamma is None and args.gamma is None:
@@ -123,11 +132,6 @@ def prediction_report(args: argparse.Namespace) -> dict:
 def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict:
     """One algorithm's closed-form prediction at the command line's point with `parameters`
     (alpha, beta, gamma, calibration id, what alpha is)."""
-    from runners.analysis import model_of
-    from runners.domain.collectives.collective import COLLECTIVES
-    from runners.domain.libraries.catalog import ALGORITHMS, library_of
-    from runners.domain.model.closed_form import predict
-
     alpha, beta, gamma, cal_id, alpha_is = parameters
     model = model_of(algorithm)
     if model is None:
@@ -170,7 +174,6 @@ def _alpha_note(alpha_is: str) -> str:
 
 
 def _prediction_text(r: dict) -> str:
-    from runners.domain.units import format_bytes, format_per_byte, format_seconds
 
     source = f"calibration {r['calibration_id']}" if r["calibration_id"] else "given parameters"
     return "\n".join(
@@ -189,11 +192,9 @@ def _prediction_text(r: dict) -> str:
     )
 
 
-def cmd_predict(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Print the model's time for one collective call, split into its three terms (with
     `--algorithm all`, every algorithm that can run there, fastest first)."""
-    import json
-
     if args.algorithm == "all":
         reports = _every_algorithm(args)
         print(json.dumps(reports, indent=1) if args.json else _ranking_text(reports))
@@ -205,11 +206,6 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
     """The report of every algorithm that can run this point, fastest first."""
-    from runners.domain.collectives.collective import COLLECTIVES
-    from runners.domain.collectives.datatypes import OPS
-    from runners.domain.libraries import DEFAULT
-    from runners.domain.libraries.catalog import algorithms_on, is_library_call
-
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm
     commutative, itemsize = OPS[args.op].commutative, DTYPES[args.dtype].itemsize
@@ -226,10 +222,6 @@ def _every_algorithm(args: argparse.Namespace) -> list[dict]:
 
 def _ranking_text(reports: list[dict]) -> str:
     """The ranking as a table in human units, with the point and parameters above it."""
-    import pandas as pd
-
-    from runners.domain.units import format_bytes, format_seconds
-
     first = reports[0]
     source = first["calibration_id"] or "given parameters"
     head = (
@@ -249,7 +241,7 @@ def _ranking_text(reports: list[dict]) -> str:
     return head + "\n" + table.to_string(index=False)
 
 
-def add_predict(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "predict",
         help="predict one collective call's time with the alpha-beta-gamma model",
@@ -291,4 +283,4 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     add_store_option(parser)
-    parser.set_defaults(handler=cmd_predict)
+    parser.set_defaults(handler=run)

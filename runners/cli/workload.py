@@ -6,10 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
+from runners.cli.workload_from import SOURCE_ACTIONS
 from runners.cli.workload_report import add_report
-from runners.cli.workload_sources import SOURCE_ACTIONS
-from runners.domain.units import format_bytes
-from runners.domain.workload.file import Workload, load_workload
+from runners.cli.workload_texts import show_text
+from runners.domain.workload.file import load_workload
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -22,29 +22,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def show_text(workload: Workload) -> str:
-    """The workload as a table, with where it came from and what its maker noted."""
-    kind = workload.source.get("kind", "unknown")
-    lines = [
-        f"workload {workload.name or '(unnamed)'}: {len(workload.calls)} distinct calls, "
-        f"{workload.total_calls} calls in all (source: {kind})",
-        f"{'collective':<15} {'bytes':>10} {'dtype':<8} {'op':<6} {'ranks':>5} "
-        f"{'root':>4} {'calls':>8}",
-    ]
-    for call in workload.calls:
-        root = "-" if call.root is None else str(call.root)
-        unmeasured = "" if call.measurable else "  (not measurable by collsweep)"
-        lines.append(
-            f"{call.collective:<15} {format_bytes(call.nbytes):>10} {call.dtype:<8} "
-            f"{call.op:<6} {call.ranks:>5} {root:>4} {call.calls:>8}{unmeasured}"
-        )
-    ordered = f"{len(workload.sequence())} calls in recorded order" if workload.order else "none"
-    lines.append(f"order: {ordered}")
-    lines += [f"note: {note}" for note in workload.notes]
-    return "\n".join(lines)
-
-
-def add_workload(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "workload",
         help="a job's collective calls: show one, write one from DDP buckets or a PARAM "

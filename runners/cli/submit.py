@@ -1,22 +1,21 @@
-"""`collsweep submit` and `collsweep merge`: a sweep spec as a Slurm job array of shard stores
-(runners.jobs.submit), and the shards folded back into the main store (runners.jobs.merge)."""
+"""`collsweep submit`: a spec as a Slurm job array, one task per group size."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from pathlib import Path
 
 from runners.cli.common import UsageError, add_store_option, store_path
+from runners.domain.sweep.run_labels import checked_name, checked_tags
+from runners.domain.sweep.slurm import batch_script
+from runners.domain.sweep.spec import load_spec
+from runners.jobs import submit
+from runners.jobs.sweep import new_run_id
 
 
-def cmd_submit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Check, then submit (or with --dry-run print) the job array of a spec."""
-    from runners.domain.sweep.spec import load_spec
-    from runners.jobs import submit
-    from runners.jobs.sweep import new_run_id
-
     labels = sweep_label_options(args.name, args.tag or [])
     if args.nodes < 1:
         raise UsageError(f"--nodes must be >= 1, got {args.nodes}")
@@ -32,8 +31,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
         labels=labels,
     )
     if args.dry_run:
-        from runners.domain.sweep.slurm import batch_script
-
         print(batch_script(submit.submission(request, args.partition or "")), end="")
         return 0
     partition = submit.check_cluster(request)
@@ -48,14 +45,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def sweep_label_options(name: str | None, tags: list[str]) -> tuple[str, ...]:
     """The --name and --tag options every task's sweep gets, checked now (exit 2)."""
-    from runners.domain.sweep.run_labels import checked_name, checked_tags
-
     checked = checked_name(name)
     named = ("--name", checked) if checked else ()
     return (*named, *(word for tag in checked_tags(tags) for word in ("--tag", tag)))
 
 
-def add_submit(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "submit",
         help="run a sweep spec as a Slurm job array, a shard store per task",
@@ -87,60 +82,4 @@ def add_submit(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="print the script, submit nothing")
     add_store_option(parser)
-    parser.set_defaults(handler=cmd_submit)
-
-
-def cmd_merge(args: argparse.Namespace) -> int:
-    """Fold shard stores (given, or a job's) into the main store and analyse the merged runs."""
-    from runners.domain.status import RunStatus
-    from runners.jobs import merge
-
-    main = store_path(args).resolve()
-    if bool(args.job) == bool(args.shards):
-        raise UsageError("give shard stores, or --job JOBID, not both")
-    shards = [Path(s) for s in args.shards]
-    logs: list[Path] = []
-    if args.job:
-        shards, logs = merge.job_shards(main, args.job)
-        if not shards and not logs:
-            raise UsageError(f"no shards of job {args.job} beside {main}")
-    for failed in merge.failed_task_logs(logs):
-        print(f"collsweep merge: {failed}", file=sys.stderr)
-    results, runs = merge.merge(main, shards) if shards else ([], [])
-    for result in results:
-        if result.left:
-            print(f"{result.shard.name}: left alone: {result.left}")
-        else:
-            print(f"{result.shard.name}: {result.added} points added, {result.replaced} replaced")
-    from runners import analysis
-
-    for run in runs:
-        print(f"run {run.run_id}: {run.status}{': ' + run.reason if run.reason else ''}")
-        if store_has_points(main, run.run_id):
-            analysis.analyze_run(main, run.run_id, progress=lambda _line: None)
-            print(f"analysed; its verdict: collsweep crossovers {run.run_id} --summary")
-    return 0 if runs and all(r.status == RunStatus.COMPLETE for r in runs) else 1
-
-
-def store_has_points(main: Path, run_id: str) -> bool:
-    """Whether the merged run has an ok point to analyse."""
-    from runners import store
-    from runners.domain.status import PointStatus
-
-    return bool(store.point_ids(main, run_id, [PointStatus.OK]))
-
-
-def add_merge(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "merge",
-        help="fold shard stores of a batch job into the main store",
-        description="Fold SHARD stores (or every shard of --job JOBID beside the main store) "
-        "into the main store in one transaction: idempotent, no point or sample twice, a "
-        "shard from a newer collsweep refused, a shard still being written left alone. Each "
-        "merged run gets the spec of all its tasks and its true status, and is analysed. A "
-        "failed task's log is shown.",
-    )
-    parser.add_argument("shards", nargs="*", help="shard stores (JOB_TASK.duckdb)")
-    parser.add_argument("--job", help="merge every shard of this Slurm job id")
-    add_store_option(parser)
-    parser.set_defaults(handler=cmd_merge)
+    parser.set_defaults(handler=run)

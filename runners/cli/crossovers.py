@@ -1,26 +1,30 @@
-"""Subcommands that read the model side of a stored run: crossovers and analyze
-(`collsweep predict`: runners.cli.predict)."""
+"""`collsweep crossovers`: a run's measured and predicted crossovers and the model's agreement,
+or its verdict (--summary)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+import pandas as pd
+
+from runners import analysis, store
+from runners.analysis.verdict import run_verdict
 from runners.cli.common import (
     add_store_option,
     render,
     store_path,
 )
+from runners.domain.collectives.collective import group_title
+from runners.domain.model.calibration_id import library_free, with_caveat
+from runners.domain.sweep.run_labels import run_title
+from runners.domain.units import format_bytes, format_ratio
 
 
 def _crossovers_table(frame, calibrations: list[str]) -> str:
     """Per group, one row per pair of algorithms: the measured crossovers with their intervals
     beside the predicted ones of the run's most direct calibration (`calibrations` in order;
     --format csv or json gives every row), sizes in B/KiB/MiB."""
-    import pandas as pd
-
-    from runners.domain.collectives.collective import group_title
-    from runners.domain.units import format_bytes
 
     def sizes(rows, interval: bool) -> str:
         shown = [
@@ -29,8 +33,6 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
             for r in rows.sort_values("bytes").itertuples()
         ]
         return ", ".join(shown) or "-"
-
-    from runners.domain.model.calibration_id import library_free, with_caveat
 
     # each library's own namesake (`fitted:<run>@nccl`) stands with the run's calibration
     frame = frame.assign(calibration_id=frame.calibration_id.map(library_free))
@@ -54,20 +56,14 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
     return "\n".join(blocks)
 
 
-def cmd_crossovers(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
-    from runners import analysis, store
-
     path = store_path(args)
     frame = analysis.crossovers_frame(path, args.run)
     if args.summary:
-        from runners.analysis.verdict import run_verdict
-
         run = store.get_run(path, args.run)
         lines = run_verdict(path, run)
         if lines and (run.get("name") or run.get("tags")):  # the run as people call it
-            from runners.domain.sweep.run_labels import run_title
-
             lines = [f"verdict of {run_title(args.run, run.get('name'), run.get('tags'))}", *lines]
         print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")
         return 0
@@ -97,8 +93,6 @@ def cmd_crossovers(args: argparse.Namespace) -> int:
 
 def _winners_table(winners) -> str:
     """The winners for reading: sizes in B/KiB/MiB, the ratio with its interval in one column."""
-    from runners.domain.units import format_bytes, format_ratio
-
     shown = winners.assign(
         bytes=winners.bytes.map(format_bytes),
         ratio=[
@@ -132,16 +126,7 @@ def _agreement_table(agreement) -> str:
     return shown[[*columns, "median slowdown"]].to_string(index=False)
 
 
-def cmd_analyze(args: argparse.Namespace) -> int:
-    """(Re)compute a stored run's predictions, crossovers, best choices and assumptions."""
-    from runners import analysis
-
-    summary = analysis.analyze_run(store_path(args), args.run)
-    print(summary.describe())
-    return 0
-
-
-def add_model_reading(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     crossovers = sub.add_parser(
         "crossovers",
         help="a run's measured and predicted crossovers, and the model's agreement",
@@ -159,16 +144,4 @@ def add_model_reading(sub: argparse._SubParsersAction) -> None:
     )
     crossovers.add_argument("--format", choices=("table", "csv", "json"), default="table")
     add_store_option(crossovers)
-    crossovers.set_defaults(handler=cmd_crossovers)
-
-    analyze = sub.add_parser(
-        "analyze",
-        help="recompute a stored run's predictions, crossovers and assumption checks",
-        description="Fit alpha, beta and gamma to RUN's own timings, predict every ok point "
-        "with that fit and the run's ping-pong calibration, and store the predictions, "
-        "crossovers, best choices, agreement and assumption checks (replacing earlier ones). "
-        "A sweep does this when it ends.",
-    )
-    analyze.add_argument("run", help="run id (see collsweep runs)")
-    add_store_option(analyze)
-    analyze.set_defaults(handler=cmd_analyze)
+    crossovers.set_defaults(handler=run)

@@ -1,11 +1,11 @@
-"""`collsweep tag RUN`: a stored run's name and tags, shown and changed (the rule:
-runners.domain.sweep.run_labels)."""
+"""`collsweep tag`: a stored run's name and tags changed."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from runners import store
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.names import checked_run_id
 from runners.domain.sweep.run_labels import checked_name, checked_tags, run_title, stored_tags
@@ -28,10 +28,8 @@ def new_labels(run: dict, args: argparse.Namespace) -> dict:
     return changes
 
 
-def cmd_tag(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Change a run's name and tags (when asked) and print them."""
-    from runners import store
-
     run_id, path = checked_run_id(args.run), store_path(args)
     run = store.get_run(path, run_id) if path.exists() else None
     if run is None:
@@ -45,7 +43,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_tag(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "tag",
         help="name a stored run, and add or remove its tags",
@@ -64,4 +62,4 @@ def add_tag(sub: argparse._SubParsersAction) -> None:
         "--remove", nargs="+", action="extend", metavar="T", help="tags to remove (repeatable)"
     )
     add_store_option(parser)
-    parser.set_defaults(handler=cmd_tag)
+    parser.set_defaults(handler=run)

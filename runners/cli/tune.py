@@ -1,26 +1,20 @@
-"""`collsweep tune`: turn a run's measured winners into a tuning file the library reads."""
+"""`collsweep tune`: tuning files each library reads, from a run's winners, and the spec that
+validates them."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from runners.analysis.tuning_files import TuneRequest, file_bands, file_warnings, group_label, tune
 from runners.cli.common import add_store_option, int_list, store_path
 from runners.domain.libraries import DEFAULT, RUNNABLE
+from runners.domain.libraries.catalog import local_name
+from runners.domain.libraries.tuning import band_ranges, provenance_path
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
-    from runners.analysis.tuning_files import (
-        TuneRequest,
-        file_bands,
-        file_warnings,
-        group_label,
-        tune,
-    )
-    from runners.domain.libraries.catalog import local_name
-    from runners.domain.libraries.tuning import band_ranges, provenance_path
-
     out = Path(args.out)
     request = TuneRequest(
         store=store_path(args),
@@ -61,7 +55,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_tune(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "tune",
         help="write a tuning file for MPICH or Intel MPI from a run's measured winners",
@@ -101,4 +95,4 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
         "the sweep or changed state during it); refused otherwise",
     )
     add_store_option(parser)
-    parser.set_defaults(handler=cmd_tune)
+    parser.set_defaults(handler=run)

@@ -1,4 +1,4 @@
-"""`collsweep algorithms`: the catalog, read from the algorithm and library descriptors."""
+"""`collsweep algorithms`: the catalog, read from the descriptors."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any
 
 from runners.cli.common import UsageError
 from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.libraries import LIBRARIES, RUNNABLE
+from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, modelled_spec
 
 
 def kind_of(name: str) -> str:
     """hand-written, autotuned, forced or tuned, from the algorithm's descriptor."""
-    from runners.domain.libraries.catalog import ALGORITHMS
-
     spec = ALGORITHMS[name]
     if not spec.library:
         return "hand-written"
@@ -27,9 +27,6 @@ def catalog_rows(library: str | None = None, collective: str | None = None) -> l
     point-to-point layer; the library for the same schedules on another one), collective,
     kind, the schedule that models it, its description, and whether a sweep can run it
     (False: its library's results are imported only, NCCL's)."""
-    from runners.domain.libraries import RUNNABLE
-    from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, modelled_spec
-
     rows = []
     listed = ALGORITHMS if library is None else algorithms_on(library)
     for name, spec in listed.items():
@@ -51,10 +48,8 @@ def catalog_rows(library: str | None = None, collective: str | None = None) -> l
     return rows
 
 
-def cmd_algorithms(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Print the catalog as a table, or as JSON with stable keys."""
-    from runners.domain.libraries import LIBRARIES
-
     if args.library and args.library not in LIBRARIES:
         raise UsageError(f"unknown library {args.library}; known: {', '.join(sorted(LIBRARIES))}")
     if args.collective and args.collective not in COLLECTIVES:
@@ -72,7 +67,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_algorithms(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "algorithms",
         help="list the algorithms a sweep can name (and NCCL's, imported only)",
@@ -87,4 +82,4 @@ def add_algorithms(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--library", help="only this library's (mpich, openmpi, impi, nccl)")
     parser.add_argument("--collective", help=f"only this collective ({', '.join(COLLECTIVES)})")
     parser.add_argument("--json", action="store_true", help="JSON instead of a table")
-    parser.set_defaults(handler=cmd_algorithms)
+    parser.set_defaults(handler=run)

@@ -1,178 +1,49 @@
-"""The sweep subcommand: resuming a run and running it (its spec flags:
-runners.cli.spec_flags; verify and calibrate, which run ranks too: runners.cli.calibration)."""
+"""`collsweep sweep`: a spec (or a workload's calls) measured on real ranks, stored and analysed;
+--resume finishes a run."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runners import analysis, store
+from runners.analysis.workload_report import report_workload
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
-from runners.domain.names import run_id_problem
+from runners.cli.workload_texts import report_text
 from runners.domain.status import RunStatus
 from runners.domain.units import counted
+from runners.domain.workload.file import load_workload
+from runners.jobs.sweep import Interrupted, SweepOutcome, run_sweep, signals_as_exceptions
+from runners.jobs.sweep_request import SweepRequest, checked_labels, checked_spec
+from runners.store.run_compare import time_span_note
 
 if TYPE_CHECKING:
     from runners.domain.sweep.spec import SweepSpec
-    from runners.jobs.sweep import SweepOutcome
 
 
-def _resumed_spec(args: argparse.Namespace, path: Path):
-    """The stored run's spec with its executable settings from this command line or the spec
-    file given, never from the store unless --trust-stored-launcher says so."""
-    from runners.domain.sweep.launcher import DEFAULT_LAUNCHER
-    from runners.domain.sweep.spec import SPEC_KEYS, load_spec, parse_spec
-    from runners.jobs.sweep import resume_spec
-
-    stored = resume_spec(path, args.resume)
-    overrides = spec_overrides(args)
-    resumable = [key for key in SPEC_KEYS if key.resumable]
-    if set(overrides) - {key.name for key in resumable}:
-        flags = [key.alias or key.flag for key in resumable]
-        raise UsageError(
-            "--resume reuses the run's own grid and timing; only "
-            f"{', '.join(flags[:-1])} and {flags[-1]} may be given with it"
-        )
-    default = stored.launcher == DEFAULT_LAUNCHER and not stored.launcher_shell
-    if args.spec:
-        source = load_spec(Path(args.spec))
-    elif "launcher" in overrides or args.trust_stored_launcher or default:
-        source = stored
-    else:
-        raise UsageError(
-            f"run {args.resume} was started with launcher {stored.launcher!r}; a resume runs "
-            "no command taken from the store: give it again with --launcher (or the spec "
-            "file), or add --trust-stored-launcher"
-        )
-    settings = {key.name: source.values()[key.name] for key in resumable}
-    return parse_spec(stored.with_values(**(settings | overrides)).to_toml())  # validated again
-
-
-def sweep_labels(args: argparse.Namespace) -> dict:
-    """The new run's name and tags (runs columns), checked; none with --resume, whose run has
-    them already (`collsweep tag` changes them)."""
-    from runners.domain.sweep.run_labels import checked_name, checked_tags
-
-    if args.resume and (args.name is not None or args.tag):
-        raise UsageError(
-            "--name and --tag label a new run; change a stored run's with `collsweep tag RUN`"
-        )
-    name, tags = checked_name(args.name), checked_tags(args.tag or [])
-    return {**({"name": name} if name else {}), **({"tags": tags} if tags else {})}
-
-
-def _sweep_spec(args: argparse.Namespace, notes: list[str]):
-    """The spec to run, checked (syntax, launcher program, memory) before any rank starts."""
-    if args.run_id is not None and args.resume:
-        raise UsageError("--resume takes the run to finish, --run-id names a new one")
-    for given in (args.run_id, args.resume):
-        if given is not None and run_id_problem(given):
-            raise UsageError(str(run_id_problem(given)))
-    from runners.domain.sweep import capacity, launcher
-    from runners.domain.sweep.spec import load_spec, spec_from_mapping
-    from runners.host.machine import physical_cores
-    from runners.host.memory import available_bytes
-    from runners.jobs import launch
-
-    if args.resume:
-        if args.workload:
-            raise UsageError("--resume measures the run's own calls: leave --workload out")
-        spec = _resumed_spec(args, store_path(args))
-    elif args.workload:
-        spec = _workload_spec(args, notes)
-    elif not args.spec:
-        overrides = spec_overrides(args)
-        if not {"sizes", "ranks"} <= set(overrides):
-            raise UsageError(
-                "give a spec file (e.g. data/quick.toml), or at least --sizes and --ranks"
-            )
-        spec = spec_from_mapping(overrides, notes)
-    else:
-        spec = load_spec(Path(args.spec), spec_overrides(args), notes)
-    if args.dedicated and not args.resume and launcher.runs_here(spec.launcher):
-        kept, dropped = capacity.dedicated_ranks(spec.ranks, physical_cores())
-        if dropped:
-            notes.append(
-                f"--dedicated: {physical_cores()} cores here, so group sizes "
-                f"{', '.join(map(str, dropped))} are left out (more ranks than cores)"
-            )
-        spec = replace(spec, ranks=kept)
-    problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
-    problem = problem or launch.libraries_problem(spec.libraries)
-    problem = problem or _files_problem(spec)
-    if problem is None and launcher.runs_here(spec.launcher):
-        problem = capacity.ranks_problem(spec.ranks, physical_cores())
-    if problem is None:
-        here = max(spec.ranks) if launcher.runs_here(spec.launcher) else 1
-        problem = capacity.payload_problem(spec.sizes, here, available_bytes())
-    if problem:
-        raise UsageError(problem)
-    return spec
-
-
-WORKLOAD_KEYS = ("sizes", "ranks", "dtypes", "ops", "collectives")
-
-
-def _workload_spec(args: argparse.Namespace, notes: list[str]):
-    """The spec of a sweep of exactly the workload's calls: its grid keys from the workload,
-    the algorithms, timing and launcher from the spec file (if any) and the options."""
-    from runners.domain.sweep.spec import load_spec, spec_from_mapping
-    from runners.domain.sweep.workload_spec import workload_overrides
-    from runners.domain.workload.file import load_workload
-
-    overrides = spec_overrides(args)
-    clash = [key for key in WORKLOAD_KEYS if key in overrides]
-    if clash:
-        raise UsageError(f"--workload sets {', '.join(clash)} from its calls: leave them out")
-    workload = load_workload(Path(args.workload))
-    try:
-        overrides |= workload_overrides(workload)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    left_out = [call for call in workload.calls if not call.measurable]
-    if left_out:
-        notes.append(
-            f"{len(left_out)} of the workload's {len(workload.calls)} distinct calls are not "
-            f"measured (datatype or op collsweep cannot time): "
-            + ", ".join(f"{c.collective} {c.dtype} {c.op}" for c in left_out[:3])
-        )
-    if args.spec:
-        return load_spec(Path(args.spec), overrides, notes)
-    return spec_from_mapping(overrides, notes)
-
-
-def _files_problem(spec) -> str | None:
-    """Why a file an entry reads at start-up cannot be used (every rank reads it: check it
-    now): collsweep's tuning file for the library's tuned entry, the autotuner's file for
-    Intel MPI's impi:autotuned."""
-    from runners.domain.libraries import LIBRARIES
-    from runners.domain.libraries.catalog import ALGORITHMS
-    from runners.host.tuning_files import tuning_problem
-
-    for name in spec.algorithms:
-        entry = ALGORITHMS[name]
-        lib = LIBRARIES[entry.runs_on]
-        if name == lib.vendor_tuned:
-            path = Path(spec.vendor_tuning_file)
-            if not path.is_file() or path.stat().st_size == 0:
-                return f"vendor_tuning_file {path} is not a file with content ({name} reads it)"
-        elif entry.own_launch:
-            problem = tuning_problem(lib, spec.tuning_file)
-            if problem:
-                return problem
-    return None
+def sweep_request(args: argparse.Namespace) -> SweepRequest:
+    """The command line's sweep, as the jobs take it."""
+    return SweepRequest(
+        store=store_path(args),
+        spec_file=Path(args.spec) if args.spec else None,
+        overrides=spec_overrides(args),
+        run_id=args.run_id,
+        resume=args.resume,
+        workload=Path(args.workload) if args.workload else None,
+        dedicated=args.dedicated,
+        trust_stored_launcher=args.trust_stored_launcher,
+        name=args.name,
+        tags=tuple(args.tag or ()),
+    )
 
 
 def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
     """Analyse the stored run; False (said on stderr) when a stop signal ended the analysis:
     the points are stored, the run's status stays true, and `analyze` finishes the job."""
-    from runners import analysis  # pandas: only once there is something to analyse
-    from runners.jobs.sweep import Interrupted, signals_as_exceptions
-
     try:
         with signals_as_exceptions():
             analysis.after_sweep(path, outcome.run_id, verbose=verbose)
@@ -189,8 +60,6 @@ def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
 
 def precision_line(path: Path, run_id: str, target: float) -> str:
     """How many of the run's ok points met their precision target."""
-    from runners import store
-
     met, ok = store.precision_counts(path, run_id)
     return (
         f"precision: {met} of {ok} points met their target (the interval over launches "
@@ -200,10 +69,6 @@ def precision_line(path: Path, run_id: str, target: float) -> str:
 
 def _workload_answer(path: Path, run_id: str, args: argparse.Namespace) -> None:
     """The whole job's answer after a sweep of a workload's calls (stored, and printed)."""
-    from runners.analysis.workload_report import report_workload
-    from runners.cli.workload_report import report_text
-    from runners.domain.workload.file import load_workload
-
     workload = load_workload(Path(args.workload)) if args.workload else None
     if workload is None:  # a resumed workload run: its report is made with `workload report`
         return
@@ -211,14 +76,13 @@ def _workload_answer(path: Path, run_id: str, args: argparse.Namespace) -> None:
     print(f"again, or with --replay: collsweep workload report {args.workload} --run {run_id}")
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep into the store."""
     notes: list[str] = []
-    labels = sweep_labels(args)
-    spec = _sweep_spec(args, notes)  # before the store (and pandas) is imported: bad input is fast
-    from runners.jobs.sweep import Interrupted, run_sweep
-
-    path = store_path(args)
+    request = sweep_request(args)
+    labels = checked_labels(request)
+    spec = checked_spec(request, notes)
+    path = request.store
     _refuse_a_taken_run_id(args.run_id, path)
     for note in notes:
         print(f"collsweep sweep: note: {note}", file=sys.stderr)
@@ -248,7 +112,6 @@ def _refuse_a_taken_run_id(run_id: str | None, path: Path) -> None:
     """UsageError when --run-id names a run the store holds already."""
     if not run_id or not path.exists():
         return
-    from runners import store
 
     if store.get_run(path, run_id) is not None:
         raise UsageError(f"run {run_id} is in {path} already: --resume it instead")
@@ -287,8 +150,6 @@ def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:
         f"{': ' + outcome.reason if outcome.reason else ''}"
     )
     if outcome.stored:
-        from runners.store.run_compare import time_span_note
-
         print(precision_line(path, outcome.run_id, spec.timing.target_rel_ci))
         span = time_span_note(path, outcome.run_id)
         if span:
@@ -296,7 +157,7 @@ def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:
     print(f"store: {path}")
 
 
-def add_sweep(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "sweep",
         help="run a sweep spec on real MPI ranks and store the results",
@@ -330,7 +191,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     add_store_option(parser)
     add_spec_flags(parser)
-    parser.set_defaults(handler=cmd_sweep)
+    parser.set_defaults(handler=run)
 
 
 def _add_resume_options(parser: argparse.ArgumentParser) -> None:

@@ -1,8 +1,7 @@
 """`collsweep workload from-ddp|from-param`: a workload written from what users already have.
 
-Registered from runners/cli/workload.py (WORKLOAD_ACTIONS). A bad input file is refused in one
-line (exit 2) and nothing is written; the target is checked before the input is read.
-"""
+A bad input file is refused in one line (exit 2) and nothing is written; the target is
+checked before the input is read."""
 
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from runners.domain.workload.sources.ddp_input import model_from_json
 from runners.domain.workload.sources.param import param_workload
 
 MAX_STEPS = 10**9
+
 
 DDP_FORMAT = """\
 PARAMS.json: a JSON list of the model's parameters in model.named_parameters() order, or
@@ -40,6 +40,7 @@ chunks), then per step the buffers' broadcast and one allreduce (sum) per gradie
 launch order: step 1 one bucket per dtype, later steps the rebuilt buckets (parameters in
 reverse order; the first bucket 1 MiB and the others 25 MiB by default, all --bucket-mb
 when given)."""
+
 
 PARAM_FORMAT = """\
 TRACE.json: one rank's PARAM comms trace in PARAM's basic format (commsTraceReplay

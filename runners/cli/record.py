@@ -1,4 +1,4 @@
-"""`collsweep record --out W -- LAUNCHER PROGRAM...`: a workload from a running program."""
+"""`collsweep record`: a running program's collective calls written as a workload."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from runners.cli.common import UsageError
-from runners.cli.workload import show_text
+from runners.cli.workload_texts import show_text
 from runners.domain.libraries import RUNNABLE
 from runners.jobs import recorder_build
 from runners.jobs.recording import record
 
 
-def cmd_record(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run the command under the recorder, write the workload, print it and its notes."""
     command = list(args.argv)
     if command[:1] == ["--"]:
@@ -35,7 +35,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_record(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "record",
         help="run an MPI program and record the collective calls it makes as a workload",
@@ -68,4 +68,4 @@ def add_record(sub: argparse._SubParsersAction) -> None:
         metavar="-- LAUNCHER PROGRAM...",
         help="the command to run, e.g. -- mpiexec -n 2 python train.py",
     )
-    parser.set_defaults(handler=cmd_record)
+    parser.set_defaults(handler=run)

@@ -1,4 +1,4 @@
-"""`collsweep import FILE...`: IMB, OSU micro-benchmarks and nccl-tests results as a run."""
+"""`collsweep import`: other tools' results (IMB, OSU, nccl-tests) as a run."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ import shlex
 import sys
 from pathlib import Path
 
+from runners.analysis import analyze_run
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.imports import FORMATS
 from runners.domain.libraries import LIBRARIES
+from runners.jobs.importing import ImportRequest, import_files
 
 MAX_RANKS = 1 << 24  # a group size no tool's output comes from: a typo, refused
 
 
-def cmd_import(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Store the files as one run, say what was stored and what to read next."""
-    from runners.jobs.importing import ImportRequest, import_files
-
     if args.ranks is not None and not 1 <= args.ranks <= MAX_RANKS:
         raise UsageError(f"--ranks must be between 1 and {MAX_RANKS}, got {args.ranks}")
     request = ImportRequest(
@@ -40,7 +40,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     if result.not_analysed:
         print(f"not analysed: {result.not_analysed}; its points can be queried and drawn")
         return 0
-    from runners.analysis import analyze_run
 
     analyze_run(store_path(args), result.run_id)
     print(f"verdict: `collsweep crossovers {result.run_id} --summary`; curves: the dashboard")
@@ -57,7 +56,7 @@ def command_line(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def add_import(sub: argparse._SubParsersAction) -> None:
+def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "import",
         help="store IMB-MPI1, OSU micro-benchmarks or nccl-tests output as a run",
@@ -86,4 +85,4 @@ def add_import(sub: argparse._SubParsersAction) -> None:
         help="the collective of an nccl-tests file older than 2.16.7 whose name names no test",
     )
     add_store_option(parser)
-    parser.set_defaults(handler=cmd_import)
+    parser.set_defaults(handler=run)

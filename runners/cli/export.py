@@ -1,0 +1,38 @@
+"""`collsweep export`: a run's tables written to CSV or Parquet files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from runners.cli.common import (
+    UsageError,
+    add_store_option,
+    store_path,
+)
+from runners.store.reports import export_run
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write a run's tables to CSV or Parquet files."""
+    try:
+        written = export_run(store_path(args), args.run, Path(args.output), args.format)
+    except OSError as exc:
+        raise UsageError(f"cannot write into {args.output}: {exc.strerror or exc}") from None
+    for path in written:
+        print(path)
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    export = sub.add_parser(
+        "export",
+        help="write a run's points, samples and predictions to files",
+        description="Write the run's tables (runs, points, samples, and the model tables) "
+        "as CSV or Parquet files into a folder.",
+    )
+    export.add_argument("run", help="run id (see collsweep runs)")
+    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    export.add_argument("--output", default="data/exports", help="folder (default data/exports)")
+    add_store_option(export)
+    export.set_defaults(handler=run)
