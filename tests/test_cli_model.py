@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from conftest import ROOT, run_cli
 
-from runners import cli, store
+from runners import store
+from runners.cli.main import main as cli_main
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.model.closed_form import predict
 
@@ -53,14 +54,14 @@ def swept(calibrated: tuple[Path, dict]) -> str:
 
 def cli_json(capsys: pytest.CaptureFixture, *args: str) -> dict:
     """Run the real CLI entry point in this process and parse its JSON output."""
-    assert cli.main(list(args)) == 0
+    assert cli_main(list(args)) == 0
     return json.loads(capsys.readouterr().out)
 
 
 def cli_error(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
     """Exit status and standard error of the real CLI entry point run in this process."""
     try:
-        code = cli.main(list(args))
+        code = cli_main(list(args))
     except SystemExit as exc:  # argparse rejects malformed flags this way
         code = exc.code
     return code, capsys.readouterr().err
@@ -171,7 +172,7 @@ def test_predict_for_a_run_uses_its_own_calibration_and_names_an_intercept(
     assert low["alpha_is"] == "latency"
     if stored["breakpoints"]:
         assert high["alpha_is"].startswith("intercept of the fit from ")
-        assert cli.main([*flags, "--bytes", str(large)]) == 0
+        assert cli_main([*flags, "--bytes", str(large)]) == 0
         assert "not a latency" in capsys.readouterr().out
     code, err = cli_error(capsys, *flags[:-1], "r20990101-000000-zzzz", "--bytes", "8")
     assert code == 2 and "no run" in err
@@ -419,4 +420,4 @@ def test_predict_ranks_a_collectives_own_algorithms(capsys: pytest.CaptureFixtur
         r["algorithm"] for r in ranked
     }
     bad = ["predict", "--collective", "bcast", "--algorithm", "bruck", *point, "--gamma", "0"]
-    assert cli.main(bad) == 2
+    assert cli_main(bad) == 2
