@@ -184,3 +184,64 @@ def test_a_command_imports_no_other_command(path: Path) -> None:
     cli = {m.split(".")[2] for m in imported_modules(path) if m.startswith("runners.cli.")}
     entry = {"main"} if path.stem == "__main__" else set()  # main imports commands by name
     assert cli <= (CLI_HELPERS - {"main"}) | own | entry, f"{path.stem} imports {sorted(cli)}"
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a source file (a package by its folder)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module of the two packages and the project modules it imports (at any depth)."""
+    names = {module_name(f): f for f in sources()}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        found = set()
+        for imported in imported_modules(path):
+            while imported and imported not in names:
+                imported = imported.rpartition(".")[0]  # a name inside a module: the module
+            if imported and imported != name and not name.startswith(imported + "."):
+                found.add(imported)
+        graph[name] = found
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                top = stack.pop()
+                group.add(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(group)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_anywhere() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_can_fail() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]

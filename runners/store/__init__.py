@@ -26,6 +26,7 @@ from runners.store.point_reads import (
     point_states,
     precision_counts,
     unit_medians,
+    verdict_inputs,
 )
 from runners.store.reads import (
     Source,
@@ -38,7 +39,6 @@ from runners.store.reads import (
     provisional_reasons,
     query,
     reading,
-    verdict_inputs,
 )
 from runners.store.schema import (
     ASSUMPTION_STATES,

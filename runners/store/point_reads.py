@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from runners.domain.status import PointStatus
-from runners.store.reads import Source, _lookup, read_frame
+from runners.store.reads import Source, _lookup, calibration_order, read_frame
 
 OK_POINTS_SQL = """
 SELECT run_id, point_id, algorithm, collective, ranks, bytes, dtype, op, median_s,
@@ -129,3 +131,19 @@ def point_jobs(source: Source, run_id: str) -> dict[str, str]:
         source, "SELECT point_id, job FROM points WHERE run_id = ? AND job IS NOT NULL", [run_id]
     )
     return {row["point_id"]: row["job"] for row in rows}
+
+
+def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
+    """What runners.domain.verdict.summary.verdict_lines needs of a stored run: its winners and
+    crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
+    (calibration_order)."""
+    return {
+        "winners": _lookup(
+            path,
+            "SELECT * FROM winners WHERE run_id = ? AND coalesce(library, 'all') = 'all'",
+            [run_id],
+        ),
+        "crossovers": _lookup(path, "SELECT * FROM crossovers WHERE run_id = ?", [run_id]),
+        "oversubscribed": oversubscribed_ranks(path, run_id),
+        "calibrations": calibration_order(path, run_id),
+    }

@@ -18,7 +18,6 @@ import pandas as pd
 
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.process import stops
-from runners.store import storefile
 from runners.store.schema import (
     SCHEMA_VERSION,
     Connection,
@@ -27,7 +26,7 @@ from runners.store.schema import (
     _refuse_newer,
     _stored_version,
 )
-from runners.store.storefile import StoreError
+from runners.store.storefile import QUERY_TIMEOUT_S, StoreError, bounded_query, damage_said
 
 # --- reading --------------------------------------------------------------------------------
 
@@ -62,7 +61,7 @@ def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator
         con = _connect(path, read_only=True, timeout=timeout)
         try:
             _check_readable(con, path)
-            with storefile.damage_said(path):  # a block failing its checksum, met by a query
+            with damage_said(path):  # a block failing its checksum, met by a query
                 yield con
         finally:
             con.close()
@@ -74,7 +73,7 @@ def query(
     params: Sequence[Any] | dict[str, Any] | None = None,
     *,
     timeout: float | None = None,
-    time_limit: float = storefile.QUERY_TIMEOUT_S,
+    time_limit: float = QUERY_TIMEOUT_S,
     max_rows: int | None = None,
 ) -> pd.DataFrame:
     """Run read-only SQL against the store and return the result as a DataFrame.
@@ -84,7 +83,7 @@ def query(
     by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
     """
     with open_readonly(path, timeout=timeout) as con:
-        return storefile.bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
+        return bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
 
 
 Source = Path | str | Connection  # a store's path, or a connection open on it
@@ -106,7 +105,7 @@ def read_frame(
 ) -> pd.DataFrame:
     """The rows of a named read as a DataFrame, bounded in time like query()."""
     with reading(source) as con:
-        return storefile.bounded_query(con, sql, params)
+        return bounded_query(con, sql, params)
 
 
 def _lookup(source: Source, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
@@ -168,24 +167,6 @@ def calibrations_of_source(store: Source, source: str) -> list[dict[str, Any]]:
         "SELECT * FROM calibrations WHERE source = ? ORDER BY created_at, calibration_id",
         [source],
     )
-
-
-def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
-    """What runners.domain.verdict.summary.verdict_lines needs of a stored run: its winners and
-    crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
-    (calibration_order)."""
-    from runners.store.point_reads import oversubscribed_ranks  # it reads through this module
-
-    return {
-        "winners": _lookup(
-            path,
-            "SELECT * FROM winners WHERE run_id = ? AND coalesce(library, 'all') = 'all'",
-            [run_id],
-        ),
-        "crossovers": _lookup(path, "SELECT * FROM crossovers WHERE run_id = ?", [run_id]),
-        "oversubscribed": oversubscribed_ranks(path, run_id),
-        "calibrations": calibration_order(path, run_id),
-    }
 
 
 def calibration_order(path: Path | str, run_id: str) -> list[str]:

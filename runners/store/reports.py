@@ -8,13 +8,13 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from runners import store
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.names import checked_run_id, path_for
 from runners.domain.outputs import check_outputs
 from runners.domain.status import PointStatus, RunStatus
 from runners.store import journal
-from runners.store.reads import Source, read_frame
+from runners.store.reads import Source, get_run, open_readonly, read_frame
+from runners.store.storefile import StoreError
 
 # The short version of every library whose ranks ran a run ("MPICH 5.0.2, Open MPI 5.0.11"),
 # for runs `r`; before schema 7 only runs.mpi_version. `collsweep runs` and the Runs page.
@@ -137,9 +137,9 @@ def _when(stamp: pd.Timestamp | None) -> str:
 def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
     """Every table's rows for one run, and the calibrations it refers to (raises StoreError
     for an unknown run)."""
-    if store.get_run(path, run_id) is None:
-        raise store.StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
-    with store.open_readonly(path) as con:
+    if get_run(path, run_id) is None:
+        raise StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    with open_readonly(path) as con:
         tables = {
             table: con.execute(f"SELECT * FROM {table} WHERE run_id = ?", [run_id]).df()
             for table in EXPORTED_TABLES

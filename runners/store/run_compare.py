@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from runners import store
 from runners.domain.status import PointStatus
 from runners.domain.units import counted, format_duration, format_ratio
 from runners.domain.verdict.history import MIN_RUNS
@@ -22,6 +21,8 @@ from runners.domain.verdict.run_comparison import (
     summary_counts,
     winner_changes,
 )
+from runners.store.reads import get_run, query
+from runners.store.storefile import StoreError
 
 MATCHING_SQL = """
 SELECT a.algorithm, a.ranks, a.bytes, a.dtype, a.op,
@@ -81,9 +82,9 @@ class RunComparison:
 def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
     """Run B against run A (both must be in the store: StoreError otherwise)."""
     for run_id in (run_a, run_b):
-        if store.get_run(path, run_id) is None:
-            raise store.StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
-    frame = store.query(path, MATCHING_SQL, {"a": run_a, "b": run_b, "ok": PointStatus.OK})
+        if get_run(path, run_id) is None:
+            raise StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    frame = query(path, MATCHING_SQL, {"a": run_a, "b": run_b, "ok": PointStatus.OK})
     changes = [
         ratio_change(
             PointTimes(r.a_median_s, r.a_low_s, r.a_high_s, int(r.a_launches)),
@@ -96,8 +97,8 @@ def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
     frame["ratio_high"] = [c.high for c in changes]
     frame["change"] = [c.verdict for c in changes]
     winners = winner_changes(
-        store.query(path, WINNERS_SQL, [run_a]).to_dict("records"),
-        store.query(path, WINNERS_SQL, [run_b]).to_dict("records"),
+        query(path, WINNERS_SQL, [run_a]).to_dict("records"),
+        query(path, WINNERS_SQL, [run_b]).to_dict("records"),
     )
     return RunComparison(run_a, run_b, frame[POINT_COLUMNS], winners)
 
@@ -129,7 +130,7 @@ def time_span_note(path: Path | str, run_id: str) -> str:
     how far the earlier runs moved."""
 
     run_ok = {"run": run_id, "ok": PointStatus.OK}
-    span = store.query(path, SPAN_SQL, run_ok)
+    span = query(path, SPAN_SQL, run_ok)
     if span.empty or pd.isna(span["span_s"].iloc[0]):
         return ""
     halfwidth = span["halfwidth"].iloc[0]
@@ -138,7 +139,7 @@ def time_span_note(path: Path | str, run_id: str) -> str:
         f"the intervals{width} cover launch-to-launch variation over "
         f"{format_duration(float(span['span_s'].iloc[0]))}"
     )
-    earlier = store.query(path, HISTORY_SQL, run_ok)
+    earlier = query(path, HISTORY_SQL, run_ok)
     if earlier.empty:
         return head + f"; no earlier run on {span['host'].iloc[0]} shares its points to say more"
     gaps = span["started_at"].iloc[0] - earlier["started_at"]
@@ -162,7 +163,7 @@ def time_span_note(path: Path | str, run_id: str) -> str:
 
 def _widened(path: Path | str, run_id: str) -> str:
     """Where a repeat lands per group size, as the run's intervals were widened ('' for none)."""
-    record = (store.get_run(path, run_id) or {}).get("interval_history") or {}
+    record = (get_run(path, run_id) or {}).get("interval_history") or {}
     if isinstance(record, str):
         record = json.loads(record)
     return "; ".join(

@@ -13,8 +13,10 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from runners import store
+from runners.store.migrations import SCHEMA_VERSION
 from runners.store.reports import EXPORTED_TABLES
+from runners.store.schema import ensure_current
+from runners.store.storefile import StoreError
 
 TABLES = ("calibrations", *EXPORTED_TABLES)  # every table that holds results
 
@@ -49,25 +51,25 @@ def _read_table(
 def salvage(source: Path, target: Path) -> list[Salvaged]:
     """Copy every readable row of ``source`` into the new store ``target``."""
     if target.exists():
-        raise store.StoreError(f"{target} exists; salvage writes a new store only")
+        raise StoreError(f"{target} exists; salvage writes a new store only")
     try:
         con = duckdb.connect(str(source), read_only=True)
     except duckdb.Error as exc:
-        raise store.StoreError(f"{source} cannot be opened at all: {exc}") from None
+        raise StoreError(f"{source} cannot be opened at all: {exc}") from None
     try:
         version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
-        if version != store.SCHEMA_VERSION:
-            raise store.StoreError(
+        if version != SCHEMA_VERSION:
+            raise StoreError(
                 f"{source} has schema {version}; this collsweep salvages schema "
-                f"{store.SCHEMA_VERSION} only"
+                f"{SCHEMA_VERSION} only"
             )
         runs = [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()]
         read = {t: _read_table(con, t, runs) for t in TABLES}
     except duckdb.Error as exc:
-        raise store.StoreError(f"{source} is too damaged to salvage: {exc}") from None
+        raise StoreError(f"{source} is too damaged to salvage: {exc}") from None
     finally:
         con.close()
-    store.ensure_current(target)
+    ensure_current(target)
     out = duckdb.connect(str(target))
     try:
         for table, (frame, _) in read.items():

@@ -19,9 +19,8 @@ import duckdb
 from runners.domain.status import PointStatus, RunStatus
 from runners.process import stops
 from runners.process.faults import hold_at, holding
-from runners.store import storefile
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
-from runners.store.storefile import StoreError
+from runners.store.storefile import StoreError, check_checksums, connect
 
 DEFAULT_STORE = Path("data/collsweep.duckdb")
 STORE_ENV = "COLLSWEEP_STORE"
@@ -37,7 +36,7 @@ CROSSOVER_KINDS = ("measured", "predicted")
 
 def _connect(path: Path, *, read_only: bool, timeout: float | None = None) -> Connection:
     """Open ``path`` (see runners.store.storefile.connect)."""
-    return storefile.connect(path, read_only=read_only, timeout=timeout)
+    return connect(path, read_only=read_only, timeout=timeout)
 
 
 def _missing(path: Path) -> StoreError:
@@ -192,7 +191,7 @@ def ensure_current(path: Path | str) -> int:
             return 0
         con = _connect(path, read_only=False)
         try:
-            storefile.check_checksums(con, path)  # a damaged store is refused before any write
+            check_checksums(con, path)  # a damaged store is refused before any write
             return _migrate_open(con, path)
         finally:
             con.close()

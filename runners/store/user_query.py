@@ -30,8 +30,18 @@ from typing import IO, Any
 
 import pandas as pd
 
-from runners.store import storefile
-from runners.store.storefile import QueryError, QueryLimit, StoreBusy, StoreError
+from runners.process.faults import hold_at
+from runners.store.reads import open_readonly
+from runners.store.storefile import (
+    QueryError,
+    QueryLimit,
+    StoreBusy,
+    StoreError,
+    bounded_query,
+    lock_timeout,
+    read_only_config,
+    set_read_memory_limit,
+)
 
 HEADROOM_BYTES = 256 * 2**20  # the result frame and its pickling, beside DuckDB's own limit
 GRACE_S = 1.0  # after the time limit: DuckDB's interrupt has this long, then the kill
@@ -46,13 +56,13 @@ def run_user_query(
 ) -> pd.DataFrame:
     """Run one user's ``sql`` against the store in a child process bounded in time (killed
     GRACE_S after ``time_limit``), memory (``memory_limit``, DuckDB's syntax, default this
-    process's read limit) and rows; as storefile.bounded_query, with the same errors."""
+    process's read limit) and rows; as bounded_query, with the same errors."""
     request = {
         "path": str(path),
         "sql": sql,
         "time_limit": time_limit,
         "max_rows": max_rows,
-        "memory_limit": memory_limit or storefile.read_only_config()["memory_limit"],
+        "memory_limit": memory_limit or read_only_config()["memory_limit"],
     }
     with tempfile.TemporaryFile() as errors:
         child = subprocess.Popen(
@@ -87,7 +97,7 @@ def _reply(child: subprocess.Popen, time_limit: float) -> bytes | None:
     """The child's pickled reply; None when it overran its time limit (then killed)."""
     fd = child.stdout.fileno()
     data = b""
-    deadline = time.monotonic() + START_S + storefile.lock_timeout()
+    deadline = time.monotonic() + START_S + lock_timeout()
     started = False
     while True:
         left = deadline - time.monotonic()
@@ -155,11 +165,8 @@ def _limit_bytes(con: Any) -> int:
 
 def _answer(request: dict[str, Any], answers: IO[bytes]) -> dict[str, Any]:
     """Open the store, cap this process, say so on ``answers`` and run the query."""
-    from runners import store
-    from runners.process.faults import hold_at
-
-    storefile.set_read_memory_limit(request["memory_limit"])
-    with store.open_readonly(request["path"]) as con:
+    set_read_memory_limit(request["memory_limit"])
+    with open_readonly(request["path"]) as con:
         _cap_memory(_limit_bytes(con))
         watchdog = threading.Timer(request["time_limit"] + GRACE_S, os._exit, [TIME_EXIT])
         watchdog.daemon = True
@@ -167,7 +174,7 @@ def _answer(request: dict[str, Any], answers: IO[bytes]) -> dict[str, Any]:
         answers.write(STARTED)
         answers.flush()
         hold_at("user-query")
-        frame = storefile.bounded_query(
+        frame = bounded_query(
             con, request["sql"], timeout_s=request["time_limit"], max_rows=request["max_rows"]
         )
     return {"frame": frame}
