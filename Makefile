@@ -32,9 +32,11 @@ demo: install
 	$(VENV)/bin/collsweep runs
 	$(VENV)/bin/collsweep dashboard
 
+# ruff, then the type checker (mypy, configured in pyproject.toml: strict on the domain and store)
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # Tests that need no ranks, browser or long wait run two at a time (as `make check` does); the
 # rest one at a time, so no MPI test shares the cores with another.
@@ -52,4 +54,4 @@ bench: install
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache benchmarks/build
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache benchmarks/build

@@ -128,7 +128,7 @@ def override_page(path: Path) -> None:
 def model_fit_page(path: Path) -> None:
     """Model fit: calibrations, the ping-pong figure, fitted vs micro, residuals."""
     queries.calibrations(path)
-    charts.pingpong_figure(queries.calibration(path, CAL))
+    charts.pingpong_figure(queries.calibration(path, CAL) or {})
     queries.runs_table(path)
     queries.fit_comparison(path, RUN_A)
     queries.prediction_calibrations(path, RUN_A)

@@ -176,7 +176,7 @@ def factor_rows(timeline: list[Timed], variants: tuple[Variant, ...]) -> list[di
                 pairs.setdefault("baseline", []).append(
                     compare(timed.points, previous_quick.points)
                 )
-        else:
+        elif last_quick is not None:  # every variant runs after a quick run
             pairs.setdefault(timed.key, []).append(compare(timed.points, last_quick.points))
     names = {"baseline": "quick preset, the run before (baseline)"}
     names |= {v.key: v.name for v in variants[1:]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import (
     KIB,
@@ -100,7 +101,7 @@ def collect(rounds: int, plan: dict[int, int]) -> list[dict[str, dict]]:
     """Per round, IMB's tables (back to back, with its barrier) and the harness's medians,
     the three jobs in an order that rotates from round to round."""
     sizes = sorted(plan)
-    out = []
+    out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         jobs = {
             "b2b": lambda: imb_round(sizes, Path(folder), barrier=False),

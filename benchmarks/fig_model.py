@@ -103,8 +103,8 @@ def checks_of(name: str, frame: pd.DataFrame) -> list[Check]:
             if value is None or value != value
             else (value <= TARGETS[key] if error else value >= TARGETS[key])
         )
-        label = {"winner": "measured winners named", "crossover": "crossovers inside interval"}
-        label = label.get(key, f"median |pred/meas - 1| {key}")
+        labels = {"winner": "measured winners named", "crossover": "crossovers inside interval"}
+        label = labels.get(key, f"median |pred/meas - 1| {key}")
         sign = "<=" if error else ">="
         checks.append(Check(f"{name}: {label}", _pct(value), f"{sign} {TARGETS[key]:.0%}", ok))
     return checks

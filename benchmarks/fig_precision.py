@@ -90,9 +90,9 @@ def agreement(
     quick: PolicyResult, osu: PolicyResult, ranks: int | None = None
 ) -> tuple[float, float, int]:
     """Median and worst |quick / osu - 1| over the points both measured (at `ranks`)."""
-    shared = set(quick.medians or {}) & set(osu.medians or {})
-    keys = [k for k in shared if ranks is None or k[1] == ranks]
-    gaps = sorted(abs(quick.medians[k] / osu.medians[k] - 1) for k in keys)
+    mine, theirs = quick.medians or {}, osu.medians or {}
+    keys = [k for k in set(mine) & set(theirs) if ranks is None or k[1] == ranks]
+    gaps = sorted(abs(mine[k] / theirs[k] - 1) for k in keys)
     if not gaps:
         return float("nan"), float("nan"), 0
     return gaps[len(gaps) // 2], gaps[-1], len(gaps)

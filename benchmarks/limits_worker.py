@@ -22,7 +22,7 @@ from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.collectives.inputs import fill_input
 from runners.domain.sweep.stats import StopRule, summarize
 from runners.ranks.harness import measure
-from runners.ranks.mpi_ops import mpi_op
+from runners.ranks.mpi_ops import reduction_op
 
 
 def copy_call(nbytes: int) -> Callable[[], None]:
@@ -38,7 +38,7 @@ def reduce_call(rank: int, dtype: str, nbytes: int) -> Callable[[], None]:
     inoutbuf = np.empty_like(inbuf)
     fill_input(inbuf, rank + 1, "sum")
     fill_input(inoutbuf, rank, "sum")
-    reduce_local = mpi_op("sum").Reduce_local
+    reduce_local = reduction_op("sum").Reduce_local
     return lambda: reduce_local(inbuf, inoutbuf)
 
 

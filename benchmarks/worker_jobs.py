@@ -9,6 +9,7 @@ of the algorithms within a job.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from benchmarks.common import run_python_job
 from runners.domain.collectives.descriptor import MPICH
@@ -22,7 +23,12 @@ from runners.jobs import launch
 def Timing(**limits: object) -> TimingPolicy:
     """The benchmarks' timing policy: the sweep's record with tighter defaults, in one launch
     (a figure compares inside one launch)."""
-    defaults = {"min_iterations": 20, "max_iterations": 4000, "target_rel_ci": 0.02, "passes": 3}
+    defaults: dict[str, Any] = {
+        "min_iterations": 20,
+        "max_iterations": 4000,
+        "target_rel_ci": 0.02,
+        "passes": 3,
+    }
     defaults |= {"launches": 1}
     return TimingPolicy(**(defaults | limits))
 

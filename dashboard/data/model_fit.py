@@ -66,7 +66,8 @@ class FitComparison:
 def fit_comparison(path: StorePath, run_id: str) -> FitComparison:
     """alpha, beta, r_squared and every gamma: ping-pong vs fitted:<run_id>, and their ratio."""
     with _open(path) as con:
-        fitted, micro = con.execute(_PAIR_CALIBRATIONS_SQL, _fitted_params(run_id)).fetchone()
+        row = con.execute(_PAIR_CALIBRATIONS_SQL, _fitted_params(run_id)).fetchone()
+    fitted, micro = row or (None, None)
     cal_micro = calibration(path, micro) if micro else None
     cal_fitted = calibration(path, fitted) if fitted else None
     return FitComparison(micro, fitted, parameter_table(cal_micro, cal_fitted))

@@ -40,7 +40,7 @@ def overview(path: StorePath) -> Overview:
             "SELECT (SELECT max(version) FROM schema_version), (SELECT count(*) FROM runs), "
             "(SELECT count(*) FROM points), (SELECT count(*) FROM samples)"
         ).fetchone()
-    return Overview(*(int(v or 0) for v in row))
+    return Overview(*(int(v or 0) for v in row or (0, 0, 0, 0)))
 
 
 def runs_table(path: StorePath) -> pd.DataFrame:

@@ -204,7 +204,10 @@ def _crossover_ys(values: pd.DataFrame, rows: pd.DataFrame) -> list[float]:
         )
         logx, logy = next(found, (None, None))
         at = math.log(float(row.bytes))
-        ys.append(fallback if logx is None else float(np.exp(np.interp(at, logx, logy))))
+        if logx is None or logy is None:
+            ys.append(fallback)
+        else:
+            ys.append(float(np.exp(np.interp(at, logx, logy))))
     return ys
 
 

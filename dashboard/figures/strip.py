@@ -28,7 +28,7 @@ def _hover(cell: Cell) -> str:
     """Everything the cell stands for, in words."""
     best = format_seconds(cell.best_s) if cell.best_s else "?"
     default = (
-        f"; default {cell.default} {format_seconds(cell.default_s)}, best is "
+        f"; default {cell.default} {format_seconds(cell.default_s or 0.0)}, best is "
         f"{format_ratio(cell.speedup)} faster"
         if cell.speedup
         else "; the default is the best"

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
-from runners.domain.collectives.schedule import simulate
+from runners.domain.collectives.schedule import Step, simulate
 from runners.domain.libraries.catalog import ALGORITHMS
 
 MAX_MODULUS = 360
@@ -240,13 +240,20 @@ def partner_rounds(p: int) -> list[list[Exchange]]:
     the aligned block of ``2**(k+1)`` ranks, and all ``p`` after ``log2 p`` rounds.
     """
     validate_ranks(p)
-    schedule = ALGORITHMS["recursive_doubling"].schedule
+    schedule = ALGORITHMS["recursive_doubling"].required_schedule
     _, history = simulate(schedule, p, 1)
     steps = [{s.round: s for s in schedule(r, p, 1)} for r in range(p)]
     return [
-        [Exchange(r, steps[r][key].send_to, frozenset(history[r][key][0])) for r in range(p)]
+        [Exchange(r, _partner(steps[r][key]), frozenset(history[r][key][0])) for r in range(p)]
         for key in sorted(history[0])
     ]
+
+
+def _partner(step: Step) -> int:
+    """The rank a recursive-doubling step exchanges with (it always names one)."""
+    if step.send_to is None:
+        raise ValueError(f"step {step} names no partner")
+    return step.send_to
 
 
 def format_ranks(ranks: frozenset[int] | set[int]) -> str:

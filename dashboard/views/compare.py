@@ -63,7 +63,7 @@ def summary_sentence(s: dict, winners: list) -> str:
     the ratio that exclude 1) and the cells whose decided winner changed."""
     changed = [w for w in winners if w.changed]
     where = "; ".join(
-        f"{group_title(*w.cell[:3], w.cell[4])} {format_bytes(w.cell[3])}: "
+        f"{group_title(w.cell[0], w.cell[1], w.cell[2], w.cell[4])} {format_bytes(w.cell[3])}: "
         f"{w.winner_a} -> {w.winner_b}"
         for w in changed
     )

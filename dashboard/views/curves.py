@@ -98,7 +98,7 @@ def _crossovers_shown(data: queries.CurvesData, container: Any) -> pd.DataFrame:
         list(CROSSOVER_CHOICES),
         "xo",
         kind="radio",
-        format_func=CROSSOVER_CHOICES.get,
+        format_func=CROSSOVER_CHOICES.__getitem__,
         container=container,
     )
     if choice == "none":

@@ -44,7 +44,7 @@ def _calibration_panel(path, run_id: str) -> None:
     runs = queries.prediction_calibrations(path, run_id)
     mine = [c for run in runs for c in own_calibrations(run) or [] if c in labels]
     options = [*mine, *(c for c in labels if c not in mine)]
-    cal_id = ui.choose("Calibration", options, "kal", options[0], format_func=labels.get)
+    cal_id = ui.choose("Calibration", options, "kal", options[0], format_func=labels.__getitem__)
     cal = queries.calibration(path, cal_id)
     if cal is None:
         return

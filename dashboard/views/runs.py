@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -38,7 +40,7 @@ def _listed(cell: object) -> set[str]:
     return {part.strip() for part in str(cell or "").split(",") if part.strip()}
 
 
-def _by_value(runs: pd.DataFrame, cols: list) -> pd.Series:
+def _by_value(runs: pd.DataFrame, cols: Sequence[Any]) -> pd.Series:
     """Host, library and status filters: keep runs whose value is chosen."""
     keep = pd.Series(True, index=runs.index)
     for col, (label, key, column) in zip(

@@ -95,7 +95,7 @@ def answer_line(data: queries.WorkloadData, policy: str = "best") -> str:
 def _answer(data: queries.WorkloadData) -> None:
     """The verdict: best in green when decidedly faster, red when slower; tuned files after."""
     row = data.policy("best") or {}
-    show = {"faster": st.success, "slower": st.error}.get(row.get("verdict"), st.info)
+    show = {"faster": st.success, "slower": st.error}.get(str(row.get("verdict")), st.info)
     show(answer_line(data), icon=":material/work:")
     tuned = data.policies[data.policies["kind"] == "tuned"]
     if len(tuned):

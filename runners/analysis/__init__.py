@@ -186,8 +186,8 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     # computed in memory, then stored in one transaction: all or nothing
     comparisons = Comparisons.load(path, run_id)
     tables: dict[str, list[dict[str, Any]]] = {}
-    for collective, mine in by_collective(points).items():
-        part = _collective_tables(run, probes, mine, libraries, comparisons)
+    for collective, of_collective in by_collective(points).items():
+        part = _collective_tables(run, probes, of_collective, libraries, comparisons)
         for name, rows in part.items():
             if name in COLLECTIVE_TABLES:
                 rows = [row | {"collective": collective} for row in rows]

@@ -149,7 +149,7 @@ def accuracy_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     if not rows:
         return []
     header = ("collective", "calibration", "variant", "placement", *FAMILIES)
-    table = [(*header, "winners", "crossovers")]
+    table: list[tuple[str, ...]] = [(*header, "winners", "crossovers")]
 
     def head_of(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
         collective = row.get("collective", "allreduce")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,7 @@ def best_choice_rows(
 
 
 def agreement_rows(
-    choices: Sequence[dict[str, Any]], oversubscribed: set[int] = frozenset()
+    choices: Sequence[dict[str, Any]], oversubscribed: AbstractSet[int] = frozenset()
 ) -> list[dict[str, Any]]:
     """agreement rows of one calibration's best choices: the whole run, its groups with a core
     per rank (`dedicated`) and the `oversubscribed` ones apart, and each (ranks, dtype, op).

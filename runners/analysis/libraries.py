@@ -79,7 +79,7 @@ def run_calibrations(
     now)."""
     launches = launches_calibration(path, run["run_id"], points, library)
     own = run.get("calibration_id")
-    imported = bool(own) and CalibrationId.parse(own).kind is CalibrationKind.IMPORTED
+    imported = bool(own) and CalibrationId.parse(str(own)).kind is CalibrationKind.IMPORTED
     measured = (
         measured_calibration(path, run, progress) if library == DEFAULT.name or imported else None
     )

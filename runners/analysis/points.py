@@ -220,14 +220,25 @@ def _priced(
     itemsize = DTYPES[dtype].itemsize
     if costs is not None:
         spec = ALGORITHMS[model]
-        args = (spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma)
-        return schedule_prediction(*args, smooth=smooth)
+        schedule, parts = spec.required_schedule, spec.blocks(ranks)
+        return schedule_prediction(
+            schedule, parts, ranks, nbytes, itemsize, costs, gamma, smooth=smooth
+        )
     alpha, beta = params.at(nbytes)
-    args = (model, ranks, nbytes, alpha, beta, gamma, itemsize)
     commutative, library = op_spec(op).commutative, library_of(algorithm)
     collective = ALGORITHMS[algorithm].collective
     return predict(
-        *args, smooth=smooth, commutative=commutative, library=library, collective=collective
+        model,
+        ranks,
+        nbytes,
+        alpha,
+        beta,
+        gamma,
+        itemsize,
+        smooth=smooth,
+        commutative=commutative,
+        library=library,
+        collective=collective,
     )
 
 
@@ -250,7 +261,7 @@ def smooth_times(
     if costs is not None:
         spec = ALGORITHMS[model]
         return smooth_totals(
-            spec.schedule, spec.parts(ranks), ranks, nbytes, itemsize, costs, gamma
+            spec.required_schedule, spec.blocks(ranks), ranks, nbytes, itemsize, costs, gamma
         )
     args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, itemsize)
     return models_smooth_totals(

@@ -181,11 +181,11 @@ def price(
     one of them."""
     if any(policy.choices[i] is None for i in priced):
         return None
-    refs = [facts.points[calls[i].key][policy.choices[i]] for i in priced]
-    bases = [facts.points[calls[i].key][default.choices[i]] for i in priced]
+    refs = [facts.points[calls[i].key][policy.choice(i)] for i in priced]
+    bases = [facts.points[calls[i].key][default.choice(i)] for i in priced]
     counts = [calls[i].calls for i in priced]
     rows = [
-        _call_row(i, calls[i], policy.choices[i], policy.own[i], ref, base, facts)
+        _call_row(i, calls[i], policy.choice(i), policy.own[i], ref, base, facts)
         for i, ref, base in zip(priced, refs, bases, strict=True)
     ]
     points_sum = sum(n * r.median_s for r, n in zip(refs, counts, strict=True))
@@ -222,9 +222,10 @@ def price(
 
 def _predicted(predictions: Sequence[float | None], counts: Sequence[int]) -> float | None:
     """The model's job total; None where a pricing point has no prediction."""
-    if None in predictions:
+    known = [p for p in predictions if p is not None]
+    if len(known) < len(predictions):
         return None
-    return sum(n * p for p, n in zip(predictions, counts, strict=True))
+    return sum(n * p for p, n in zip(known, counts, strict=True))
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     path = store_path(args)
     frame = analysis.crossovers_frame(path, args.run)
     if args.summary:
-        run = store.get_run(path, args.run)
-        lines = run_verdict(path, run)
+        run = store.get_run(path, args.run) or {}
+        lines = run_verdict(path, run) if run else []
         if lines and (run.get("name") or run.get("tags")):  # the run as people call it
             lines = [f"verdict of {run_title(args.run, run.get('name'), run.get('tags'))}", *lines]
         print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")

@@ -118,9 +118,12 @@ def _prediction_parameters(
             f"calibration {cal_id} has no gamma for {key}: give --gamma, or "
             f"run `collsweep calibrate --dtypes {args.dtype} --ops {args.op}`"
         )
-    stored = (alpha, beta, gamma)
-    alpha, beta, gamma = (g if g is not None else s for g, s in zip(given, stored, strict=True))
-    return alpha, beta, gamma, cal_id, alpha_is if args.alpha is None else "latency"
+    alpha = args.alpha if args.alpha is not None else alpha
+    beta = args.beta if args.beta is not None else beta
+    chosen_gamma = args.gamma if args.gamma is not None else gamma
+    if chosen_gamma is None:  # said above; here for the type checker
+        raise UsageError(f"calibration {cal_id} has no gamma")
+    return alpha, beta, chosen_gamma, cal_id, alpha_is if args.alpha is None else "latency"
 
 
 def prediction_report(args: argparse.Namespace) -> dict:
@@ -143,8 +146,7 @@ def _report(args: argparse.Namespace, algorithm: str, parameters: tuple) -> dict
     collective = ALGORITHMS[algorithm].collective if algorithm in ALGORITHMS else "allreduce"
     if not COLLECTIVES[collective].reduces:
         point = (*point[:4], 0.0, itemsize)  # nothing reduced: gamma plays no part
-    extra = {"collective": collective}
-    pred = predict(model, *point, **extra, commutative=commutative, library=library)
+    pred = predict(model, *point, commutative=commutative, library=library, collective=collective)
     return {
         "algorithm": algorithm,
         "collective": collective,

@@ -71,8 +71,8 @@ def write_texts(files: Mapping[Path, str]) -> None:
     staged: list[tuple[Path, Path]] = []
     try:
         for path, text in files.items():
-            fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
-            staged.append((Path(tmp), path))
+            fd, tmp_name = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
+            staged.append((Path(tmp_name), path))
             os.fchmod(fd, 0o666 & ~_umask())
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)

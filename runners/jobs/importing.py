@@ -130,7 +130,7 @@ def imported_calibration(files: Sequence[ToolFile], run: dict[str, Any]) -> dict
     Reduce_local for gamma), or None: id `imported:<run_id>`, source `imported:<tool>`, the
     host the file names, so no sweep of this machine ever takes it for its own."""
     found = next((f for f in files if f.calibration is not None), None)
-    if found is None:
+    if found is None or found.calibration is None:
         return None
     worker = found.calibration.worker(run["mpi_library"], found.settings)
     host = run["host"] or "imported"

@@ -207,12 +207,12 @@ class RunningJob:
         self._stderr_thread.start()
 
     def _pump_stdout(self) -> None:
-        for line in self.proc.stdout:
+        for line in self.proc.stdout or ():
             self._lines.put(line)
         self._lines.put(None)
 
     def _pump_stderr(self) -> None:
-        for line in self.proc.stderr:
+        for line in self.proc.stderr or ():
             self._stderr.append(line.rstrip("\n"))
 
     def next_line(

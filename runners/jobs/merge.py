@@ -111,7 +111,7 @@ def merge(
         if problem:
             raise MergeError(problem)
     for shard in shards:
-        recover_abandoned(shard, lambda line, name=shard.name: say(f"{name}: {line}"))
+        recover_abandoned(shard, _said_of(shard.name, say))
     try:
         results = store.merge_shards(main, shards)
     except store.StoreError as exc:
@@ -129,3 +129,8 @@ def merge(
         store.update_run(main, run_id, fields)
         merged.append(MergedRun(run_id, status, reason))
     return results, merged
+
+
+def _said_of(shard: str, say: Callable[[str], None]) -> Callable[[str], None]:
+    """`say`, each line headed by the shard it is about."""
+    return lambda line: say(f"{shard}: {line}")

@@ -291,7 +291,7 @@ def _prepare(path: Path, run_id: str, spec: SweepSpec, say: Callable[[str], None
 
 def final_status(
     planned: AbstractSet[str],
-    statuses: dict[str, str],
+    statuses: Mapping[str, str],
     interrupted: str,
     error: str,
     failures: list[str],

@@ -10,6 +10,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from runners.domain.libraries import LIBRARIES, switching_mode_of
 from runners.domain.libraries.catalog import has_forced
@@ -298,7 +299,9 @@ def switching_mode(spec: SweepSpec) -> tuple[str, str]:
     )
     result = launch.run(probe, PROBE_TIMEOUT_S)
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    found = json.loads(lines[-1]) if lines else {"available": False, "reason": result.stderr[-300:]}
+    found: dict[str, Any] = (
+        json.loads(lines[-1]) if lines else {"available": False, "reason": result.stderr[-300:]}
+    )
     if found["available"]:
         return RUNTIME, "MPI_T_cvar_write switches MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM per call"
     return LAUNCH, f"run-time switching unavailable: {found['reason'].strip() or 'probe failed'}"

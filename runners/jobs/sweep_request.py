@@ -47,6 +47,8 @@ class SweepRequest:
 def _resumed_spec(request: SweepRequest) -> SweepSpec:
     """The stored run's spec with its executable settings from this command line or the spec
     file given, never from the store unless --trust-stored-launcher says so."""
+    if request.resume is None:
+        raise BadInput("--resume names no run")
     stored = resume_spec(request.store, request.resume)
     overrides = dict(request.overrides)
     resumable = [key for key in SPEC_KEYS if key.resumable]
@@ -137,6 +139,8 @@ def _workload_spec(request: SweepRequest, notes: list[str]) -> SweepSpec:
     clash = [key for key in WORKLOAD_KEYS if key in overrides]
     if clash:
         raise BadInput(f"--workload sets {', '.join(clash)} from its calls: leave them out")
+    if request.workload is None:
+        raise BadInput("--workload names no file")
     workload = load_workload(request.workload)
     try:
         overrides |= workload_overrides(workload)

@@ -33,7 +33,7 @@ from runners.domain.sweep.job_file import CalibrationJob
 from runners.domain.sweep.stats import StopRule, summarize
 from runners.ranks.algorithms.base import skewed_empty
 from runners.ranks.harness import SYNC_CADENCE, measure
-from runners.ranks.mpi_ops import mpi_op
+from runners.ranks.mpi_ops import reduction_op
 from runners.ranks.overheads import time_copy, time_exchange, time_overheads
 
 PINGPONG_TAG = 17
@@ -103,7 +103,7 @@ def reduction_call(pair: MPI.Comm, dtype: str, op: str, nbytes: int) -> Callable
     inoutbuf = np.empty(count, dtype=DTYPES[dtype])
     fill_input(inbuf, 1 - pair.Get_rank(), op)
     fill_input(inoutbuf, pair.Get_rank(), op)
-    reduce_local = mpi_op(op).Reduce_local
+    reduce_local = reduction_op(op).Reduce_local
 
     def call() -> None:
         reduce_local(inbuf, inoutbuf)

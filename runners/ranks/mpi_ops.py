@@ -32,3 +32,11 @@ def mpi_op(name: str) -> MPI.Op | None:
     if name == "first_nonzero":
         return MPI.Op.Create(_first_nonzero, commute=False)
     raise ValueError(f"unknown op {name!r}")
+
+
+def reduction_op(name: str) -> MPI.Op:
+    """The MPI.Op of an op that reduces (never `none`)."""
+    op = mpi_op(name)
+    if op is None:
+        raise ValueError(f"op {name!r} reduces nothing")
+    return op

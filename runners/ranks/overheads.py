@@ -35,7 +35,7 @@ def exchange_call(pair: MPI.Comm, nbytes: int, repeats: int) -> Callable[[], Non
     """One sample's `repeats` simultaneous exchanges of `nbytes` between the two ranks."""
     send = np.full(nbytes, pair.Get_rank() + 1, dtype=np.uint8)
     recv = np.full(nbytes, 255, dtype=np.uint8)
-    out, into = [memoryview(send), nbytes, MPI.BYTE], [memoryview(recv), nbytes, MPI.BYTE]
+    out, into = [send.data, nbytes, MPI.BYTE], [recv.data, nbytes, MPI.BYTE]
     peer, sendrecv = 1 - pair.Get_rank(), pair.Sendrecv
 
     def call() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from time import perf_counter
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -113,7 +114,8 @@ def run(job: ReplayJob) -> None:
     time, the sequence's with Barriers (summed per call), and each distinct call alone (times
     its count); every time the maximum over ranks."""
     comm = MPI.COMM_WORLD
-    sequence, buffers, impls = job.sequence, _buffers(comm, job), {}
+    sequence, buffers = job.sequence, _buffers(comm, job)
+    impls: dict[str, Any] = {}
     bound = {
         name: _bound_calls(comm, job, algorithms, buffers, impls)
         for name, algorithms in job.policies.items()

@@ -71,7 +71,7 @@ def memory_setting() -> str:
         thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
     except OSError:
         thp = "unknown"
-    madvise = np._core.multiarray._get_madvise_hugepage()
+    madvise = np._core.multiarray._get_madvise_hugepage()  # type: ignore[attr-defined]  # private
     return f"THP enabled: {thp}; numpy madvise(MADV_HUGEPAGE): {madvise}"
 
 

@@ -40,7 +40,7 @@ def check(comm: MPI.Comm, algorithm: str, dtype: str, op: str, count: int) -> Ch
             wrong += mismatches(sendbuf, sent)
     except UnsupportedError as exc:
         status, detail = CheckStatus.REFUSED, str(exc)
-    counts = comm.gather(wrong, root=0)
+    counts = comm.gather(wrong, root=0) or []  # None on every rank but 0
     if rank == 0 and status == CheckStatus.OK and any(counts):
         bad = [r for r, c in enumerate(counts) if c]
         status, detail = CheckStatus.MISMATCH, f"{sum(counts)} wrong elements on ranks {bad}"

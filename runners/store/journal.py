@@ -153,7 +153,11 @@ def record_problem(record: Any, run_id: str) -> str | None:
         return None
     if kind == "probe":
         ok = isinstance(body, dict) and all(k in body for k in PROBE_KEY)
-        return None if ok and body["run_id"] == run_id else "a probe without its keys"
+        return (
+            None
+            if ok and isinstance(body, dict) and body["run_id"] == run_id
+            else "a probe without its keys"
+        )
     if kind == "calibration":
         ok = isinstance(body, dict) and isinstance(body.get("calibration_id"), str)
         return None if ok else "a calibration without its id"

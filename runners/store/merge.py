@@ -37,7 +37,8 @@ class ShardResult:
 
 def _version(con: duckdb.DuckDBPyConnection, alias: str) -> int:
     try:
-        return int(con.execute(f"SELECT max(version) FROM {alias}.schema_version").fetchone()[0])
+        row = con.execute(f"SELECT max(version) FROM {alias}.schema_version").fetchone()
+        return int(row[0]) if row else 0
     except duckdb.Error:
         return -1
 
@@ -105,7 +106,9 @@ def _check_values(con: duckdb.DuckDBPyConnection, alias: str, shard: Path, runs:
         )
 
 
-def _merge_run(con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: ShardResult):
+def _merge_run(
+    con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: ShardResult
+) -> None:
     """The shard's points of one run into the main store (the run row first, if new)."""
     con.execute(
         f"INSERT INTO runs BY NAME SELECT * FROM {alias}.runs WHERE run_id = $r "

@@ -131,7 +131,7 @@ def runs_table(path: Path) -> pd.DataFrame:
 
 def _when(stamp: pd.Timestamp | None) -> str:
     """A start time as `collsweep runs` prints it ('' when not recorded)."""
-    return "" if pd.isna(stamp) else stamp.strftime("%Y-%m-%d %H:%M:%S")
+    return "" if stamp is None or pd.isna(stamp) else stamp.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:

@@ -74,12 +74,19 @@ def run_user_query(
         reply = None
         try:
             with contextlib.suppress(BrokenPipeError):  # a child that died at once: said below
-                child.stdin.write(json.dumps(request).encode())
-                child.stdin.close()
+                _pipe(child.stdin).write(json.dumps(request).encode())
+                _pipe(child.stdin).close()
             reply = _reply(child, time_limit)
         finally:
             _end(child, GRACE_S if reply is not None else 0.0)
-        return _result(reply, child.returncode, time_limit, request["memory_limit"], errors)
+        return _result(reply, child.returncode, time_limit, str(request["memory_limit"]), errors)
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """One of the child's pipes (every one of them is opened: PIPE)."""
+    if stream is None:
+        raise QueryError("the query's child process has no pipe")
+    return stream
 
 
 def _end(child: subprocess.Popen, wait_s: float) -> None:
@@ -90,12 +97,12 @@ def _end(child: subprocess.Popen, wait_s: float) -> None:
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()
-    child.stdout.close()
+    _pipe(child.stdout).close()
 
 
 def _reply(child: subprocess.Popen, time_limit: float) -> bytes | None:
     """The child's pickled reply; None when it overran its time limit (then killed)."""
-    fd = child.stdout.fileno()
+    fd = _pipe(child.stdout).fileno()
     data = b""
     deadline = time.monotonic() + START_S + lock_timeout()
     started = False

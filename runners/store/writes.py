@@ -215,8 +215,8 @@ def write_batch(
     run_updates: dict[str, dict[str, Any]],
     *,
     timeout: float | None = None,
-    probes: list[dict[str, Any]] = (),
-    calibrations: list[dict[str, Any]] = (),
+    probes: Sequence[dict[str, Any]] = (),
+    calibrations: Sequence[dict[str, Any]] = (),
 ) -> None:
     """Store points with their samples, machine-state probes, launch calibrations, and set
     columns of runs, all in one transaction.

@@ -23,7 +23,7 @@ def final_values(spec: AlgorithmSpec, size: int, count: int) -> list[list[Contri
         values, shift = collective.start(rank, p, n), rotation(spec, rank, p, n)
         return values[shift:] + values[:shift]
 
-    final, _ = simulate(spec.schedule, size, count, start)
+    final, _ = simulate(spec.required_schedule, size, count, start)
     out = []
     for rank, values in enumerate(final):
         shift = count - rotation(spec, rank, size, count) if count else 0

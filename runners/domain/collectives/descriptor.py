@@ -69,6 +69,21 @@ class AlgorithmSpec:
     falls_back: Callable[[int, int, int, bool], str] | None = None
     settings: tuple[tuple[str, int], ...] = ()  # the values that force it (Open MPI, Intel MPI)
 
+    @property
+    def required_schedule(self) -> Schedule:
+        """Its schedule, for an algorithm collsweep runs or models by one (ValueError for a
+        library's own call, which has none)."""
+        if self.schedule is None:
+            raise ValueError(f"{self.name} has no schedule")
+        return self.schedule
+
+    def blocks(self, ranks: int) -> int:
+        """How many blocks its schedule cuts the buffer into on `ranks` ranks (ValueError for
+        a library's own call, whose cut is unknown)."""
+        if self.parts is None:
+            raise ValueError(f"{self.name} cuts the buffer in an unknown number of blocks")
+        return self.parts(ranks)
+
     def unsupported_reason(self, ranks: int, op: str, commutative: bool) -> str | None:
         """Why this algorithm cannot run `op` (`commutative` or not) on `ranks` ranks, or None."""
         if ranks < 1:

@@ -122,6 +122,7 @@ def simulate(
     send (the schedule would deadlock or mismatch).
     """
     steps = [schedule(rank, size, count) for rank in range(size)]
+    values: list[list[Contribution]]
     if start is None:
         values = [[(rank,)] * count for rank in range(size)]
     else:

@@ -136,7 +136,8 @@ def _blocks(
     rows: list[ToolRow] = []
     notes: list[str] = []
     calibrating: dict[str, list] = {}
-    benchmark, ranks, columns = "", 0, []
+    benchmark, ranks = "", 0
+    columns: list[str] = []
     for number, line in enumerate(lines, 1):
         if found := BENCHMARK.match(line):
             benchmark, ranks, columns = found.group(1), 0, []
@@ -170,7 +171,7 @@ def _timings(line: str, number: int, name: str, columns: list[str]) -> dict[str,
     words = line.split()
     if len(words) != len(columns):
         raise field_count(name, number, len(words), len(columns))
-    values = {"#bytes": integer(words[0], name, number, "#bytes")}
+    values: dict[str, float] = {"#bytes": integer(words[0], name, number, "#bytes")}
     values["#repetitions"] = integer(words[1], name, number, "#repetitions")
     for column, word in zip(columns[2:], words[2:], strict=True):
         if column.endswith("[usec]"):

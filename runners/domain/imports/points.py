@@ -224,7 +224,7 @@ def _statistics(m: Measured) -> dict[str, Any]:
 def _single(m: Measured) -> dict[str, Any]:
     """The statistics of one launch's one figure."""
     row = m.row
-    summary = summarize(m.seconds).as_dict() | {"iterations": row.iterations}
+    summary = summarize(np.asarray(m.seconds)).as_dict() | {"iterations": row.iterations}
     algbw, busbw = bandwidths(row.nbytes, row.ranks, m.seconds[0], row.collective)
     return summary | {
         "ci_low_s": None,

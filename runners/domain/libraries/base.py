@@ -14,19 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from runners.domain.collectives.descriptor import MPICH, AlgorithmSpec
+from runners.domain.libraries.tuning import Band
 
 RUNTIME, LAUNCH = "runtime", "launch"  # how a sweep forces library algorithms (spec values)
 PER_CALL, PER_COMMUNICATOR = "per_call", "per_communicator"  # how MPI_T forcing takes hold
-
-
-class Band(Protocol):
-    """A message-size band of one communicator size (runners.domain.libraries.tuning.Band)."""
-
-    upto: int | None
-    algorithm: str | None
 
 
 @dataclass(frozen=True)

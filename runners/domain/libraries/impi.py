@@ -26,7 +26,8 @@ from typing import Any
 
 from runners.domain.algorithms.impi import PRESET_VARIABLE
 from runners.domain.collectives.descriptor import IMPI, AlgorithmSpec
-from runners.domain.libraries.base import Band, Install, LibrarySpec
+from runners.domain.libraries.base import Install, LibrarySpec
+from runners.domain.libraries.tuning import Band
 
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
 BINARY_TUNING_VARIABLE = "I_MPI_TUNING_BIN"  # a binary one, as Intel's autotuner writes it
@@ -43,7 +44,7 @@ def tuning_table(per_ranks: Mapping[int, Sequence[Band]], presets: Mapping[str, 
     file is the whole decision (a communicator size it lacks takes the nearest one's)."""
     sizes: dict[str, Any] = {}
     for ranks in sorted(per_ranks):
-        bands = {
+        bands: dict[str, Any] = {
             f"msg_size={-1 if b.upto is None else b.upto}": {
                 f"ALLREDUCE={presets[b.algorithm or '']}": {}
             }

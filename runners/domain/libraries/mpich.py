@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.collectives.descriptor import MPICH, AlgorithmSpec
-from runners.domain.libraries.base import PER_CALL, RUNTIME, Band, LibrarySpec
+from runners.domain.libraries.base import PER_CALL, RUNTIME, LibrarySpec
 from runners.domain.libraries.mpich_tuning import (
     FILE_CVAR,
     mpich_tables,
@@ -32,6 +32,7 @@ from runners.domain.libraries.mpich_tuning import (
     tables_problem,
     tuning_knobs,
 )
+from runners.domain.libraries.tuning import Band
 
 ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"

@@ -38,7 +38,7 @@ POSIX_SUFFIX = ".posix.json"
 ALLREDUCE = "collective=allreduce"
 REQUIRED_COLLECTIVES = (ALLREDUCE, "collective=bcast", "collective=barrier", "collective=reduce")
 # MPICH's defaults for the tree's parameters (src/mpi/coll/cvars.txt): a leaf names them all
-TREE_PARAMETERS = {
+TREE_PARAMETERS: dict[str, Any] = {
     "k=2": {},
     "tree_type=knomial_1": {},
     "chunk_size=0": {},
@@ -119,8 +119,8 @@ def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
     without any."""
     spec = MPICH_FORCED[algorithm]
     how = MPICH_COLLECTIVES[spec.collective]
-    fallback = {f"algorithm={how.prefix}{how.fallback}": {}}
-    leaf = {f"algorithm={how.prefix}{spec.forced}": {}}
+    fallback: dict[str, Any] = {f"algorithm={how.prefix}{how.fallback}": {}}
+    leaf: dict[str, Any] = {f"algorithm={how.prefix}{spec.forced}": {}}
     if spec.forced == "tree":
         leaf = {f"algorithm={how.prefix}tree": dict(TREE_PARAMETERS)}
     if spec.forced in NEEDS_BUILT_IN_OP:

@@ -24,10 +24,10 @@ from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 from runners.domain.libraries.base import (
     PER_COMMUNICATOR,
     RUNTIME,
-    Band,
     Install,
     LibrarySpec,
 )
+from runners.domain.libraries.tuning import Band
 
 ROOT_KNOBS = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 RULES_FILE_VARIABLE = "OMPI_MCA_coll_tuned_dynamic_rules_filename"

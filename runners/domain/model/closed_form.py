@@ -210,7 +210,8 @@ def _many_counts(
         rows = [_counts(model, p, float(n), itemsize, True) for n in nbytes]
         messages, sent, reduced = np.array(rows, dtype=float).reshape(-1, 3).T
         return messages, sent, reduced
-    parts, schedule = ALGORITHMS[model].parts(p), ALGORITHMS[model].schedule
+    spec = ALGORITHMS[model]
+    parts, schedule = spec.blocks(p), spec.required_schedule
     count = nbytes / itemsize
     scaled = (count >= parts) | (parts == 1)
     path = critical_path(schedule, p, parts)
@@ -255,9 +256,9 @@ def _counts(
     spec = ALGORITHMS[model]
     count = n / itemsize
     if not smooth and count == int(count):
-        path = critical_path(spec.schedule, p, int(count))
+        path = critical_path(spec.required_schedule, p, int(count))
         return float(path.messages), path.sent * itemsize, path.reduced * itemsize
-    return _scaled_counts(spec.schedule, p, count, itemsize, spec.parts(p))
+    return _scaled_counts(spec.required_schedule, p, count, itemsize, spec.blocks(p))
 
 
 def _scaled_counts(

@@ -89,7 +89,9 @@ def weighted_r_squared(times: np.ndarray, fitted: np.ndarray) -> float:
     return 1.0 - resid / total
 
 
-def fit_linear(sizes: Sequence[float], times: Sequence[float]) -> LinearFit:
+def fit_linear(
+    sizes: Sequence[float] | np.ndarray, times: Sequence[float] | np.ndarray
+) -> LinearFit:
     """Fit T(n) = alpha + n * beta to one-way times by relative least squares.
 
     A negative alpha is clipped to 0 and beta refitted through the origin; a negative beta is
@@ -180,10 +182,13 @@ def fit_collectives(
     x = _nnls(a, np.ones_like(t)) / scale
     if not with_gamma:
         x = np.append(x, 0.0)
-    return CollectiveFit(*(float(v) for v in x), weighted_r_squared(t, counts @ x))
+    alpha, beta, gamma = (float(v) for v in x)
+    return CollectiveFit(alpha, beta, gamma, weighted_r_squared(t, counts @ x))
 
 
-def _as_points(sizes: Sequence[float], times: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _as_points(
+    sizes: Sequence[float] | np.ndarray, times: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     n = np.asarray(sizes, dtype=float).ravel()
     t = np.asarray(times, dtype=float).ravel()
     if n.shape != t.shape:

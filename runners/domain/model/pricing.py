@@ -24,6 +24,7 @@ Pure: no MPI, no store.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -237,7 +238,7 @@ def _loads_totals(
     total = costs.call_s + costs.input_copies(nbytes)
     startup = costs.round_s is None
     for ranks in loads:
-        paid = [
+        paid: list[np.ndarray | float] = [
             sum(
                 costs.curve(both).many(m * block)
                 - (0.0 if startup else costs.curve(both)(0))
@@ -246,7 +247,7 @@ def _loads_totals(
             )
             for steps in ranks
         ]
-        total = total + np.max(paid, axis=0) + (0.0 if startup else costs.round_s)
+        total = total + functools.reduce(np.maximum, paid) + (0.0 if startup else costs.round_s)
     return total
 
 

@@ -123,7 +123,7 @@ class Calibrated:
 
 
 Event = Hello | Probe | CellStarted | PointMeasured | Done | Checked | Calibrated
-TYPES: dict[str, type] = {
+TYPES: dict[str, Any] = {
     cls.TYPE: cls for cls in (Hello, Probe, CellStarted, PointMeasured, Done, Checked, Calibrated)
 }
 

@@ -30,7 +30,7 @@ class JobFile:
 
     def to_json(self) -> str:
         """The record as the job file's text, checked as the ranks check it."""
-        text = json.dumps({"kind": self.KIND, **asdict(self)})
+        text = json.dumps({"kind": self.KIND, **asdict(self)})  # type: ignore[call-overload]
         type(self).from_json(text)
         return text
 
@@ -69,7 +69,7 @@ def _value(hint: Any, raw: Any, where: str) -> Any:
             return None
         (inner,) = [a for a in args if a is not type(None)]
         return _value(inner, raw, where)
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         return _record(hint, raw, where)
     if origin in (tuple, list):
         if not isinstance(raw, list):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from runners.domain.collectives.collective import COLLECTIVES, qualified
@@ -156,7 +157,7 @@ def skip_reason(algorithm: str, ranks: int, op: str, nbytes: int, dtype: str) ->
 def plan_groups(
     spec: SweepSpec,
     run_id: str,
-    done: set[str] = frozenset(),
+    done: AbstractSet[str] = frozenset(),
     switching: str = LAUNCH,
     *,
     cores: int,
@@ -243,7 +244,9 @@ def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]
     return {a: settings(a) for a in algorithms} if forced else {}
 
 
-def _cells(spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: set[str]) -> list[Cell]:
+def _cells(
+    spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: AbstractSet[str]
+) -> list[Cell]:
     cells, wanted = [], frozenset(spec.cells)
     for collective in dict.fromkeys(collective_of(a) for a in algs):
         mine = [a for a in algs if collective_of(a) == collective]
@@ -288,7 +291,7 @@ def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
 def skipped_points(
     spec: SweepSpec,
     run_id: str,
-    done: set[str] = frozenset(),
+    done: AbstractSet[str] = frozenset(),
     switching: str = LAUNCH,
     *,
     cores: int,

@@ -48,7 +48,7 @@ def _launch_env(policy: Policy, calls: Sequence[int], tuning_file: str) -> dict[
     env: dict[str, str] = {}
     by_collective: dict[str, set[str]] = {}
     for i in calls:
-        spec = ALGORITHMS[policy.choices[i]]
+        spec = ALGORITHMS[policy.choice(i)]
         if spec.library and (policy.own[i] or policy.kind == BEST_KIND):
             by_collective.setdefault(spec.collective, set()).add(spec.name)
         if is_tuned(spec.name):
@@ -86,7 +86,7 @@ def plan_replay(
             continue
         key = (policy.library, tuple(sorted(env.items())))
         launch = launches.setdefault(key, ReplayLaunch(policy.library, env))
-        launch.policies[policy.name] = [policy.choices[i] for i in calls]
+        launch.policies[policy.name] = [policy.choice(i) for i in calls]
     return list(launches.values()), notes
 
 

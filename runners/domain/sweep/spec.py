@@ -225,11 +225,11 @@ def _range_problems(spec: SweepSpec) -> list[str]:
     for key in ("passes", "launches"):
         if values[key] < 1:
             problems.append(f"{key} must be >= 1, got {values[key]}")
-    for key in (k for k in SPEC_KEYS if k.most is not None):
-        value = values[key.name]
+    for bounded in (k for k in SPEC_KEYS if k.most is not None):
+        value = values[bounded.name]
         value = max(value) if isinstance(value, tuple) else value
-        if not value <= key.most:  # also catches nan
-            problems.append(f"{key.name} must be at most {key.most:g}, got {value!r}")
+        if not value <= bounded.most:  # also catches nan
+            problems.append(f"{bounded.name} must be at most {bounded.most:g}, got {value!r}")
     if not 0 < timing.target_rel_ci < 1:
         problems.append(f"target_rel_ci must be between 0 and 1, got {timing.target_rel_ci}")
     if timing.cache_mode not in CACHE_MODES:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ class RunToRun:
         }
 
 
-def run_to_run(log_medians: Mapping[object, Mapping[str, float]], current: str) -> RunToRun | None:
+def run_to_run(log_medians: Mapping[Any, Mapping[str, float]], current: str) -> RunToRun | None:
     """The repeat interval of run `current` from every run's log median per point (point ->
     run -> log median); None with fewer than MIN_RUNS runs or MIN_POINTS shared points."""
     shared = {p: runs for p, runs in log_medians.items() if len(runs) >= 2}

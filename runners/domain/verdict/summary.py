@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,7 +122,7 @@ def _local(row: Mapping[str, Any], *names: str) -> dict[str, Any]:
 def verdict_lines(
     winners: Sequence[Mapping[str, Any]],
     crossovers: Sequence[Mapping[str, Any]],
-    oversubscribed: set[int] = frozenset(),
+    oversubscribed: AbstractSet[int] = frozenset(),
     calibrations: Sequence[str] = (),
 ) -> list[str]:
     """The verdict of every (ranks, dtype, op) of a run; groups whose ranks were

@@ -43,6 +43,13 @@ class Policy:
     choices: tuple[str | None, ...]
     own: tuple[bool, ...]
 
+    def choice(self, call: int) -> str:
+        """The algorithm the policy runs for call `call` (ValueError where it prices none)."""
+        chosen = self.choices[call]
+        if chosen is None:
+            raise ValueError(f"policy {self.name} has no algorithm for call {call}")
+        return chosen
+
     @property
     def covered(self) -> int:
         """How many of the distinct calls the policy's own choice prices."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
 
 import numpy as np
 from mpi4py import MPI
@@ -30,7 +29,7 @@ class Allreduce:
     are kept between calls, so a timed call allocates nothing it can reuse.
     """
 
-    name: ClassVar[str]
+    name: str
 
     def __init__(self) -> None:
         self._scratch: dict[str, np.ndarray] = {}
@@ -42,14 +41,14 @@ class Allreduce:
         return ALGORITHMS[self.name]
 
     def __call__(
-        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
+        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op | None
     ) -> None:
         """Run the collective on `sendbuf` and `recvbuf` (allreduce: reduce `sendbuf` over
         `comm` with `op` and leave the result in every `recvbuf`)."""
         self.bind(comm, sendbuf, recvbuf, op)()
 
     def bind(
-        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
+        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op | None
     ) -> Callable[[], None]:
         """Check once, then return a zero-argument call for a timing loop to repeat."""
         size = comm.Get_size()
@@ -72,12 +71,12 @@ class Allreduce:
         return self._bound(comm, sendbuf.reshape(-1), recvbuf.reshape(-1), op)
 
     def _bound(
-        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
+        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op | None
     ) -> Callable[[], None]:
         """The zero-argument call `bind` returns, on checked 1-D buffers."""
         raise NotImplementedError
 
-    def check_supported(self, ranks: int, op: MPI.Op) -> None:
+    def check_supported(self, ranks: int, op: MPI.Op | None) -> None:
         """Raise UnsupportedError when this algorithm cannot reduce `op` on `ranks` ranks."""
         commutative = op is None or op == MPI.OP_NULL or op.Is_commutative()
         reason = self.spec.unsupported_reason(ranks, "this op", commutative)

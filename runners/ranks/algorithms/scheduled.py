@@ -36,7 +36,7 @@ class ScheduledAllreduce(Allreduce):
         self._schedule = spec.schedule
 
     def _bound(
-        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op
+        self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op | None
     ) -> Callable[[], None]:
         rank, size = comm.Get_rank(), comm.Get_size()
         collective = COLLECTIVES[self.spec.collective]
@@ -84,7 +84,7 @@ def _run(before: tuple[Copy, ...], calls: tuple[Call, ...], after: tuple[Copy, .
 
 
 def step_calls(
-    comm: MPI.Comm, step: Step, buf: np.ndarray, scratch: np.ndarray, op: MPI.Op
+    comm: MPI.Comm, step: Step, buf: np.ndarray, scratch: np.ndarray, op: MPI.Op | None
 ) -> list[Call]:
     """The MPI calls of one step, bound to their slices of `buf` and `scratch`."""
     dt = mpi_type(buf)
@@ -94,13 +94,15 @@ def step_calls(
         landing = scratch[: target.size] if step.reduce else target
     calls = [_transfer(comm, step, buf, landing, dt)]
     if step.reduce and landing is not None:
+        if op is None:
+            raise ValueError(f"step {step} reduces, but the collective has no op")
         calls += _reduce(op, target, landing, step.mine_is_left)
     return calls
 
 
 def _spec(array: np.ndarray, dt: MPI.Datatype) -> list:
     # mpi4py takes a memoryview's buffer about 0.1 us faster than a numpy array's
-    return [memoryview(array), array.size, dt]
+    return [array.data, array.size, dt]
 
 
 def _transfer(
@@ -108,11 +110,14 @@ def _transfer(
 ) -> Call:
     sent = None if step.send is None else _spec(buf[step.send[0] : step.send[1]], dt)
     received = None if landing is None else _spec(landing, dt)
-    if sent is not None and received is not None:
-        return partial(comm.Sendrecv, sent, step.send_to, 0, received, step.recv_from, 0)
-    if sent is not None:
-        return partial(comm.Send, sent, step.send_to, 0)
-    return partial(comm.Recv, received, step.recv_from, 0)
+    to, source = step.send_to, step.recv_from
+    if sent is not None and received is not None and to is not None and source is not None:
+        return partial(comm.Sendrecv, sent, to, 0, received, source, 0)
+    if sent is not None and received is None and to is not None:
+        return partial(comm.Send, sent, to, 0)
+    if received is not None and sent is None and source is not None:
+        return partial(comm.Recv, received, source, 0)
+    raise ValueError(f"step {step} moves a range without naming its partner")
 
 
 def _reduce(op: MPI.Op, mine: np.ndarray, theirs: np.ndarray, mine_is_left: bool) -> list[Call]:

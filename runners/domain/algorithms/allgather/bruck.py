@@ -23,7 +23,8 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     """Bruck: the buffer is rotated so a rank's own block comes first (the descriptor says
     `rotated`; the ranks rotate it back after the last round). In round k a rank sends its
     first min(2^k, p - 2^k) blocks to rank - 2^k and appends as many from rank + 2^k."""
-    steps, dist = [], 1
+    steps: list[Step] = []
+    dist = 1
     mine = relative_bounds(rank, size, count)
     while dist < size:
         n = min(dist, size - dist)

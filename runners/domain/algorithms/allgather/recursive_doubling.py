@@ -16,7 +16,8 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     if size & (size - 1):
         raise ValueError(f"recursive-doubling allgather needs a power-of-two p, got {size}")
     bounds = block_bounds(count, size)
-    steps, mask = [], 1
+    steps: list[Step] = []
+    mask = 1
     while mask < size:
         mine = rank & ~(mask - 1)
         theirs = (rank ^ mask) & ~(mask - 1)

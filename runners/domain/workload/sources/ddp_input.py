@@ -71,6 +71,8 @@ class ModelTensors:
 
 def model_from_json(data: Any, where: str) -> ModelTensors:
     """The model a PARAMS.json value describes; WorkloadError naming the first problem."""
+    raw_parameters: Any
+    raw_buffers: Any
     if isinstance(data, list):
         raw_parameters, raw_buffers = data, []
     elif isinstance(data, dict):

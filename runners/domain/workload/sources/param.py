@@ -86,7 +86,7 @@ def param_workload(data: Any, where: str, name: str, ranks: int | None = None) -
     names none. WorkloadError naming the first problem."""
     if not isinstance(data, list) or not data:
         raise WorkloadError(f"{where} must be a non-empty JSON list of trace entries")
-    log, skipped = CallLog(), Counter()
+    log, skipped = CallLog(), Counter[str]()
     for number, entry in enumerate(data):
         call = _entry(entry, f"{where}: entry {number}", ranks, skipped)
         if call is not None:
