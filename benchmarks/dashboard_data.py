@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/dashboard_data.py [--samples 1000000] [--store PATH] [--keep]
 
-Builds a synthetic store (tests/synthetic.py, a test fixture, written through
+Builds a synthetic store (tests/helpers/synthetic.py, a test fixture, written through
 runners.store.add_points in batches) with two runs, then times, per page, the data functions
 the page calls plus its figures, and a whole page script run under Streamlit's AppTest. Times
 are medians of --repeat runs, printed with their ratio to a baseline measured in the same
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
 
-import synthetic  # noqa: E402
+from helpers import synthetic  # noqa: E402
 
 from benchmarks.common import median_time  # noqa: E402
 from dashboard import badges, charts, queries  # noqa: E402

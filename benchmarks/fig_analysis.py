@@ -1,6 +1,7 @@
 """Figure 8: the analysis of a stored run, against a plain read of the same run.
 
-Two synthetic runs (tests/synthetic.py, the demo store's generator) in a temporary store with
+Two synthetic runs (tests/helpers/synthetic.py, the demo store's generator) in a temporary store
+with
 a ping-pong calibration that has a gamma for every dtype/op they use: one the size of a
 quick-preset run (the demo grid, 196 points) and one the size of a standard-preset run
 (data/standard.toml's grid, 2,592 points). Each is analysed in this process as `collsweep
@@ -20,12 +21,12 @@ from pathlib import Path
 from benchmarks.common import ROOT, Check, Figure, log, median_time, table
 from benchmarks.mode import Mode
 from runners import store
-from runners.analysis import analyze_run
+from runners.analysis.run_analysis import analyze_run
 from runners.domain.model.calibration_id import GammaKey
 from runners.domain.sweep.spec import load_spec
 
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
-import synthetic
+from helpers import synthetic
 
 TARGETS_S = {"quick-sized": 1.0, "standard-sized": 10.0}
 SMOKE_GRID = {"ranks": (2, 3), "sizes": (8, 4096), "algorithms": ("ring", "mpi", "rabenseifner")}
@@ -100,6 +101,7 @@ def run(mode: Mode) -> Figure:
     figure.checks = [c for _, c in measured]
     figure.notes.append(
         f"median of {mode.pick(3, 1, 1)} analyses each, in this process (imports excluded); "
-        "synthetic runs (tests/synthetic.py) on the demo grid and on data/standard.toml's grid"
+        "synthetic runs (tests/helpers/synthetic.py) on the demo grid and on "
+        "data/standard.toml's grid"
     )
     return figure

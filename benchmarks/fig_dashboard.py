@@ -30,7 +30,7 @@ SMOKE_GRID = {
 
 def smoke_store(folder: Path) -> Path:
     """A small synthetic store with the runs and calibration dashboard_data.py reads."""
-    from benchmarks import dashboard_data  # imports tests/synthetic.py, a test fixture
+    from benchmarks import dashboard_data  # imports tests/helpers/synthetic.py, a test fixture
 
     path = folder / "smoke.duckdb"
     specs = [replace(spec, **SMOKE_GRID) for spec in dashboard_data.specs(0)]

@@ -9,7 +9,7 @@ aborts the job with status 1. Recorded with
     collsweep record --name data-parallel-demo --out data/workload.json -- \\
         mpiexec -n 2 python data/workload_program.py
 
-(tests/test_record.py records it again and holds the result against the committed file).
+(tests/workload/test_record.py records it again and holds the result against the committed file).
 """
 
 import numpy as np

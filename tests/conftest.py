@@ -66,12 +66,13 @@ class HeldPoint:
 
 @pytest.fixture(scope="session")
 def demo_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The synthetic demo store (two analysed runs, tests/synthetic.py), built once per pytest
+    """The synthetic demo store (two analysed runs, tests/helpers/synthetic.py), built once per
+    pytest
     run and shared by every module that reads it: treat it as read-only (copy it to change it).
 
     The build (a real analysis, the slowest set-up of the fast tests) is kept in pytest's cache
     under the code it was built with, so a later run of unchanged code copies it instead."""
-    import synthetic
+    from helpers import synthetic
 
     here = tmp_path_factory.getbasetemp() / "collsweep-demo.duckdb"
     cache = getattr(request.config, "cache", None)
@@ -134,12 +135,14 @@ def damage_runs_block(path: Path) -> None:
 
 
 def code_version() -> str:
-    """A digest of what a synthetic store's content depends on: runners/, tests/synthetic.py
+    """A digest of what a synthetic store's content depends on: runners/, tests/helpers/synthetic.py
     and the DuckDB that wrote it."""
     import duckdb
 
     digest = hashlib.sha256(duckdb.__version__.encode())
-    for path in sorted([*(ROOT / "runners").rglob("*.py"), ROOT / "tests" / "synthetic.py"]):
+    for path in sorted(
+        [*(ROOT / "runners").rglob("*.py"), ROOT / "tests" / "helpers" / "synthetic.py"]
+    ):
         digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from runners import analysis
+from runners.analysis import run_analysis
 from runners.cli.common import (
     add_store_option,
     store_path,
@@ -14,7 +14,7 @@ from runners.cli.common import (
 
 def run(args: argparse.Namespace) -> int:
     """(Re)compute a stored run's predictions, crossovers, best choices and assumptions."""
-    summary = analysis.analyze_run(store_path(args), args.run)
+    summary = run_analysis.analyze_run(store_path(args), args.run)
     print(summary.describe())
     return 0
 

@@ -8,7 +8,8 @@ import sys
 
 import pandas as pd
 
-from runners import analysis, store
+from runners import store
+from runners.analysis import run_analysis
 from runners.analysis.verdict import run_verdict
 from runners.cli.common import (
     add_store_option,
@@ -59,7 +60,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
     path = store_path(args)
-    frame = analysis.crossovers_frame(path, args.run)
+    frame = run_analysis.crossovers_frame(path, args.run)
     if args.summary:
         run = store.get_run(path, args.run) or {}
         lines = run_verdict(path, run) if run else []
@@ -67,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
             lines = [f"verdict of {run_title(args.run, run.get('name'), run.get('tags'))}", *lines]
         print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")
         return 0
-    agreement = analysis.agreement_frame(path, args.run)
-    winners = analysis.winners_frame(path, args.run)
+    agreement = run_analysis.agreement_frame(path, args.run)
+    winners = run_analysis.winners_frame(path, args.run)
     if agreement.empty and winners.empty and frame.empty:
         print(
             f"run {args.run} has no analysis yet: `collsweep analyze {args.run}`", file=sys.stderr

@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from runners.analysis import analyze_run
+from runners.analysis.run_analysis import analyze_run
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.imports import FORMATS

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from runners import analysis, store
+from runners import store
+from runners.analysis import run_analysis
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.status import PointStatus, RunStatus
 from runners.jobs import merge
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     for run in runs:
         print(f"run {run.run_id}: {run.status}{': ' + run.reason if run.reason else ''}")
         if store_has_points(main, run.run_id):
-            analysis.analyze_run(main, run.run_id, progress=lambda _line: None)
+            run_analysis.analyze_run(main, run.run_id, progress=lambda _line: None)
             print(f"analysed; its verdict: collsweep crossovers {run.run_id} --summary")
     return 0 if runs and all(r.status == RunStatus.COMPLETE for r in runs) else 1
 

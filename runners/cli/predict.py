@@ -9,8 +9,9 @@ import math
 
 import pandas as pd
 
-from runners import analysis, store
-from runners.analysis import model_of
+from runners import store
+from runners.analysis import run_analysis
+from runners.analysis.run_analysis import model_of
 from runners.cli.common import (
     UsageError,
     add_store_option,
@@ -84,7 +85,7 @@ def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | 
             f"no {which} in {path}: run `collsweep calibrate` first, or give --alpha, --beta "
             "and --gamma"
         )
-    params = analysis.Params.from_row(cal)
+    params = run_analysis.Params.from_row(cal)
     alpha, beta = params.at(args.bytes)
     return (
         alpha,

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runners import analysis, store
+from runners import store
+from runners.analysis import run_analysis
 from runners.analysis.workload_report import report_workload
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
@@ -46,7 +47,7 @@ def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
     the points are stored, the run's status stays true, and `analyze` finishes the job."""
     try:
         with signals_as_exceptions():
-            analysis.after_sweep(path, outcome.run_id, verbose=verbose)
+            run_analysis.after_sweep(path, outcome.run_id, verbose=verbose)
     except Interrupted as exc:
         print(
             f"collsweep sweep: interrupted ({exc}) during the analysis: run {outcome.run_id} "

@@ -1,5 +1,5 @@
 """Pure domain code: no MPI, no processes, no store, no reads of the host. Every other layer
-may import it. Its wings, each importing only the wings before it (tests/test_layers.py):
+may import it. Its wings, each importing only the wings before it (tests/structure/test_layers.py):
 
     collectives -> algorithms -> libraries -> model -> workload -> sweep -> verdict -> imports
 

@@ -1,10 +1,10 @@
 """The store's current schema as DDL: every table as the migrations leave it, in one place.
 
 runners.store.migrations is the history (never edited, only appended to); this is where it ends,
-to read at a glance. tests/test_current_schema.py checks that a store created by running the
+to read at a glance. tests/store/test_current_schema.py checks that a store created by running the
 migrations has exactly these tables, columns, types, nullability, defaults and primary keys, so
-a new migration comes with its change written here too. docs/schema.md says what each column
-means.
+a new migration comes with its change written here too, and in docs/schema.md, which says what
+each column means (the same test checks that it names exactly these tables and columns).
 """
 
 from __future__ import annotations

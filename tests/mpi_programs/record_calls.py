@@ -1,4 +1,4 @@
-"""Known collective calls for tests/test_record.py through mpi4py, each result checked
+"""Known collective calls for tests/workload/test_record.py through mpi4py, each result checked
 (MPI_Abort(1) on a wrong one): the same calls as record_calls.c, see expected() there.
 
 Usage: python record_calls.py [calls|disagree|fail]

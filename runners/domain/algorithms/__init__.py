@@ -1,8 +1,9 @@
 """One module per algorithm collsweep runs itself: its schedule and its descriptor.
 
-Adding an algorithm: a module here (allreduce) or in its collective's package with
+Adding an algorithm: a module in its collective's package (allreduce/, allgather/, ...) with
 `DESCRIPTOR = AlgorithmSpec(..., schedule=...)`, listed in HAND_WRITTEN or
-OTHER_COLLECTIVES. tests/test_schedules.py and tests/test_collective_schedules.py check every
+OTHER_COLLECTIVES. tests/domain/collectives/test_schedules.py and
+tests/domain/collectives/test_collective_schedules.py check every
 entry end to end.
 """
 

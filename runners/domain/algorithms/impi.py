@@ -8,7 +8,7 @@ I_MPI_ADJUST_ALLREDUCE). The topology-aware presets 4 and 6 are left out: on one
 what 3 and 5 run (the same counting-op fingerprint), so they would double the launches for
 nothing. Presets above 12 are undocumented by name and left out too.
 
-What tests/test_impi.py proves with a counting user op (p=4, 4096 float64): recursive
+What tests/libraries/test_impi.py proves with a counting user op (p=4, 4096 float64): recursive
 doubling reduces the full buffer twice on every rank; Rabenseifner a half then a quarter; ring
 a quarter three times; reduce + bcast a binomial tree's share in segments; binomial gather +
 scatter twice at rank 0 and once at rank 2; knomial twice on every rank. Shumilin's ring leaves
@@ -41,7 +41,8 @@ UNPROVEN = (
 
 def _shm_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
     # collsweep's one user-defined op is its noncommutative one; with a user op the SHM-based
-    # presets ran recursive doubling on one Xeon, Rabenseifner on another (tests/test_impi.py)
+    # presets ran recursive doubling on one Xeon, Rabenseifner on another
+    # (tests/libraries/test_impi.py)
     if not commutative:
         return (
             "Intel MPI's SHM-based presets run its fallback (recursive doubling or Rabenseifner, "
@@ -169,15 +170,15 @@ HAND_WRITTEN_HERE = hand_written_on(IMPI, "Intel MPI", "i", SHADES)
 # Intel MPI's own call of the other collectives, autotuned (its tuning table).
 OTHER_AUTOTUNED = autotuned_collectives(AUTOTUNED, "Intel MPI")
 
-# Intel MPI's presets of the other collectives that collsweep has a schedule for, by Intel's
-# numbers (Developer Reference, I_MPI_ADJUST_<opname>), with two unmodelled ones whose counting-op
-# fingerprints differ from the default's. Proven with the counting op (tests/test_impi.py, p=4,
-# 1024 float64): the recursive-halving reduce-scatter halves then quarters, the
+# Intel MPI's presets of the other collectives that collsweep has a schedule for, by Intel's numbers
+# (Developer Reference, I_MPI_ADJUST_<opname>), with two unmodelled ones whose counting-op
+# fingerprints differ from the default's. Proven with the counting op (tests/libraries/test_impi.py,
+# p=4, 1024 float64): the recursive-halving reduce-scatter halves then quarters, the
 # recursive-doubling one does not; the binomial reduce reduces at ranks 0 (twice) and 2, the
 # Rabenseifner one halves then quarters on every rank, the knomial one (radix 4) reduces every
 # child's two segments at rank 0. Left out: reduce-scatter presets 2 (pairwise) and 4 (reduce +
-# scatter), which left the recursive-halving fingerprint with a user op. Allgather and bcast take
-# no op: their presets are Intel's names, not proven.
+# scatter), which left the recursive-halving fingerprint with a user op. Allgather and bcast take no
+# op: their presets are Intel's names, not proven.
 OTHER_FORCED: tuple[AlgorithmSpec, ...] = (
     _preset(
         "recursive_halving",

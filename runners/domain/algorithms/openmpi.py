@@ -6,7 +6,7 @@ communicator is created, if `coll_tuned_use_dynamic_rules` was set at start-up. 
 MPI_T before a communicator is duplicated, it forces that communicator's allreduce, so every
 algorithm shares one launch with a communicator of its own (runners.ranks.mpit). The enum
 values are those of Open MPI 5.0.x (ompi/mca/coll/tuned/coll_tuned_allreduce_decision.c);
-tests/test_openmpi.py proves each with a counting user op.
+tests/libraries/test_openmpi.py proves each with a counting user op.
 
 Fallbacks, from ompi/mca/coll/base/coll_base_allreduce.c (v5.0.10): ring runs recursive doubling
 when count < p; segmented ring runs the plain ring when count < p x the segment's elements;
@@ -158,7 +158,7 @@ OTHER_TUNED = tuned_collectives(TUNED, TUNED.color)
 
 # collsweep's schedules on Open MPI's point-to-point layer: the same code, another transport.
 # Open MPI's colours were picked greedily (max-min distance in RGB) to sit at least 76 apart
-# from every other algorithm's (tests/test_dashboard_charts.py checks >= 70).
+# from every other algorithm's (tests/dashboard/test_dashboard_charts.py checks >= 70).
 SHADES = {
     "recursive_doubling": "#6ce179",
     "binomial_tree": "#451ee1",

@@ -12,7 +12,8 @@ writing it at run time changes nothing (seen on 2021.18.1 and 2021.19.0: the val
 the calls keep their algorithm, on the world and on a new communicator alike), so each forced
 preset runs in launches of its own, paired with the others by round. The presets' numbers and
 names are those of Intel's documentation of I_MPI_ADJUST_ALLREDUCE
-(runners.domain.algorithms.impi); tests/test_impi.py proves each one with a counting user op.
+(runners.domain.algorithms.impi); tests/libraries/test_impi.py proves each one with a
+counting user op.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ algorithm, configured by environment, and records which it used.
 
 The enum values are the order of each cvar's description in MPICH's src/mpi/coll/cvars.txt
 of v5.0.1 (the order differs on main for bcast and reduce; VERIFIED_LIBRARIES keeps run-time
-switching to MPICH 5.0). tests/test_library_forcing.py proves each one used here: with a
+switching to MPICH 5.0). tests/libraries/test_library_forcing.py proves each one used here: with a
 counting user op (allreduce's, reduce-scatter's and reduce's), or by MPICH's own fallback
 message naming the algorithm it cannot apply (allreduce's reduce_scatter_allgather, reduce's
 reduce_scatter_gather, allgather's recursive_doubling, bcast's smp).

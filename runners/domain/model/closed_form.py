@@ -6,8 +6,8 @@ algorithm's own schedule (runners.domain.collectives.schedule.critical_path walk
 steps
 for every rank: each round costs its largest message and its largest reduction), so a
 `Prediction` shows which term dominates. README gives the closed forms these counts equal
-(tests/test_schedules.py checks that they do): with p ranks and n bytes, for example
-ring: 2 (p-1) messages, 2 (p-1) * b sent, (p-1) * b reduced with b = n/p.
+(tests/domain/collectives/test_schedules.py checks that they do). With p ranks and n bytes,
+for example, the ring: 2 (p-1) messages, 2 (p-1) * b sent, (p-1) * b reduced with b = n/p.
 
 Exact counts walk the schedule for count = n / itemsize whole elements (uneven blocks
 included). With smooth=True the bytes are scaled linearly from the count with one element
@@ -267,8 +267,8 @@ def _scaled_counts(
     """Counts for a fractional or smoothed count: bytes linear in n above one element a block.
 
     With count a multiple of `parts` every block is equal, so the bytes are proportional to
-    the count (tests/test_schedules.py checks it); below one element a block, the schedule's
-    own count for the whole elements is used.
+    the count (tests/domain/collectives/test_schedules.py checks it); below one element a block,
+    the schedule's own count for the whole elements is used.
     """
     if count >= parts or parts == 1:
         path, scale = critical_path(schedule, p, parts), count / parts

@@ -21,8 +21,8 @@ repeat run's median launch lands. A machine state slows every point of a launch 
 point whose few launches happened to agree borrows the launch-to-launch spread pooled over the
 other points of its job (the median of their spreads) as a floor of its standard error. With
 one launch only the last part is known, and the interval says nothing about launch-to-launch
-variation. tests/test_repetition.py measures both coverages by simulation (normal and bimodal
-launch effects).
+variation. tests/domain/sweep/test_repetition.py measures both coverages by simulation
+(normal and bimodal launch effects).
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ apart), over the points that two or more of the runs share, on log medians:
 Offsets and point noise are medians (robust to a few odd points); the t factor is the price of
 knowing the host from few runs, so MIN_RUNS runs (this one included) are needed before the
 history says anything: with fewer, the interval covers the run's own span and says so.
-tests/test_history.py measures the coverage by simulation (normal and two-state hosts).
+tests/domain/verdict/test_history.py measures the coverage by simulation (normal and
+two-state hosts).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ stored interval is its within-launch CI, taken as it is). Two runs are independe
 ratio of B's median over A's gets the two confidence intervals added in quadrature, side by
 side: below, B's lower side with A's upper one; above, B's upper side with A's lower one. B is
 *decidedly slower* where that interval of the ratio lies above 1, *decidedly faster* where it
-lies below, and *within noise* otherwise. tests/test_run_comparison.py measures, by
+lies below, and *within noise* otherwise. tests/domain/verdict/test_run_comparison.py measures, by
 simulation, how often two runs of the same machine are called different.
 """
 
