@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# `make demo PORT=8502` serves the dashboard on another port
+PORT ?= 8501
 
 .PHONY: install demo test check lint bench clean
 
@@ -30,7 +32,7 @@ demo: install
 		--run-id $$id && \
 	$(VENV)/bin/collsweep workload report data/workload.json --run $$id --replay --launches 3
 	$(VENV)/bin/collsweep runs
-	$(VENV)/bin/collsweep dashboard
+	$(VENV)/bin/collsweep dashboard --port $(PORT)
 
 # ruff, then the type checker (mypy, configured in pyproject.toml: strict on the domain and store)
 lint: install

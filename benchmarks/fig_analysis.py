@@ -24,6 +24,7 @@ from runners import store
 from runners.analysis.run_analysis import analyze_run
 from runners.domain.model.calibration_id import GammaKey
 from runners.domain.sweep.spec import load_spec
+from runners.store import run_reads
 
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic store is a test fixture
 from helpers import synthetic
@@ -61,8 +62,8 @@ def calibration(runs: dict[str, synthetic.RunSpec]) -> dict:
 
 def plain_read(path: Path, run_id: str) -> None:
     """What any command pays to look at a run: its points and raw samples."""
-    store.query(path, "SELECT * FROM points WHERE run_id = ?", [run_id])
-    store.query(path, "SELECT * FROM samples WHERE run_id = ?", [run_id])
+    run_reads.points_of(path, run_id)
+    run_reads.samples_of(path, run_id)
 
 
 def _quiet(line: str) -> None:
@@ -74,8 +75,7 @@ def measure(path: Path, label: str, spec: synthetic.RunSpec, mode: Mode) -> tupl
     repeats = mode.pick(3, 1, 1)
     log(f"figure 8: writing the {label} run")
     synthetic.write_run(path, spec)
-    count = store.query(path, "SELECT count(*) n FROM points WHERE run_id = ?", [spec.run_id])
-    points = int(count["n"].item())
+    points = len(run_reads.points_of(path, spec.run_id))
     read_s = median_time(lambda: plain_read(path, spec.run_id), repeats, warmup=False)
     log(f"figure 8: analysing the {label} run ({points} points)")
     analysis_s = median_time(lambda: analyze_run(path, spec.run_id, _quiet), repeats, warmup=False)

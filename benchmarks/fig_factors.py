@@ -21,19 +21,12 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import KIB, Check, log, run_python_job, table
-from runners import store
-from runners.domain.status import PointStatus
 from runners.domain.sweep.spec import SweepSpec
 from runners.domain.units import format_bytes, format_seconds
+from runners.store import across_runs
 
 OSU_SMALL_MAX = 8 * KIB
 OSU_SETTINGS = {"small": (100, 1000), "large": (10, 100)}  # (warm-ups, iterations a launch)
-POINTS_SQL = (  # the stored interval (widened by the host's history) and the launches' own
-    "SELECT algorithm, bytes, median_s, interval_low_s AS low_s, interval_high_s AS high_s, "
-    "coalesce(launch_low_s, interval_low_s) AS launch_low_s, "
-    "coalesce(launch_high_s, interval_high_s) AS launch_high_s FROM points "
-    "WHERE status = ? AND ranks = 2 AND median_s > 0 AND run_id IN (SELECT unnest(?))"
-)
 Overrides = list[list[str]]  # one `collsweep sweep` per list
 
 
@@ -138,16 +131,22 @@ def _sweep_variant(
 ) -> Timed:
     """Sweep one variant into `path` at p=2; the points of the runs it made."""
     log(f"figure 3 factors: {variant.name}")
-    before = set(_run_ids(path))
+    before = set(across_runs.run_ids(path))
     for overrides in variant.sweeps(spec):
         sweep(spec_file, path, ["--ranks", "2", *overrides])
-    made = [run for run in _run_ids(path) if run not in before]
-    points = store.query(path, POINTS_SQL, [PointStatus.OK.value, made])
-    return Timed(variant.key, points.set_index(["algorithm", "bytes"]))
+    made = [run for run in across_runs.run_ids(path) if run not in before]
+    return Timed(variant.key, _intervals(path, made).set_index(["algorithm", "bytes"]))
 
 
-def _run_ids(path: Path) -> list[str]:
-    return list(store.query(path, "SELECT run_id FROM runs").run_id) if path.exists() else []
+def _intervals(path: Path, runs: list[str]) -> pd.DataFrame:
+    """The runs' p=2 points: the stored interval (widened by the host's history) as low_s and
+    high_s, and the launches' own."""
+    points = across_runs.ok_points_of_every_run(path)
+    points = points[points.run_id.isin(runs) & (points.ranks == 2) & (points.median_s > 0)]
+    points = points.rename(columns={"interval_low_s": "low_s", "interval_high_s": "high_s"})
+    return points[
+        ["algorithm", "bytes", "median_s", "low_s", "high_s", "launch_low_s", "launch_high_s"]
+    ]
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:

@@ -22,8 +22,8 @@ import pandas as pd
 
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.mode import Mode, write_spec
-from runners import store
 from runners.domain.model.calibration_id import CalibrationKind
+from runners.store import across_runs
 
 GRID = """
 sizes = { min = 8, max = 33554432, factor = 4 }
@@ -39,11 +39,6 @@ passes = 2
 launches = 3
 """
 TARGETS = {"hand-written": 0.10, "forced library": 0.10, "winner": 0.90, "crossover": 0.80}
-ACCURACY_SQL = (
-    "SELECT calibration_id, variant, family, median_abs_error, decided_cells, winner_share, "
-    "measured_crossovers, crossover_inside_share FROM model_accuracy "
-    "WHERE placement = 'dedicated' AND NOT starts_with(calibration_id, $fitted)"
-)
 LAUNCHES = CalibrationKind.LAUNCHES.prefix  # the run's launches' own calibration: launches:<run>
 
 
@@ -55,7 +50,7 @@ def sweep(spec: Path, folder: Path) -> pd.DataFrame:
     result = run_command(argv, timeout=900)
     if result.returncode != 0 or result.timed_out:
         raise JobFailed(f"collsweep sweep failed: {result.stderr.strip().splitlines()[-1:]}")
-    return store.query(path, ACCURACY_SQL, {"fitted": CalibrationKind.FITTED.prefix})
+    return across_runs.dedicated_accuracy(path, CalibrationKind.FITTED.prefix)
 
 
 def rows_of(name: str, frame: pd.DataFrame) -> list[list[object]]:

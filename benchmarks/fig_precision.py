@@ -20,9 +20,8 @@ from benchmarks import fig_factors
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.fig_factors import by_size, osu_policy
 from benchmarks.mode import Mode, write_spec
-from runners import store
-from runners.domain.status import PointStatus
 from runners.domain.sweep.spec import SweepSpec
+from runners.store import across_runs
 
 
 @dataclass
@@ -52,12 +51,7 @@ def sweep(spec: Path, store_path: Path, overrides: list[str]) -> float:
 
 def summarize_store(result: PolicyResult, store_path: Path, target: float) -> None:
     """Fill in points, precise points, iterations, span and medians from a store."""
-    frame = store.query(
-        store_path,
-        "SELECT run_id, algorithm, ranks, bytes, median_s, ci_rel_halfwidth, iterations, "
-        "started_at, finished_at FROM points WHERE status = ?",
-        [PointStatus.OK],
-    )
+    frame = across_runs.ok_points_of_every_run(store_path)
     result.points = len(frame)
     result.precise = int((frame["ci_rel_halfwidth"] <= target).sum())  # NaN counts as not
     result.iterations = int(frame["iterations"].sum())

@@ -27,26 +27,14 @@ import pandas as pd
 
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table
 from benchmarks.mode import Mode, write_spec
-from runners import store
-from runners.domain.status import PointStatus
+from runners.store import across_runs
 
 TARGETS = {"coverage": 0.90, "agreement": 0.95, "decided": 0.60, "wall_s": 150.0}
-POINTS_SQL = (
-    "SELECT run_id, algorithm, ranks, bytes, median_s, ci_low_s, ci_high_s, interval_low_s, "
-    "interval_high_s, coalesce(launch_low_s, interval_low_s) AS launch_low_s, "
-    "coalesce(launch_high_s, interval_high_s) AS launch_high_s FROM points WHERE status = $ok"
-)
-RUNS_SQL = "SELECT run_id FROM runs ORDER BY started_at"
 BOUNDS = {  # the interval each coverage reads
     "stored": ("interval_low_s", "interval_high_s"),
     "launches": ("launch_low_s", "launch_high_s"),
     "ci": ("ci_low_s", "ci_high_s"),
 }
-WINNERS_SQL = "SELECT run_id, ranks, bytes, winner, decided FROM winners"
-FASTEST_SQL = (
-    "SELECT run_id, ranks, bytes, arg_min(algorithm, median_s) AS fastest FROM points "
-    "WHERE status = $ok GROUP BY ALL"
-)
 
 
 def sweep_repeatedly(spec: Path, store_path: Path, times: int, gap_s: float) -> list[float]:
@@ -150,10 +138,10 @@ def run(mode: Mode) -> Figure:
         path = Path(folder) / "repro.duckdb"
         spec_file = write_spec(mode.preset(), Path(folder))
         walls = sweep_repeatedly(spec_file, path, mode.pick(4, 4, 2), mode.pick(300, 60, 0))
-        ok = {"ok": PointStatus.OK}
-        points = store.query(path, POINTS_SQL, ok)
-        winners, fastest = store.query(path, WINNERS_SQL), store.query(path, FASTEST_SQL, ok)
-        runs = list(store.query(path, RUNS_SQL).run_id)
+        points = across_runs.ok_points_of_every_run(path)
+        winners = across_runs.winners_of_every_run(path)
+        fastest = across_runs.fastest_of_every_run(path)
+        runs = across_runs.run_ids(path)
     figure = Figure(
         6,
         "Reproducibility",

@@ -1,6 +1,7 @@
 """The dashboard's data: aggregating SQL over the results store, one loader per page view.
 
-The loaders live in dashboard/data/, a module per page; this module names them for the views.
+The loaders are the store's (runners/store/dashboard_reads/, a module per page, so SQL is
+written only in the store); this module names them for the views.
 
 Every public function takes the store's path, opens one short read-only connection
 (runners.store.open_readonly: no writes, no file access from SQL) and returns small
@@ -13,7 +14,7 @@ raises store.StoreError; failing SQL raises store.QueryError.
 
 from __future__ import annotations
 
-from dashboard.data.assumptions import (
+from runners.store.dashboard_reads.assumptions import (
     AssumptionData,
     RunAssumptions,
     assumption_matrix,
@@ -22,21 +23,21 @@ from dashboard.data.assumptions import (
     assumptions_data,
     run_assumptions,
 )
-from dashboard.data.base import (
+from runners.store.dashboard_reads.base import (
     Catalog,
     Scope,
     catalog,
     reading,
 )
-from dashboard.data.crossovers import CrossoverData, crossover_data, verdict
-from dashboard.data.curves import (
+from runners.store.dashboard_reads.crossovers import CrossoverData, crossover_data, verdict
+from runners.store.dashboard_reads.curves import (
     CurvesData,
     crossover_note,
     curves_data,
     envelope_crossovers,
     pass_spread,
 )
-from dashboard.data.model_fit import (
+from runners.store.dashboard_reads.model_fit import (
     OUTLIER_FACTOR,
     FitComparison,
     calibration,
@@ -47,8 +48,8 @@ from dashboard.data.model_fit import (
     parameter_table,
     residuals,
 )
-from dashboard.data.override import baselines, override_impact, override_summary
-from dashboard.data.runs import (
+from runners.store.dashboard_reads.override import baselines, override_impact, override_summary
+from runners.store.dashboard_reads.runs import (
     Overview,
     compare_runs,
     machine_probes,
@@ -61,8 +62,13 @@ from dashboard.data.runs import (
     runs_table,
     time_span_note,
 )
-from dashboard.data.tuning import tuned_entries, tuned_runs, tuning_file_of, tuning_ratios
-from dashboard.data.user_sql import (
+from runners.store.dashboard_reads.tuning import (
+    tuned_entries,
+    tuned_runs,
+    tuning_file_of,
+    tuning_ratios,
+)
+from runners.store.dashboard_reads.user_sql import (
     FALLBACK_EXAMPLES,
     USER_SQL_MAX_ROWS,
     USER_SQL_TIMEOUT_S,
@@ -73,8 +79,13 @@ from dashboard.data.user_sql import (
     run_user_sql,
     schema_reference,
 )
-from dashboard.data.verdict import VerdictData, verdict_data
-from dashboard.data.workload import WorkloadData, workload_data, workload_runs, workloads_of
+from runners.store.dashboard_reads.verdict import VerdictData, verdict_data
+from runners.store.dashboard_reads.workload import (
+    WorkloadData,
+    workload_data,
+    workload_runs,
+    workloads_of,
+)
 
 __all__ = [
     "FALLBACK_EXAMPLES",

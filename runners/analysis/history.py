@@ -10,12 +10,7 @@ from pathlib import Path
 from runners import store
 from runners.domain.verdict.history import EARLIER_RUNS, RunToRun, run_to_run
 from runners.store.intervals import apply_history
-
-EARLIER_SQL = """
-SELECT o.run_id FROM runs r
-JOIN runs o ON o.host = r.host AND o.run_id <> r.run_id AND o.started_at < r.started_at
-WHERE r.run_id = ? ORDER BY o.started_at DESC LIMIT ?
-"""
+from runners.store.run_reads import earlier_runs_on_host
 
 Group = tuple[int, bool]  # (ranks, oversubscribed)
 
@@ -23,7 +18,7 @@ Group = tuple[int, bool]  # (ranks, oversubscribed)
 def host_history(path: Path, run_id: str) -> dict[Group, RunToRun]:
     """Per group size (dedicated and oversubscribed apart), where a repeat of the run lands,
     from the run and its host's most recent earlier runs at the points they share."""
-    earlier = list(store.query(path, EARLIER_SQL, [run_id, EARLIER_RUNS]).run_id)
+    earlier = earlier_runs_on_host(path, run_id, EARLIER_RUNS)
     if not earlier:
         return {}
     frame = store.ok_points(path, [run_id, *earlier])

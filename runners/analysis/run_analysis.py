@@ -73,36 +73,8 @@ from runners.domain.model.calibration_id import with_caveat
 from runners.domain.status import PointStatus
 from runners.domain.verdict.provisional import provisional_reason
 from runners.process.faults import hold_at
+from runners.store import run_reads
 from runners.store.migrations import COLLECTIVE_TABLES
-
-CROSSOVERS_SQL = """
-SELECT collective, ranks, dtype, op, algorithm_a, algorithm_b, kind,
-       coalesce(calibration_id, '') AS calibration_id, bytes, low_bytes, high_bytes, detail
-FROM crossovers
-WHERE run_id = ?
-ORDER BY collective, ranks, dtype, op, least(algorithm_a, algorithm_b),
-         greatest(algorithm_a, algorithm_b), kind, calibration_id, bytes
-"""
-
-WINNERS_SQL = """
-SELECT collective, ranks, dtype, op, bytes, winner, runner_up,
-       CASE WHEN decided THEN 'decided' ELSE 'tie' END AS verdict,
-       round(ratio, 3) AS ratio, round(ratio_low, 3) AS ratio_low,
-       round(ratio_high, 3) AS ratio_high, launches, pairing
-FROM winners
-WHERE run_id = ? AND coalesce(library, 'all') = 'all'
-ORDER BY collective, ranks, dtype, op, bytes
-"""
-
-AGREEMENT_SQL = """
-SELECT collective, scope, calibration_id, points, model_pick_share, median_slowdown,
-       mean_slowdown, same_model_share
-FROM agreement
-WHERE run_id = ?
-ORDER BY collective <> 'allreduce', collective, scope <> 'run', scope <> 'dedicated',
-         scope <> 'oversubscribed', ranks, dtype, op,
-         calibration_id
-"""
 
 
 class AnalysisError(BadInput):
@@ -181,8 +153,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         mine = run_calibrations(path, run, fitted_on, progress, name)
         calibrations += mine
         models.params = [Params.from_row(cal) for cal in mine]
-    probes = store.query(path, "SELECT * FROM probes WHERE run_id = ?", [run_id])
-    probes = probes.to_dict("records")
+    probes = run_reads.probes_of(path, run_id)
     # computed in memory, then stored in one transaction: all or nothing
     comparisons = Comparisons.load(path, run_id)
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -348,25 +319,26 @@ def after_sweep(
 def crossovers_frame(path: Path, run_id: str) -> pd.DataFrame:
     """A run's stored crossovers, pairs together, with the calibration source of predicted ones."""
     _require_run(path, run_id)
-    return store.query(path, CROSSOVERS_SQL, [run_id])
+    return run_reads.stored_crossovers(path, run_id)
 
 
 def winners_frame(path: Path, run_id: str) -> pd.DataFrame:
     """A run's stored winners per cell: decided by the paired launches, or a tie."""
     _require_run(path, run_id)
-    return store.query(path, WINNERS_SQL, [run_id])
+    return run_reads.stored_winners(path, run_id)
 
 
 def agreement_frame(path: Path, run_id: str) -> pd.DataFrame:
     """A run's stored agreement rows, the whole run first."""
     _require_run(path, run_id)
-    return store.query(path, AGREEMENT_SQL, [run_id])
+    return run_reads.stored_agreement(path, run_id)
 
 
 def _require_run(path: Path, run_id: str) -> None:
     if store.get_run(path, run_id) is None:
         if not Path(path).exists():
-            store.query(path, "SELECT 1")  # raises the store's "no results store" error
+            with store.open_readonly(path):  # raises the store's "no results store" error
+                pass
         raise AnalysisError(f"no run {run_id!r} in {path}; see `collsweep runs`")
 
 

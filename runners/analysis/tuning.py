@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners import store
 from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
@@ -26,6 +25,7 @@ from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, autotuned_of
 from runners.domain.libraries.tuning import Band, bands
 from runners.domain.verdict.comparison import Comparison
+from runners.store.run_reads import assumption_counts
 
 
 @dataclass(frozen=True)
@@ -164,11 +164,7 @@ def _crossings(
 
 def assumption_states(path: Path, run_id: str) -> dict[str, dict[str, int]]:
     """Per assumption, how many of the run's checks hold, are violated or unknown."""
-    frame = store.query(
-        path,
-        "SELECT name, state, count(*) AS n FROM assumptions WHERE run_id = ? GROUP BY ALL",
-        [run_id],
-    )
+    frame = assumption_counts(path, run_id)
     out: dict[str, dict[str, int]] = {}
     for row in frame.itertuples(index=False):
         out.setdefault(row.name, {})[row.state] = int(row.n)

@@ -37,9 +37,8 @@ from runners.domain.verdict.comparison import (
 )
 from runners.domain.workload.file import Call, Workload
 from runners.domain.workload.policy import CallKey, Policy, policies, run_libraries
+from runners.store.run_reads import predictions_of
 from runners.store.workloads import replace_workload_report
-
-PREDICTIONS_SQL = "SELECT point_id, calibration_id, predicted_s FROM predictions WHERE run_id = ?"
 
 SAME = "same as default"
 
@@ -73,7 +72,7 @@ class RunFacts:
         order = store.calibration_order(path, run_id)
         rank = {cal: i for i, cal in enumerate(order)}
         predicted: dict[str, tuple[int, float]] = {}
-        for r in store.query(path, PREDICTIONS_SQL, [run_id]).itertuples(index=False):
+        for r in predictions_of(path, run_id).itertuples(index=False):
             here = rank.get(r.calibration_id, len(order))
             if r.predicted_s is not None and here < predicted.get(r.point_id, (math.inf, 0))[0]:
                 predicted[r.point_id] = (here, float(r.predicted_s))

@@ -7,6 +7,7 @@ import argparse
 
 from runners.analysis import run_analysis
 from runners.cli.common import (
+    add_run_argument,
     add_store_option,
     store_path,
 )
@@ -28,6 +29,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         "crossovers, best choices, agreement and assumption checks (replacing earlier ones). "
         "A sweep does this when it ends.",
     )
-    analyze.add_argument("run", help="run id (see collsweep runs)")
+    add_run_argument(analyze, "run", help="run id or name (see collsweep runs)")
     add_store_option(analyze)
     analyze.set_defaults(handler=run)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from runners import store
 from runners.domain.errors import BadInput
 from runners.domain.libraries.catalog import known_names
+from runners.domain.names import run_id_problem
 from runners.domain.units import parse_bytes, seconds_column
 from runners.store import default_store
 
@@ -62,6 +64,42 @@ def store_path(args: argparse.Namespace) -> Path:
     if args.store is not None and not args.store.strip():
         raise UsageError("--store is empty: name a results store, or leave the option out")
     return Path(args.store) if args.store else default_store()
+
+
+def add_run_argument(
+    parser: argparse.ArgumentParser, *flags: str, **options: object
+) -> argparse.Action:
+    """An argument naming a stored run by its id or by its name; main() turns it into the
+    run's id (resolve_runs) before the command runs."""
+    action = parser.add_argument(*flags, **options)  # type: ignore[arg-type]
+    named = parser.get_default("run_references") or ()
+    parser.set_defaults(run_references=(*named, action.dest))
+    return action
+
+
+def resolve_runs(args: argparse.Namespace) -> None:
+    """Replace each run argument's value (add_run_argument) by the id of the run it names."""
+    for dest in getattr(args, "run_references", ()):
+        reference = getattr(args, dest)
+        if reference is not None:
+            setattr(args, dest, run_id_of(store_path(args), reference))
+
+
+def run_id_of(path: Path, reference: str) -> str:
+    """The id of the one run ``reference`` names in the store at ``path``: a run id, else a
+    run's name. A name several runs share, or one no run has, is a UsageError; an id the
+    store does not hold is returned as it is, for the command to say so in its own words."""
+    found = store.runs_called(path, reference)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise UsageError(
+            f"{len(found)} runs are called {reference!r} ({', '.join(found)}): give one's id"
+        )
+    problem = run_id_problem(reference)
+    if problem:
+        raise UsageError(f"no run is named {reference!r}, and {problem}; see `collsweep runs`")
+    return reference
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:

@@ -8,13 +8,13 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from runners import store
-from runners.cli.common import UsageError, add_store_option, store_path
+from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.domain.collectives.collective import group_title
 from runners.domain.names import checked_run_id
 from runners.domain.sweep.run_labels import run_title, stored_tags
 from runners.domain.units import aligned_lines, format_bytes, format_ratio
 from runners.domain.verdict.run_comparison import FASTER, SLOWER
-from runners.store.run_compare import compare_runs
+from runners.store.run_compare import compare_runs, no_overlap_reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     if run_a == run_b:
         raise UsageError("RUN_A and RUN_B are the same run: name two runs")
     found = compare_runs(store_path(args), run_a, run_b)
+    if not found.summary["matching_points"]:
+        why = no_overlap_reason(store_path(args), run_a, run_b) or "no point is ok in both"
+        raise UsageError(f"{run_a} and {run_b} share no point to compare: {why}")
     failures = failed_conditions(found.summary, args.fail_on or [])
     labels = run_labels(store_path(args), run_a, run_b)
     if args.json:
@@ -156,13 +159,14 @@ def add(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="run B against run A: decided slow-downs, speed-ups and winner changes",
         description="Compare two stored runs at every point they share (same algorithm, "
-        "ranks, size, dtype and op): B's median over A's with a 95%% interval from both "
+        "ranks, size, dtype and op): B's median over A's with a 95% interval from both "
         "points' launch-to-launch intervals, called decidedly slower or faster only when the "
         "interval excludes 1; and every cell both runs decided, flagged where the winner "
-        "changed. Exit status 1 when a --fail-on condition holds (for CI), 2 on bad input.",
+        "changed. Exit status 1 when a --fail-on condition holds (for CI), 2 on bad input "
+        "and when the runs share no point.",
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="the baseline run")
-    parser.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
+    add_run_argument(parser, "run_a", metavar="RUN_A", help="the baseline run (id or name)")
+    add_run_argument(parser, "run_b", metavar="RUN_B", help="the run compared with it")
     parser.add_argument(
         "--fail-on",
         action="append",

@@ -12,6 +12,7 @@ from runners import store
 from runners.analysis import run_analysis
 from runners.analysis.verdict import run_verdict
 from runners.cli.common import (
+    add_run_argument,
     add_store_option,
     render,
     store_path,
@@ -139,7 +140,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--summary prints the verdict instead: per group the winner along the size axis "
         "(ties where the launches disagree) and where it changes, measured beside predicted.",
     )
-    crossovers.add_argument("run", help="run id (see collsweep runs)")
+    add_run_argument(crossovers, "run", help="run id or name (see collsweep runs)")
     crossovers.add_argument(
         "--summary", action="store_true", help="the verdict per group, not the tables"
     )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
+import socket
 import subprocess
 import sys
 
@@ -19,6 +21,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve the Streamlit dashboard on 127.0.0.1 for one store (python -m dashboard.serve)."""
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be 1..65535, got {args.port}")
+    taken = port_in_use(args.port)
+    if taken:
+        raise UsageError(f"port {args.port} on {HOST} is {taken}: choose another with --port")
     command = [sys.executable, "-m", "dashboard.serve", "--store", str(store_path(args))]
     command += ["--port", str(args.port), *(["--open"] if args.open else [])]
     server = subprocess.Popen(command, preexec_fn=dies_with_parent())  # SIGKILL of us too
@@ -29,6 +34,22 @@ def run(args: argparse.Namespace) -> int:
         server.send_signal(signal.SIGINT)  # a terminal's Ctrl-C reached it already; no harm
         server.wait()
         return 130
+
+
+HOST = "127.0.0.1"  # the dashboard never listens on any other address
+
+
+def port_in_use(port: int) -> str:
+    """Why the dashboard cannot listen on ``port`` ("taken by another server", ...), or ""."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Tornado binds
+        try:
+            probe.bind((HOST, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return "taken by another server"
+            return f"not free ({exc.strerror or exc})"
+    return ""
 
 
 def add(sub: argparse._SubParsersAction) -> None:

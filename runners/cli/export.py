@@ -7,6 +7,7 @@ from pathlib import Path
 
 from runners.cli.common import (
     UsageError,
+    add_run_argument,
     add_store_option,
     store_path,
 )
@@ -31,7 +32,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         description="Write the run's tables (runs, points, samples, and the model tables) "
         "as CSV or Parquet files into a folder.",
     )
-    export.add_argument("run", help="run id (see collsweep runs)")
+    add_run_argument(export, "run", help="run id or name (see collsweep runs)")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
     export.add_argument("--output", default="data/exports", help="folder (default data/exports)")
     add_store_option(export)

@@ -14,6 +14,7 @@ from runners.analysis import run_analysis
 from runners.analysis.run_analysis import model_of
 from runners.cli.common import (
     UsageError,
+    add_run_argument,
     add_store_option,
     byte_size,
     store_path,
@@ -278,7 +279,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     parser.add_argument("--op", choices=sorted(OPS), default="sum")
     parser.add_argument("--calibration", metavar="ID", help="stored calibration to use")
-    parser.add_argument(
+    add_run_argument(
+        parser,
         "--run",
         metavar="RUN",
         help="use RUN's own calibration, as every dashboard page does (its launches' first); "

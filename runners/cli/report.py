@@ -10,6 +10,7 @@ from pathlib import Path
 from runners import store
 from runners.cli.common import (
     UsageError,
+    add_run_argument,
     add_store_option,
     store_path,
 )
@@ -37,7 +38,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "assumptions and the provenance. Plotly is inline: it opens without a server or the "
         "network. The Verdict page of the dashboard offers the same file.",
     )
-    parser.add_argument("run", help="run id (see collsweep runs)")
+    add_run_argument(parser, "run", help="run id or name (see collsweep runs)")
     parser.add_argument("--out", required=True, help="the HTML file to write")
     add_store_option(parser)
     parser.set_defaults(handler=run)

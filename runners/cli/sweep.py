@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from runners import store
 from runners.analysis import run_analysis
 from runners.analysis.workload_report import report_workload
-from runners.cli.common import UsageError, add_store_option, store_path
+from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.cli.workload_texts import report_text
 from runners.domain.status import RunStatus
@@ -197,10 +197,11 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def _add_resume_options(parser: argparse.ArgumentParser) -> None:
     """--resume and what it may be told: keep the failed points, trust the stored launcher."""
-    parser.add_argument(
+    add_run_argument(
+        parser,
         "--resume",
         metavar="RUN",
-        help="finish RUN: measure its missing, failed and timed-out points",
+        help="finish RUN (an id or a name): measure its missing, failed and timed-out points",
     )
     parser.add_argument(
         "--keep-failed",

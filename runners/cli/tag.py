@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from runners import store
-from runners.cli.common import UsageError, add_store_option, store_path
+from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.domain.names import checked_run_id
 from runners.domain.sweep.run_labels import checked_name, checked_tags, run_title, stored_tags
 
@@ -53,7 +53,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "1-64 letters, digits, '.', '_', '-' or ':', at most 32 a run. Bad values: exit 2, "
         "nothing written. Prints the run as pickers name it: 'name (run id) [tags]'.",
     )
-    parser.add_argument("run", metavar="RUN", help="run id (see collsweep runs)")
+    add_run_argument(parser, "run", metavar="RUN", help="run id or name (see collsweep runs)")
     parser.add_argument("--name", metavar="TEXT", help="the run's new name ('' removes it)")
     parser.add_argument(
         "--add", nargs="+", action="extend", metavar="T", help="tags to add (repeatable)"

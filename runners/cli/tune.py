@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from runners.analysis.tuning_files import TuneRequest, file_bands, file_warnings, group_label, tune
-from runners.cli.common import add_store_option, int_list, store_path
+from runners.cli.common import add_run_argument, add_store_option, int_list, store_path
 from runners.domain.libraries import DEFAULT, RUNNABLE
 from runners.domain.libraries.catalog import local_name
 from runners.domain.libraries.tuning import band_ranges, provenance_path
@@ -69,7 +69,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "measured crossovers, else at geometric midpoints. Also writes OUT.provenance.json; "
         "nothing when the run cannot make one.",
     )
-    parser.add_argument("run", help="run id (see collsweep runs)")
+    add_run_argument(parser, "run", help="run id or name (see collsweep runs)")
     parser.add_argument("--out", required=True, help="the tuning file to write (JSON)")
     parser.add_argument(
         "--library",

@@ -9,7 +9,7 @@ from typing import Any
 
 from runners import store
 from runners.analysis.workload_report import report_workload
-from runners.cli.common import UsageError, add_store_option, store_path
+from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.cli.workload_texts import report_text
 from runners.domain.names import run_id_problem
 from runners.domain.workload.file import load_workload
@@ -68,7 +68,9 @@ def add_report(actions: argparse._SubParsersAction) -> None:
         "(tables workload_policies, workload_calls) for the dashboard's Workload page.",
     )
     parser.add_argument("workload", metavar="W", help="a workload file")
-    parser.add_argument("--run", required=True, help="the run whose points price the calls")
+    add_run_argument(
+        parser, "--run", required=True, help="the run (id or name) whose points price the calls"
+    )
     parser.add_argument(
         "--json", action="store_true", help='{"policies": [{"policy", "total_s", ...}]}'
     )

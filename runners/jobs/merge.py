@@ -21,6 +21,7 @@ from runners.domain.sweep.plan import all_point_ids
 from runners.domain.sweep.spec import SpecError, parse_spec
 from runners.jobs.run_writer import recover_abandoned
 from runners.jobs.sweep import final_status
+from runners.store.run_reads import run_statuses
 
 LOG_TAIL_LINES = 12
 
@@ -52,8 +53,8 @@ def failed_task_logs(logs: list[Path]) -> list[str]:
         finished = False
         if shard.exists():
             try:
-                runs = store.query(shard, "SELECT status FROM runs")
-                finished = bool(len(runs)) and set(runs.status) <= {RunStatus.COMPLETE}
+                statuses = run_statuses(shard)
+                finished = bool(statuses) and statuses <= {RunStatus.COMPLETE}
             except store.StoreError:
                 finished = False
         if not finished:

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from runners import store
 from runners.domain.status import PointStatus
 from runners.domain.sweep.point_row import PointRow
 from runners.domain.sweep.records import TimingPolicy
 from runners.domain.sweep.repetition import Repetition, launch_spread, point_summary
+from runners.store.run_reads import samples_of
 
 Sample = dict[str, Any]  # seconds, pass, launch
 
@@ -34,12 +34,7 @@ class PointHistory:
     @classmethod
     def load(cls, path: Path, run_id: str) -> PointHistory:
         """The samples a run has stored (for a resumed run)."""
-        frame = store.query(
-            path,
-            "SELECT point_id, seconds, pass, coalesce(launch, 0) AS launch FROM samples "
-            "WHERE run_id = ? ORDER BY point_id, iteration",
-            [run_id],
-        )
+        frame = samples_of(path, run_id)
         history = cls()
         for row in frame.itertuples(index=False):
             history.samples.setdefault(row.point_id, []).append(

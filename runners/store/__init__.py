@@ -3,10 +3,11 @@
 The package owns the schema version and migrations (schema.py), the only writes (writes.py;
 its values typed for their columns by columns.py), the named reads shared by the CLI, the
 analysis and the dashboard (reads.py; a run's points: point_reads.py; the runs listing:
-reports.py), opening the file with its lock, damage check and read limits
-(storefile.py), the run journal and lock beside the file (journal.py), reports, salvage and
-merging shard stores (merge.py). It never imports MPI, so the dashboard
-uses it too. The tables are documented in docs/schema.md. This module names the public API.
+reports.py; the dashboard's pages: dashboard_reads/), opening the file with its lock, damage
+check and read limits (storefile.py), the run journal and lock beside the file (journal.py),
+reports, salvage and merging shard stores (merge.py): the only place SQL is written, the
+user's own SQL aside (user_query.py). It never imports MPI, so the dashboard uses it too.
+The tables are documented in docs/schema.md. This module names the public API.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from runners.store.reads import (
     provisional_reasons,
     query,
     reading,
+    runs_called,
 )
 from runners.store.schema import (
     ASSUMPTION_STATES,
@@ -141,6 +143,7 @@ __all__ = [
     "replace_model_accuracy",
     "replace_predictions",
     "replace_winners",
+    "runs_called",
     "stored_schema_version",
     "storefile",
     "unit_medians",

@@ -108,7 +108,9 @@ def read_frame(
         return bounded_query(con, sql, params)
 
 
-def _lookup(source: Source, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+def _lookup(
+    source: Source, sql: str, params: Sequence[Any] | dict[str, Any]
+) -> list[dict[str, Any]]:
     """Rows of a read-only lookup as dicts, JSON columns decoded; [] if the store is missing."""
     if not isinstance(source, Connection) and not Path(source).exists():
         return []
@@ -189,3 +191,15 @@ def provisional_reasons(source: Source, run_id: str) -> list[str]:
         [run_id],
     )
     return [row["provisional_reason"] for row in rows]
+
+
+def runs_called(source: Source, reference: str) -> list[str]:
+    """The ids of the runs ``reference`` names: the run with that id, else every run with that
+    name, oldest first; [] when the store is missing or none matches."""
+    rows = _lookup(
+        source,
+        "SELECT run_id FROM runs WHERE run_id = $ref OR (name = $ref AND NOT EXISTS "
+        "(SELECT 1 FROM runs WHERE run_id = $ref)) ORDER BY started_at",
+        {"ref": reference},
+    )
+    return [row["run_id"] for row in rows]

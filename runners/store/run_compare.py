@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from runners.domain.status import PointStatus
-from runners.domain.units import counted, format_duration, format_ratio
+from runners.domain.units import counted, format_bytes, format_duration, format_ratio
 from runners.domain.verdict.history import MIN_RUNS
 from runners.domain.verdict.run_comparison import (
     PointTimes,
@@ -21,7 +21,8 @@ from runners.domain.verdict.run_comparison import (
     summary_counts,
     winner_changes,
 )
-from runners.store.reads import get_run, query
+from runners.store.point_reads import point_grid
+from runners.store.reads import Source, get_run, query, reading
 from runners.store.storefile import StoreError
 
 MATCHING_SQL = """
@@ -101,6 +102,35 @@ def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
         query(path, WINNERS_SQL, [run_b]).to_dict("records"),
     )
     return RunComparison(run_a, run_b, frame[POINT_COLUMNS], winners)
+
+
+DIMENSIONS = ("algorithm", "ranks", "bytes", "dtype", "op")  # what makes two points the same
+
+
+def no_overlap_reason(source: Source, run_a: str, run_b: str) -> str:
+    """Why two runs share no point, in words: the dimensions whose values do not overlap
+    (e.g. "ranks: A has 2, B has 4"); "" when they do share points or a run has none."""
+    with reading(source) as con:
+        values = {run: point_grid(con, run)[list(DIMENSIONS)] for run in (run_a, run_b)}
+    if any(frame.empty for frame in values.values()):
+        return ""
+    points = [set(values[run].itertuples(index=False, name=None)) for run in (run_a, run_b)]
+    if points[0] & points[1]:
+        return ""
+    parts = []
+    for dim in DIMENSIONS:
+        a, b = (set(values[run][dim].tolist()) for run in (run_a, run_b))
+        if not a & b:
+            parts.append(f"{dim}: A has {_listed(dim, a)}, B has {_listed(dim, b)}")
+    return "; ".join(parts) or "every dimension overlaps, but no combination of them does"
+
+
+def _listed(dim: str, values: set) -> str:
+    """A dimension's values in order (numbers as numbers, sizes in bytes' units), six at most."""
+    shown = sorted(values)
+    words = [format_bytes(int(v)) if dim == "bytes" else str(v) for v in shown[:6]]
+    more = f" and {len(shown) - 6} more" if len(shown) > 6 else ""
+    return ", ".join(words) + more
 
 
 HISTORY_SQL = """

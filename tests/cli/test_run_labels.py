@@ -155,6 +155,46 @@ def test_compare_and_the_verdict_name_the_run(labelled: Path, capsys) -> None:
     assert capsys.readouterr().out.startswith("p=")  # an unnamed run: no header
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["crossovers", "nightly MPICH", "--summary"],
+        ["compare", "nightly MPICH", RUN_B],
+        ["tag", "nightly MPICH", "--add", "again"],
+        ["analyze", "nightly MPICH"],
+        ["export", "nightly MPICH", "--format", "csv"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_runs_name_is_accepted_wherever_its_id_is(
+    labelled: Path, tmp_path: Path, capsys, argv: list[str]
+) -> None:
+    """The name and the id give the same output (exports and tags aside: they write)."""
+    extra = ["--output", str(tmp_path / "by")] if argv[0] == "export" else []
+    capsys.readouterr()
+    assert main([*argv, *extra, "--store", str(labelled)]) == 0
+    by_name = capsys.readouterr().out
+    if argv[0] == "export":
+        assert {f.name.split("_")[0] for f in (tmp_path / "by").iterdir()} == {RUN_A}
+        return
+    by_id = [RUN_A if word == "nightly MPICH" else word for word in argv]
+    assert main([*by_id, "--store", str(labelled)]) == 0
+    assert capsys.readouterr().out == by_name or argv[0] == "tag"
+
+
+def test_a_name_two_runs_share_or_no_run_has_is_one_line_exit_2(labelled: Path, capsys) -> None:
+    assert main(["tag", RUN_B, "--name", "nightly MPICH", "--store", str(labelled)]) == 0
+    capsys.readouterr()
+    assert main(["crossovers", "nightly MPICH", "--summary", "--store", str(labelled)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "2 runs are called 'nightly MPICH'" in err and RUN_A in err and RUN_B in err
+    assert len(err.splitlines()) == 1
+    assert main(["compare", "no such run", RUN_B, "--store", str(labelled)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no run is named 'no such run', and a run id must be" in err
+    assert len(err.splitlines()) == 1
+
+
 def test_the_report_is_headed_by_the_runs_name(labelled: Path) -> None:
     from dashboard.report import report_html
 

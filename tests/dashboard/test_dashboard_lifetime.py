@@ -1,5 +1,5 @@
 """`collsweep dashboard` killed outright takes its server with it (runners.process.lifetime):
-nothing is left holding the port."""
+nothing is left holding the port; a port already taken is refused before anything starts."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import pytest
 from conftest import ROOT, processes_with, wait_until
 
 from dashboard import serve
+from runners.cli.dashboard import port_in_use
+from runners.cli.main import main
 from runners.process.lifetime import dies_with_parent
 
 MARK = "COLLSWEEP_TEST_DASHBOARD"
@@ -28,13 +30,26 @@ def free_port() -> int:
 
 def port_free(port: int) -> bool:
     """Whether a new server could listen on the port (connections in TIME_WAIT do not count)."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
+    return not port_in_use(port)
+
+
+def test_a_taken_port_is_one_line_exit_2_and_starts_nothing(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv(MARK, tmp_path.name)  # what a started server would inherit
+    with socket.socket() as other:
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        status = main(["dashboard", "--port", str(port), "--store", str(tmp_path / "s.duckdb")])
+        told = capsys.readouterr()
+        assert status == 2 and told.out == "" and "ready" not in told.err
+        assert told.err.strip() == (
+            f"collsweep dashboard: error: port {port} on 127.0.0.1 is taken by another server: "
+            "choose another with --port"
+        )
+        assert processes_with(MARK, tmp_path.name) == []
 
 
 @pytest.mark.slow

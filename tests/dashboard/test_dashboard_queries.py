@@ -149,7 +149,7 @@ def test_provenance_diff_lists_only_changed_fields(demo_store: Path) -> None:
 def test_provenance_is_compared_key_by_key() -> None:
     """The spec's TOML and the JSON columns open up into dotted keys, so a diff names the one
     knob or spec key that changed instead of two whole blobs."""
-    from dashboard.data.runs import flat_provenance
+    from runners.store.dashboard_reads.runs import flat_provenance
 
     env = '{"jobs": {"ranks=2": {"MPIR_CVAR_X": "1"}}, "load_average_before": [0.1, 0.2, 0.3]}'
     run = {

@@ -14,12 +14,12 @@ from conftest import ROOT
 from helpers import synthetic
 from streamlit.testing.v1 import AppTest
 
-from dashboard.data.workload import sequence_counts, unreplayed
 from runners import store
 from runners.analysis.workload_report import report_workload
 from runners.domain.libraries.tuning import Band
 from runners.domain.units import column_unit, format_ratio, format_seconds
 from runners.domain.workload.file import workload_from_json
+from runners.store.dashboard_reads.workload import sequence_counts, unreplayed
 from runners.store.workloads import add_replays
 
 APP = ROOT / "dashboard" / "app.py"

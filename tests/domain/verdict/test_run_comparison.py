@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_cli
+from helpers import synthetic
 
 from runners.cli.main import main
 from runners.domain.sweep.repetition import Repetition, point_summary
@@ -125,7 +126,7 @@ def test_compare_json_has_stable_keys_and_agrees_with_the_text(demo_store: Path,
     [
         ((RUN_A, RUN_A), "same run"),
         ((RUN_A, "r20990101-000000-zzzz"), "no run"),
-        ((RUN_A, "../etc"), "run id"),
+        ((RUN_A, "../etc"), "no run is named '../etc', and a run id must be"),
         ((RUN_A, RUN_B, "--fail-on", "faster"), "invalid choice"),
     ],
 )
@@ -140,6 +141,21 @@ def test_bad_input_is_one_line_and_exit_2(
     assert status == 2 and message in told.err and told.out == ""
     errors = [line for line in told.err.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Traceback" not in told.err  # argparse adds its usage above
+
+
+def test_runs_that_share_no_point_are_exit_2_with_the_reason(tmp_path: Path, capsys) -> None:
+    """Even with --fail-on: nothing compared is not a pass."""
+    small = {"sizes": (8, 65536), "algorithms": ("ring",), "samples": 5, "launches": 1}
+    specs = [
+        synthetic.RunSpec(run_id="r1", ranks=(2,), timeout_point=False, **small),
+        synthetic.RunSpec(run_id="r2", ranks=(4,), seed=1, timeout_point=False, **small),
+    ]
+    path = tmp_path / "s.duckdb"
+    synthetic.build_store(path, specs)
+    assert main(["compare", "r1", "r2", "--fail-on", "slower", "--store", str(path)]) == 2
+    told = capsys.readouterr()
+    assert told.out == "" and len(told.err.strip().splitlines()) == 1
+    assert "r1 and r2 share no point to compare: ranks: A has 2, B has 4" in told.err
 
 
 def test_the_time_span_note_reads_the_stores_history(demo_store: Path) -> None:

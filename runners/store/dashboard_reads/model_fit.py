@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.data.base import OWN_CALIBRATIONS, Scope, StorePath, _catalog, _df, _open
 from runners import store
 from runners.domain.model.calibration_id import (
     LIBRARY_SUFFIX_PATTERN,
@@ -16,6 +15,14 @@ from runners.domain.model.calibration_id import (
     CalibrationKind,
 )
 from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.store.dashboard_reads.base import (
+    OWN_CALIBRATIONS,
+    Scope,
+    StorePath,
+    _catalog,
+    _df,
+    _open,
+)
 
 # --- model fit ---------------------------------------------------------------------------------
 

@@ -8,8 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.data.assumptions import _checks_cte, _summary
-from dashboard.data.base import (
+from runners.domain.libraries.catalog import is_library_call
+from runners.domain.model.closed_form import NOT_SCHEDULES
+from runners.domain.status import PointStatus
+from runners.store.dashboard_reads.assumptions import _checks_cte, _summary
+from runners.store.dashboard_reads.base import (
     OWN_CALIBRATIONS,
     Catalog,
     Connection,
@@ -19,9 +22,6 @@ from dashboard.data.base import (
     _df,
     _open,
 )
-from runners.domain.libraries.catalog import is_library_call
-from runners.domain.model.closed_form import NOT_SCHEDULES
-from runners.domain.status import PointStatus
 
 # --- curves ------------------------------------------------------------------------------------
 

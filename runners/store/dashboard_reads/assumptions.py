@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.base import (
+from runners.domain.model.calibration_id import with_caveat
+from runners.domain.verdict.assumptions import MEANINGS
+from runners.store.dashboard_reads.base import (
     OWN_CALIBRATIONS,
     Catalog,
     Connection,
@@ -17,9 +19,7 @@ from dashboard.data.base import (
     _open,
     calibration_params,
 )
-from dashboard.data.runs import prediction_calibrations
-from runners.domain.model.calibration_id import with_caveat
-from runners.domain.verdict.assumptions import MEANINGS
+from runners.store.dashboard_reads.runs import prediction_calibrations
 
 # --- assumptions -------------------------------------------------------------------------------
 
@@ -130,7 +130,9 @@ class AssumptionData:
     summary: pd.DataFrame
 
 
-def assumptions_data(path: StorePath, run_id: str, calibration_id: str | None = None):
+def assumptions_data(
+    path: StorePath, run_id: str, calibration_id: str | None = None
+) -> AssumptionData:
     """Every check the run's analysis recorded and the per-name summary."""
     scope = Scope(run_id, calibration_id=calibration_id)
     with _open(path) as con:

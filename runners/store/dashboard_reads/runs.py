@@ -8,11 +8,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.base import StorePath, _df, _open
-from runners import store
 from runners.domain.model.calibration_id import LIBRARY_SUFFIX_PATTERN, CalibrationKind
 from runners.domain.status import PointStatus
 from runners.store import reports, run_compare
+from runners.store.dashboard_reads.base import StorePath, _df, _open
 from runners.store.run_compare import RunComparison
 
 # --- the store as a whole ----------------------------------------------------------------------
@@ -109,32 +108,10 @@ def _flatten(prefix: str, value: object, into: dict[str, str]) -> None:
         into[prefix] = json.dumps(value) if isinstance(value, list | tuple) else str(value)
 
 
-DIMENSIONS = ("algorithm", "ranks", "bytes", "dtype", "op")
-
-
 def no_overlap_reason(path: StorePath, run_a: str, run_b: str) -> str:
-    """Why two runs share no point, in words: the dimensions whose values do not overlap
-    (e.g. "ranks: A has 2, B has 4"); "" when they do share points or a run has none."""
+    """Why two runs share no point, in words (runners.store.run_compare.no_overlap_reason)."""
     with _open(path) as con:
-        values = {run: store.point_grid(con, run)[list(DIMENSIONS)] for run in (run_a, run_b)}
-    if any(frame.empty for frame in values.values()):
-        return ""
-    points = [set(values[run].itertuples(index=False, name=None)) for run in (run_a, run_b)]
-    if points[0] & points[1]:
-        return ""
-    parts = []
-    for dim in DIMENSIONS:
-        a, b = (set(values[run][dim].tolist()) for run in (run_a, run_b))
-        if not a & b:
-            parts.append(f"{dim}: A has {_listed(a)}, B has {_listed(b)}")
-    return "; ".join(parts) or "every dimension overlaps, but no combination of them does"
-
-
-def _listed(values: set) -> str:
-    shown = sorted(values, key=str)
-    return ", ".join(map(str, shown[:6])) + (
-        f" and {len(shown) - 6} more" if len(shown) > 6 else ""
-    )
+        return run_compare.no_overlap_reason(con, run_a, run_b)
 
 
 def machine_probes(path: StorePath, run_id: str) -> pd.DataFrame:

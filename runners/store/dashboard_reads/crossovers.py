@@ -6,8 +6,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.data.assumptions import _summary
-from dashboard.data.base import (
+from runners import store
+from runners.domain.libraries.catalog import library_calls
+from runners.domain.model.closed_form import NOT_SCHEDULES
+from runners.domain.verdict.summary import verdict_lines
+from runners.store.dashboard_reads.assumptions import _summary
+from runners.store.dashboard_reads.base import (
     OWN_CALIBRATIONS,
     Catalog,
     Connection,
@@ -17,11 +21,7 @@ from dashboard.data.base import (
     _df,
     _open,
 )
-from dashboard.data.curves import _crossovers
-from runners import store
-from runners.domain.libraries.catalog import library_calls
-from runners.domain.model.closed_form import NOT_SCHEDULES
-from runners.domain.verdict.summary import verdict_lines
+from runners.store.dashboard_reads.curves import _crossovers
 
 # --- crossovers and best choices ---------------------------------------------------------------
 

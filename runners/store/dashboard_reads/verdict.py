@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashboard.data.base import StorePath
 from runners import store
 from runners.domain.verdict.provisional import stored_reason
 from runners.domain.verdict.winner_table import Cell, cells_of
+from runners.store.dashboard_reads.base import StorePath
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.data.base import Scope, StorePath, _df, _open
-from dashboard.data.override import against_default
 from runners import store
 from runners.domain.libraries.catalog import ALGORITHMS, is_tuned
 from runners.domain.libraries.tuning import TUNED
+from runners.store.dashboard_reads.base import Scope, StorePath, _df, _open
+from runners.store.dashboard_reads.override import against_default
 
 # Every library's tuned entry of every collective (mpi:tuned, bcast.mpi:tuned, impi:tuned, ...)
 TUNED_ENTRIES = [name for name in ALGORITHMS if is_tuned(name)]

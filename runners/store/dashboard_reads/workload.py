@@ -11,11 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.data.base import StorePath, _catalog, _df, _open
 from runners.domain.sweep.replay import plan_replay
 from runners.domain.units import format_bytes
 from runners.domain.workload.file import WorkloadError, workload_from_json
 from runners.domain.workload.policy import Policy
+from runners.store.dashboard_reads.base import StorePath, _catalog, _df, _open
 
 # Policies in the order a reader looks for them: the defaults, best, tuned files, algorithms.
 KIND_ORDER = {"default": 0, "best": 1, "tuned": 2, "algorithm": 3}

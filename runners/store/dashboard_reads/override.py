@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard.data.base import Scope, StorePath, _df, _open
+from runners.store.dashboard_reads.base import Scope, StorePath, _df, _open
 
 # --- override impact ---------------------------------------------------------------------------
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from dashboard.data.base import StorePath
 from runners import store
+from runners.store.dashboard_reads.base import StorePath
 from runners.store.user_query import run_user_query
 
-SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
+SCHEMA_DOC = Path(__file__).resolve().parents[3] / "docs" / "schema.md"
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL"})
 USER_SQL_TIMEOUT_S = 10.0
 USER_SQL_MAX_ROWS = 10_000

@@ -1,1 +1,0 @@
-"""The dashboard's data loaders, one module per page; dashboard.queries names them."""
