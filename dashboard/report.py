@@ -23,6 +23,7 @@ from runners.domain.errors import CollsweepError
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.outputs import write_texts
 from runners.domain.sweep.run_labels import run_title
+from runners.domain.verdict.provisional import short_reason
 from runners.domain.verdict.winner_table import by_group, group_sentence
 
 PROVENANCE = ("run_id", "name", "tags", "status", "started_at", "finished_at", "host",
@@ -74,8 +75,13 @@ def _verdict(data: queries.VerdictData, figures: Figures) -> list[str]:
         f"<p>Precision: {data.points_met} of {data.points_ok} points met their target.</p>"
     )
     if data.provisional_reason:
-        reason = html.escape(data.provisional_reason)
-        parts.append(f"<p class='warning'>Provisional: the machine was not steady ({reason}).</p>")
+        short, reason = (
+            html.escape(t) for t in (short_reason(data.provisional_reason), data.provisional_reason)
+        )
+        parts.append(
+            f"<p class='warning'>Provisional: {short}.</p>"
+            f"<details><summary>Why provisional: the evidence</summary><p>{reason}</p></details>"
+        )
     for (ranks, dtype, op, collective), cells in by_group(data.cells).items():
         apart = " (oversubscribed: reported apart)" if ranks in data.oversubscribed else ""
         sentence = html.escape(group_sentence(cells))

@@ -28,16 +28,16 @@ def _hover(cell: Cell) -> str:
     """Everything the cell stands for, in words."""
     best = format_seconds(cell.best_s) if cell.best_s else "?"
     default = (
-        f"; default {cell.default} {format_seconds(cell.default_s or 0.0)}, best is "
-        f"{format_ratio(cell.speedup)} faster"
-        if cell.speedup
-        else "; the default is the best"
+        "; the default is the best"
         if cell.best == cell.default
+        else f"; default {cell.default} {format_seconds(cell.default_s)}, best "
+        f"{cell.speedup.text()}"
+        if cell.default_s
         else ""
     )
     provisional = " (provisional: the machine was not steady)" if cell.provisional else ""
     return (
-        f"{cell.answer} ({best}); runner-up {cell.runner_up}, margin {margin_text(cell)}"
+        f"{cell.answer} ({best}); runner-up {cell.runner_up}: {margin_text(cell)}"
         f"{default}{provisional}"
     )
 

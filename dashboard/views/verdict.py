@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard import charts, queries, ui
 from dashboard.report import report_html
 from runners.domain.collectives.collective import group_title
+from runners.domain.verdict.provisional import short_reason
 from runners.domain.verdict.winner_table import by_group, group_sentence
 
 
@@ -28,11 +29,15 @@ def main(path: Path, overview: queries.Overview) -> None:
     )
     if data.provisional_reason:
         st.warning(
-            f"Provisional (†): the machine was not steady ({data.provisional_reason}). Measure "
-            "again on a quiet machine before acting on these winners; `collsweep tune` refuses "
-            "them unless given --accept-provisional.",
+            f"Provisional (†): {short_reason(data.provisional_reason)}; measure again on a "
+            "quiet machine before acting on these winners.",
             icon=":material/warning:",
         )
+        with st.expander("Why provisional: the evidence"):
+            st.markdown(
+                f"{data.provisional_reason}. `collsweep tune` refuses these winners unless "
+                "given --accept-provisional."
+            )
     groups = by_group(data.cells)
     if not groups:
         st.info(f"No winners stored for this run yet: `collsweep analyze {run_id}` makes them.")

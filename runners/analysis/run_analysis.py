@@ -71,6 +71,7 @@ from runners.domain.errors import BadInput, Stopped
 from runners.domain.libraries.catalog import ALGORITHMS, collective_of
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.status import PointStatus
+from runners.domain.units import wrapped
 from runners.domain.verdict.provisional import provisional_reason
 from runners.process.faults import hold_at
 from runners.store import run_reads
@@ -82,7 +83,7 @@ class AnalysisError(BadInput):
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(wrapped(line), file=sys.stderr, flush=True)
 
 
 # --- the whole analysis ---------------------------------------------------------------------------
@@ -301,8 +302,8 @@ def after_sweep(
     tables = run_tables(path, run)
     if tables:
         progress(
-            "winners per size (margin: how much slower the runner-up is, paired by launch; "
-            "speed-up: the library default's median over the best's)"
+            "winners per size (runner-up is: how much slower than the best; best against the "
+            "default: the default's time over the best's; paired by launch, 95% intervals)"
         )
         for line in tables:
             progress(line)

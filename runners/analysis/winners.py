@@ -15,6 +15,8 @@ from runners.domain.libraries import DEFAULT
 from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, is_autotuned
 from runners.domain.verdict.comparison import Comparison, Unit, compare_many
 from runners.domain.verdict.crossovers import decided_crossovers
+from runners.domain.verdict.speedup import Speedup
+from runners.domain.verdict.winner_table import default_of
 
 Groups = Mapping[Key, Mapping[str, Mapping[int, Point]]]
 
@@ -79,6 +81,9 @@ def winner_rows(
         if len(here := _fastest_first(by_alg, nbytes)) >= 2
     ]
     comparisons.prime((here[0], here[1]) for _, _, here in cells)
+    comparisons.prime(
+        (default, here[0]) for _, _, here in cells if (default := _default_in(here)) is not None
+    )
     rows = []
     for (ranks, dtype, op), nbytes, here in cells:
         best, second = here[0], here[1]
@@ -99,9 +104,26 @@ def winner_rows(
                 "pairing": comparisons.pairing(best, second),
                 "candidates": len(here),
                 "library": library,
+                "default_algorithm": default_of(best.algorithm) or None,
+                **_speedup(here, comparisons).columns(),
             }
         )
     return rows
+
+
+def _default_in(here: list[Point]) -> Point | None:
+    """The cell's library default (the winner's library's autotuned entry) when it was
+    measured there and is not the winner itself."""
+    default = default_of(here[0].algorithm)
+    return next((p for p in here[1:] if p.algorithm == default), None)
+
+
+def _speedup(here: list[Point], comparisons: Comparisons) -> Speedup:
+    """The default's time over the winner's, paired over their launches (speedup.Speedup)."""
+    if here[0].algorithm == default_of(here[0].algorithm):
+        return Speedup.of(None, winner_is_default=True)
+    default = _default_in(here)
+    return Speedup.of(comparisons.of(default, here[0]) if default else None, False)
 
 
 def _fastest_first(by_alg: Mapping[str, Mapping[int, Point]], nbytes: int) -> list[Point]:

@@ -4,6 +4,7 @@ or its verdict (--summary)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import pandas as pd
@@ -20,7 +21,8 @@ from runners.cli.common import (
 from runners.domain.collectives.collective import group_title
 from runners.domain.model.calibration_id import library_free, with_caveat
 from runners.domain.sweep.run_labels import run_title
-from runners.domain.units import format_bytes, format_ratio
+from runners.domain.units import format_bytes, wrapped
+from runners.domain.verdict.speedup import Speedup, margin_words
 
 
 def _crossovers_table(frame, calibrations: list[str]) -> str:
@@ -62,12 +64,15 @@ def run(args: argparse.Namespace) -> int:
     """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
     path = store_path(args)
     frame = run_analysis.crossovers_frame(path, args.run)
+    if args.summary and args.format == "json":
+        print(json.dumps(verdict_cells(run_analysis.winners_frame(path, args.run)), indent=1))
+        return 0
     if args.summary:
         run = store.get_run(path, args.run) or {}
         lines = run_verdict(path, run) if run else []
         if lines and (run.get("name") or run.get("tags")):  # the run as people call it
             lines = [f"verdict of {run_title(args.run, run.get('name'), run.get('tags'))}", *lines]
-        print("\n".join(lines) if lines else f"run {args.run} has no analysis yet")
+        print("\n".join(map(wrapped, lines)) if lines else f"run {args.run} has no analysis yet")
         return 0
     agreement = run_analysis.agreement_frame(path, args.run)
     winners = run_analysis.winners_frame(path, args.run)
@@ -93,20 +98,44 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _winners_table(winners) -> str:
-    """The winners for reading: sizes in B/KiB/MiB, the ratio with its interval in one column."""
+def _winners_table(winners: pd.DataFrame) -> str:
+    """The winners for reading: sizes in B/KiB/MiB, how much slower the runner-up is and the
+    winner's speed-up over the default, each with its interval (runners.domain.verdict.speedup)."""
+    rows = winners.to_dict("records")
     shown = winners.assign(
         bytes=winners.bytes.map(format_bytes),
-        ratio=[
-            f"{format_ratio(r)} [{format_ratio(lo)}..{format_ratio(hi)}]"
-            if r == r and lo == lo
-            else "-"
-            for r, lo, hi in zip(winners.ratio, winners.ratio_low, winners.ratio_high, strict=True)
-        ],
+        margin=[_margin(row) for row in rows],
+        **{"speed-up over the default": [Speedup.from_row(row).text() for row in rows]},
     )
-    columns = ["collective", "ranks", "dtype", "op", "bytes", "winner", "runner_up", "verdict"]
-    columns += ["ratio"]
-    return shown[columns].to_string(index=False)
+    columns = ["collective", "ranks", "dtype", "op", "bytes", "winner", "runner_up", "margin"]
+    return shown[[*columns, "speed-up over the default"]].to_string(index=False)
+
+
+def _margin(row: dict) -> str:
+    """How much slower the runner-up is, in words; 'unknown' without paired launches."""
+    ratio, low, high = row["ratio"], row["ratio_low"], row["ratio_high"]
+    if not all(v == v and v is not None and v > 0 for v in (ratio, low, high)):
+        return "unknown"
+    return margin_words((ratio, low, high), row["verdict"] == "decided")
+
+
+def verdict_cells(winners: pd.DataFrame) -> list[dict]:
+    """The verdict per cell for scripts (`--summary --format json`): collective, ranks, dtype,
+    op, bytes, winner, default, speedup, speedup_low, speedup_high, speedup_verdict, decided
+    (the winner over the runner-up)."""
+    cells = []
+    for row in winners.to_dict("records"):
+        speedup = Speedup.from_row(row)
+        default = row["default_algorithm"]
+        cells.append(
+            {"collective": row["collective"], "ranks": int(row["ranks"]), "dtype": row["dtype"]}
+            | {"op": row["op"], "bytes": int(row["bytes"]), "winner": row["winner"]}
+            | {"default": default if isinstance(default, str) else None}
+            | {"speedup": speedup.ratio, "speedup_low": speedup.low}
+            | {"speedup_high": speedup.high, "speedup_verdict": speedup.verdict}
+            | {"decided": row["verdict"] == "decided"}
+        )
+    return cells
 
 
 def _agreement_table(agreement) -> str:
@@ -142,7 +171,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     add_run_argument(crossovers, "run", help="run id or name (see collsweep runs)")
     crossovers.add_argument(
-        "--summary", action="store_true", help="the verdict per group, not the tables"
+        "--summary",
+        action="store_true",
+        help="the verdict per group, not the tables; with --format json, one object per cell "
+        "(winner, default, speedup with its interval, decided)",
     )
     crossovers.add_argument("--format", choices=("table", "csv", "json"), default="table")
     add_store_option(crossovers)

@@ -16,7 +16,7 @@ from runners.cli.common import UsageError, add_run_argument, add_store_option, s
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.cli.workload_texts import report_text
 from runners.domain.status import RunStatus
-from runners.domain.units import counted
+from runners.domain.units import counted, wrapped
 from runners.domain.workload.file import load_workload
 from runners.jobs.sweep import Interrupted, SweepOutcome, run_sweep, signals_as_exceptions
 from runners.jobs.sweep_request import SweepRequest, checked_labels, checked_spec
@@ -130,7 +130,7 @@ def _finish_sweep(
     if spec.workload and outcome.stored and analysed:
         _workload_answer(path, outcome.run_id, args)
     for caution in outcome.cautions:
-        print(f"caution: {caution}")
+        print(wrapped(f"caution: {caution}"))
     if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
         return 130
@@ -146,15 +146,17 @@ def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:
         else ""
     )
     print(
-        f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
-        f"points done in {counted(spec.timing.launches, 'launch', 'launches')}{partial}"
-        f"{': ' + outcome.reason if outcome.reason else ''}"
+        wrapped(
+            f"run {outcome.run_id}: {status}, {outcome.measured} of {outcome.total} "
+            f"points done in {counted(spec.timing.launches, 'launch', 'launches')}{partial}"
+            f"{': ' + outcome.reason if outcome.reason else ''}"
+        )
     )
     if outcome.stored:
         print(precision_line(path, outcome.run_id, spec.timing.target_rel_ci))
         span = time_span_note(path, outcome.run_id)
         if span:
-            print(f"time span: {span}")
+            print(wrapped(f"time span: {span}"))
     print(f"store: {path}")
 
 

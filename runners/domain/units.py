@@ -9,6 +9,7 @@ in that unit (999.96 us is "1 ms", not "1000 us").
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 BYTE_UNITS = (("B", 1.0), ("KiB", 2.0**10), ("MiB", 2.0**20), ("GiB", 2.0**30), ("TiB", 2.0**40))
@@ -165,3 +166,21 @@ def aligned_lines(table: Sequence[Sequence[object]], indent: str = "  ") -> list
         indent + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
         for row in table
     ]
+
+
+TERMINAL_WIDTH = 120  # no line collsweep prints for people is longer
+
+
+def wrapped(line: str, width: int = TERMINAL_WIDTH) -> str:
+    """A line of prose folded at word boundaries to ``width``, its continuation indented four
+    spaces past its own indent; a line that fits (a table's row) is left as it is."""
+    if len(line) <= width:
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    return textwrap.fill(
+        line,
+        width,
+        subsequent_indent=indent + "    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )

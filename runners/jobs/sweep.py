@@ -31,7 +31,7 @@ from runners.domain.libraries.switching import LAUNCH, RUNTIME
 from runners.domain.status import PointStatus, RunStatus
 from runners.domain.sweep.plan import Group, Plan, plan_sweep
 from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
-from runners.domain.units import format_seconds
+from runners.domain.units import counted, format_seconds, wrapped
 from runners.domain.verdict.assumptions import caution_notes
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import calibrate, launch, run_writer
@@ -129,7 +129,7 @@ def signals_as_exceptions() -> Iterator[None]:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(wrapped(line), file=sys.stderr, flush=True)
 
 
 def run_sweep(
@@ -240,9 +240,10 @@ def expected_time(spec: SweepSpec, points: int, launches: int) -> str:
     per_launch = LAUNCH_START_S + (LAUNCH_CALIBRATION_S if spec.launch_calibration else 0.0)
     seconds = points * spec.timing.budget_s + launches * per_launch
     return (
-        f"measuring {points} points in {launches} launches: at most about "
-        f"{format_seconds(seconds)} ({points} x {format_seconds(spec.timing.budget_s)} budget, "
-        f"sooner where a point meets its target; + {launches} launch starts)"
+        f"measuring {counted(points, 'point')} in {counted(launches, 'launch', 'launches')}: "
+        f"about {format_seconds(seconds)} "
+        f"expected ({points} x {format_seconds(spec.timing.budget_s)} budget, less where a "
+        f"point meets its target, + {launches} launch starts); the ETA below follows the launches"
     )
 
 

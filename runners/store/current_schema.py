@@ -9,7 +9,7 @@ each column means (the same test checks that it names exactly these tables and c
 
 from __future__ import annotations
 
-CURRENT_SCHEMA_VERSION = 10  # the version the migrations reach (runners.store.SCHEMA_VERSION)
+CURRENT_SCHEMA_VERSION = 11  # the version the migrations reach (runners.store.SCHEMA_VERSION)
 
 CURRENT_SCHEMA = """
 CREATE TABLE schema_version (
@@ -219,7 +219,12 @@ CREATE TABLE winners (
     library VARCHAR,
     provisional BOOLEAN,
     provisional_reason VARCHAR,
-    collective VARCHAR DEFAULT 'allreduce'
+    collective VARCHAR DEFAULT 'allreduce',
+    default_algorithm VARCHAR,
+    speedup DOUBLE,
+    speedup_low DOUBLE,
+    speedup_high DOUBLE,
+    speedup_verdict VARCHAR
 );
 
 CREATE TABLE model_accuracy (

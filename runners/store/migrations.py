@@ -374,10 +374,21 @@ _V10 = [
     "ALTER TABLE runs ADD COLUMN interval_history JSON",
 ]
 
+# One speed-up (issue 45): each winners row holds the cell's library default and the winner's
+# speed-up over it, paired over launches, with its interval (runners.domain.verdict.speedup);
+# rows analysed before have NULLs until the run is analysed again.
+_V11 = [
+    "ALTER TABLE winners ADD COLUMN default_algorithm VARCHAR",
+    "ALTER TABLE winners ADD COLUMN speedup DOUBLE",
+    "ALTER TABLE winners ADD COLUMN speedup_low DOUBLE",
+    "ALTER TABLE winners ADD COLUMN speedup_high DOUBLE",
+    "ALTER TABLE winners ADD COLUMN speedup_verdict VARCHAR",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
 MIGRATIONS: list[Migration] = [
     (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9),
-    (10, _V10),
+    (10, _V10), (11, _V11),
 ]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -23,7 +23,8 @@ WINNERS_SQL = """
 SELECT collective, ranks, dtype, op, bytes, winner, runner_up,
        CASE WHEN decided THEN 'decided' ELSE 'tie' END AS verdict,
        round(ratio, 3) AS ratio, round(ratio_low, 3) AS ratio_low,
-       round(ratio_high, 3) AS ratio_high, launches, pairing
+       round(ratio_high, 3) AS ratio_high, launches, pairing, default_algorithm,
+       speedup, speedup_low, speedup_high, speedup_verdict
 FROM winners
 WHERE run_id = ? AND coalesce(library, 'all') = 'all'
 ORDER BY collective, ranks, dtype, op, bytes
@@ -52,7 +53,8 @@ def stored_crossovers(source: Source, run_id: str) -> pd.DataFrame:
 
 
 def stored_winners(source: Source, run_id: str) -> pd.DataFrame:
-    """A run's stored winners per cell (every library together): decided, or a tie."""
+    """A run's stored winners per cell (every library together): decided, or a tie; the
+    winner's speed-up over the library default with its interval (domain.verdict.speedup)."""
     return read_frame(source, WINNERS_SQL, [run_id])
 
 

@@ -72,11 +72,18 @@ def test_the_winner_table_has_a_row_per_size_with_margin_and_speed_up() -> None:
         (2, "float32", "sum", 1 << 20, "ring"): 100e-6,
         (2, "float32", "sum", 1 << 20, "mpi"): 250e-6,
     }
-    rows = [cell(1 << 20, "ring", "rabenseifner", 0.95, False), cell(8, "mpi", "ring", 0.5, True)]
+    stored = {"default_algorithm": "mpi", "speedup": 2.5, "speedup_low": 2.0}
+    stored |= {"speedup_high": 3.1, "speedup_verdict": "faster"}
+    rows = [
+        cell(1 << 20, "ring", "rabenseifner", 0.95, False) | stored,
+        cell(8, "mpi", "ring", 0.5, True) | {"speedup": 1.0, "speedup_verdict": "is the default"},
+    ]
     lines = group_tables(rows, medians, oversubscribed=set())
-    assert lines[0] == "p=2 float32 sum"
+    assert lines[0] == "p=2 float32 sum (default: mpi)"
     assert lines[1].split()[:3] == ["size", "best", "time"]
     assert lines[2].split()[:5] == ["8", "B", "mpi", "2", "us"]
-    assert "2x (1.82x .. 2.22x)" in lines[2] and lines[2].rstrip().endswith("-")
-    assert "tie: 1.05x" in lines[3] and lines[3].rstrip().endswith("2.5x")
+    assert "  2x slower [1.82, 2.22]" in lines[2] and max(map(len, lines)) <= 120
+    assert lines[2].rstrip().endswith("is the default")
+    assert "tie (1.05x [0.957, 1.17])" in lines[3]
+    assert lines[3].rstrip().endswith("2.5x faster [2, 3.1]")  # stored, paired: not medians
     assert group_tables(rows, medians, {2})[0].startswith("p=2 float32 sum (oversubscribed")

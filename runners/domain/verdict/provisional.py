@@ -29,3 +29,16 @@ def provisional_reason(checks: Iterable[Mapping[str, Any]]) -> str:
 def stored_reason(winners: Iterable[Mapping[str, Any]]) -> str | None:
     """The reason stored with a run's winners rows, None when they are not provisional."""
     return next((w.get("provisional_reason") or "" for w in winners if w.get("provisional")), None)
+
+
+SHORT_WORDS = {
+    "quiet_machine": "was busy before the sweep",
+    "stable_machine": "changed state during it",
+}
+
+
+def short_reason(reason: str) -> str:
+    """A stored reason in a few words, for a badge or a line: 'the machine was busy before the
+    sweep' (the details stay in the reason, for an expander or `collsweep analyze`)."""
+    said = [words for name, words in SHORT_WORDS.items() if f"{name}: " in reason]
+    return "the machine " + " and ".join(said) if said else reason

@@ -16,7 +16,7 @@ from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, group_titl
 from runners.domain.libraries.catalog import local_name
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.units import format_bytes
-from runners.domain.verdict.provisional import stored_reason
+from runners.domain.verdict.provisional import short_reason, stored_reason
 
 TIE = "tie"
 
@@ -132,9 +132,8 @@ def verdict_lines(
     reason = stored_reason(winners)
     if reason is not None:
         lines.append(
-            f"provisional: the machine was not steady ({reason}); measure again on a quiet "
-            "machine before acting on these winners (`collsweep tune` refuses them unless "
-            "given --accept-provisional)"
+            f"provisional: {short_reason(reason)}; measure again on a quiet machine before "
+            "acting on these winners (the evidence: the dashboard's Assumptions page)"
         )
     winners = [_local(row, "winner", "runner_up") for row in winners]
     crossovers = [_local(row, "algorithm_a", "algorithm_b") for row in crossovers]

@@ -6,7 +6,8 @@ sentence per group. Algorithms are named within their group's collective (`ring`
 `allgather.ring`: the title says allgather).
 
 Pure: it reads rows of the stored `winners` table (every library's algorithms competing) and
-the points' medians; the default of a cell is the autotuned entry of the winner's library.
+the points' medians; the default of a cell is the autotuned entry of the winner's library, and
+its speed-up the one the analysis stored with the row (runners.domain.verdict.speedup).
 """
 
 from __future__ import annotations
@@ -18,20 +19,12 @@ from typing import Any
 
 from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, group_title
 from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, library_of, local_name
-from runners.domain.units import aligned_lines, format_bytes, format_ratio, format_seconds
+from runners.domain.units import aligned_lines, counted, format_bytes, format_seconds
+from runners.domain.verdict.speedup import IS_DEFAULT, NO_SPEEDUP, UNKNOWN, Speedup, margin_words
 
 Medians = Mapping[tuple[int, str, str, int, str], float]  # (ranks, dtype, op, bytes, alg) -> s
 Group = tuple[int, str, str, str]  # (ranks, dtype, op, collective)
-HEADER = (
-    "size",
-    "best",
-    "time",
-    "runner-up",
-    "margin (95% interval)",
-    "default",
-    "default time",
-    "speed-up",
-)
+HEADER = ("size", "best", "time", "runner-up", "runner-up is", "best against the default")
 
 
 @dataclass(frozen=True)
@@ -47,14 +40,8 @@ class Cell:
     margin: tuple[float, float, float] | None  # runner-up / best, with its interval
     default: str
     default_s: float | None
+    speedup: Speedup = NO_SPEEDUP
     provisional: bool = False
-
-    @property
-    def speedup(self) -> float | None:
-        """The default's median over the best's (None where the best is the default)."""
-        if self.default == self.best or not self.best_s or not self.default_s:
-            return None
-        return self.default_s / self.best_s
 
     @property
     def answer(self) -> str:
@@ -91,6 +78,7 @@ def cells_of(winners: Sequence[Mapping[str, Any]], medians: Medians) -> list[Cel
                 _margin(row),
                 default,
                 medians.get((*where, default)),
+                Speedup.from_row(row),
                 bool(row.get("provisional")),
             )
         )
@@ -111,12 +99,12 @@ def _margin(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
 
 
 def margin_text(cell: Cell) -> str:
-    """'1.83x (1.06x .. 3.17x)', 'tie: ...' when undecided, 'unknown' without launches."""
+    """How much slower the runner-up is: '1.83x slower [1.06, 3.17]', 'tie (...)' when
+    undecided, 'unknown' without launches (speedup.margin_words)."""
     if cell.margin is None:
         return "unknown"
     ratio, low, high = cell.margin
-    text = f"{format_ratio(ratio)} ({format_ratio(low)} .. {format_ratio(high)})"
-    return text if cell.decided else f"tie: {text}"
+    return margin_words((1 / ratio, 1 / high, 1 / low), cell.decided)
 
 
 def group_sentence(cells: Sequence[Cell]) -> str:
@@ -127,14 +115,27 @@ def group_sentence(cells: Sequence[Cell]) -> str:
         where = format_bytes(sizes[0])
         where += f" .. {format_bytes(sizes[-1])}" if len(sizes) > 1 else ""
         spans.append(f"{answer} at {where}")
-    own = [c for c in cells if c.best == c.default or (not c.decided and c.runner_up == c.default)]
-    faster = [c.speedup for c in cells if c.speedup and c not in own]
-    standing = f"the default wins or ties at {len(own)} of {len(cells)} sizes" + (
-        f"; elsewhere the best is up to {format_ratio(max(faster))} faster (medians)"
-        if faster
-        else ""
+    return "; ".join(spans) + f". {_standing(cells)}."
+
+
+def _standing(cells: Sequence[Cell]) -> str:
+    """Where the default stands, from the stored speed-ups: at how many sizes the best is
+    decidedly faster than it, by how much at most, and where the default holds."""
+    known = [c for c in cells if c.speedup.verdict != UNKNOWN]
+    if not known:
+        return "No size measured the library default beside the best"
+    if all(c.speedup.verdict == IS_DEFAULT for c in known):
+        return f"The default is the best at {counted(len(known), 'size')}"
+    faster = [c.speedup for c in known if c.speedup.decided]
+    if not faster:
+        return f"Nothing is decidedly faster than the default at {counted(len(known), 'size')}"
+    top = max(faster, key=lambda s: s.ratio or 0.0)
+    held = len(known) - len(faster)
+    return (
+        f"The best beats the default at {len(faster)} of {counted(len(known), 'size')}: up to "
+        f"{top.text()} (paired launches)"
+        + (f"; the default holds at the other {held}" if held else "")
     )
-    return "; ".join(spans) + f". {standing[0].upper()}{standing[1:]}."
 
 
 def group_tables(
@@ -147,6 +148,8 @@ def group_tables(
         title = group_title(ranks, dtype, op, collective) + (
             apart if ranks in oversubscribed else ""
         )
+        defaults = sorted({local_name(c.default) for c in cells if c.default})
+        title += f" (default: {' / '.join(defaults)})" if defaults else ""
         body = [_row(c) for c in cells]
         lines += [*([""] if lines else []), title, *aligned_lines([HEADER, *body])]
     return lines
@@ -161,7 +164,5 @@ def _row(cell: Cell) -> tuple[str, ...]:
         format_seconds(cell.best_s) if cell.best_s else "-",
         local_name(cell.runner_up),
         margin_text(cell),
-        local_name(cell.default) if cell.default_s else "-",
-        format_seconds(cell.default_s) if cell.default_s else "-",
-        format_ratio(speedup) if speedup else "-",
+        speedup.text() if speedup.verdict != UNKNOWN else "-",
     )

@@ -14,7 +14,7 @@ from helpers import synthetic
 from runners import store
 from runners.cli.main import main
 from runners.domain.verdict.assumptions import HOLDS, VIOLATED, check
-from runners.domain.verdict.provisional import provisional_reason
+from runners.domain.verdict.provisional import provisional_reason, short_reason
 
 RUN_A = synthetic.demo_specs()[0].run_id
 
@@ -50,7 +50,8 @@ def test_the_analysis_stores_every_winner_of_a_busy_run_as_provisional(
 def test_the_verdict_says_provisional_first_and_flags_every_group(busy_store: Path, capsys) -> None:
     assert main(["crossovers", RUN_A, "--summary", "--store", str(busy_store)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("provisional: the machine was not steady (quiet_machine")
+    assert lines[0].startswith("provisional: the machine was busy before the sweep")
+    assert len(lines[0]) <= 120  # one line: the evidence is on the Assumptions page
     groups = [line for line in lines if line.startswith("p=")]
     assert groups and all("(provisional)" in line for line in groups)
 
@@ -72,3 +73,10 @@ def test_only_a_violated_machine_check_of_the_run_makes_winners_provisional() ->
     assert provisional_reason([check("quiet_machine", HOLDS, "idle"), other]) == ""
     assert provisional_reason([busy, other]).startswith("quiet_machine: 1-minute load")
     assert "; stable_machine: 8 B ping-pong" in provisional_reason([busy, moved])
+
+
+def test_the_short_reason_names_what_happened_and_keeps_anything_else() -> None:
+    both = "quiet_machine: load 2.9 on 2 cores; stable_machine: 10 probes; widest: 1.6x"
+    assert short_reason(both) == "the machine was busy before the sweep and changed state during it"
+    assert short_reason("stable_machine: x") == "the machine changed state during it"
+    assert short_reason("something else") == "something else"
