@@ -48,7 +48,12 @@ from runners.store.dashboard_reads.model_fit import (
     parameter_table,
     residuals,
 )
-from runners.store.dashboard_reads.override import baselines, override_impact, override_summary
+from runners.store.dashboard_reads.override import (
+    baselines,
+    override_impact,
+    override_summary,
+    readable,
+)
 from runners.store.dashboard_reads.runs import (
     Overview,
     compare_runs,
@@ -131,6 +136,7 @@ __all__ = [
     "pass_spread",
     "prediction_calibrations",
     "provenance_diff",
+    "readable",
     "reading",
     "residuals",
     "run_assumptions",

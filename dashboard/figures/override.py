@@ -11,7 +11,8 @@ from dashboard.figures.style import (
     _empty_figure,
     _ratio_axis,
 )
-from runners.domain.units import format_bytes, format_ratio
+from runners.domain.units import format_bytes
+from runners.store.dashboard_reads.override import SPEEDUP_TEXT
 
 # --- override impact ---------------------------------------------------------------------------
 
@@ -41,8 +42,8 @@ def override_figure(impact: pd.DataFrame, forced: str, baseline: str = "mpi") ->
                 },
                 name=f"p={ranks}",
                 hovertext=[
-                    f"p={ranks}, {format_bytes(b)}: {format_ratio(s)} ({v})"
-                    for b, s, v in zip(rows["bytes"], rows["speedup"], rows["verdict"], strict=True)
+                    f"p={ranks}, {format_bytes(b)}: {said}"
+                    for b, said in zip(rows["bytes"], rows[SPEEDUP_TEXT], strict=True)
                 ],
                 hoverinfo="text",
                 meta={"role": "speedup", "ranks": int(ranks)},

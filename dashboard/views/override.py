@@ -70,7 +70,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     )
     ui.table(queries.override_summary(impact), key="override_summary")
     with st.expander("Every size"):
-        ui.table(impact, key="override_points")
+        ui.table(queries.readable(impact), key="override_points")
 
 
 ui.run_page("Override impact", main)

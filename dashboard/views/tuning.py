@@ -125,14 +125,13 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.info(f"This run has no size where both {entry} and {default} were measured.")
         return
     _headline(ratios, entry, default)
-    speedups = ratios.assign(speedup=1 / ratios["ratio"])
-    ui.chart(charts.override_figure(speedups, entry, default), "tuning_chart")
+    ui.chart(charts.override_figure(ratios, entry, default), "tuning_chart")
     st.caption(
         f"Speed-up = {default} time / {entry} time from paired rounds of launches "
         f"({library.title}; above 1: the file helps). Triangles down, in the red band: slower, "
         "the interval excluding 1."
     )
-    ui.table(ratios, key="tuning_ratios")
+    ui.table(queries.readable(ratios), key="tuning_ratios")
     _file(path, run_id, library.title, collective)
 
 

@@ -19,9 +19,10 @@ from runners.cli.common import (
     store_path,
 )
 from runners.domain.collectives.collective import group_title
+from runners.domain.libraries.catalog import local_name
 from runners.domain.model.calibration_id import library_free, with_caveat
 from runners.domain.sweep.run_labels import run_title
-from runners.domain.units import format_bytes, wrapped
+from runners.domain.units import aligned_lines, format_bytes, wrapped
 from runners.domain.verdict.speedup import Speedup, margin_words
 
 
@@ -99,16 +100,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _winners_table(winners: pd.DataFrame) -> str:
-    """The winners for reading: sizes in B/KiB/MiB, how much slower the runner-up is and the
-    winner's speed-up over the default, each with its interval (runners.domain.verdict.speedup)."""
-    rows = winners.to_dict("records")
-    shown = winners.assign(
-        bytes=winners.bytes.map(format_bytes),
-        margin=[_margin(row) for row in rows],
-        **{"speed-up over the default": [Speedup.from_row(row).text() for row in rows]},
-    )
-    columns = ["collective", "ranks", "dtype", "op", "bytes", "winner", "runner_up", "margin"]
-    return shown[[*columns, "speed-up over the default"]].to_string(index=False)
+    """The winners for reading, a block per group: sizes in B/KiB/MiB, how much slower the
+    runner-up is and the winner's speed-up over the default, each with its interval
+    (runners.domain.verdict.speedup)."""
+    header = ("size", "winner", "runner-up", "runner-up is", "against the default")
+    blocks = []
+    keys = ["collective", "ranks", "dtype", "op"]
+    for (collective, ranks, dtype, op), group in winners.groupby(keys, sort=False):
+        body = [
+            (
+                format_bytes(row["bytes"]),
+                local_name(row["winner"]),
+                local_name(row["runner_up"]),
+                _margin(row),
+                Speedup.from_row(row).text(),
+            )
+            for row in group.to_dict("records")
+        ]
+        title = group_title(int(ranks), dtype, op, collective)
+        blocks.append("\n".join([title, *aligned_lines([header, *body])]))
+    return "\n\n".join(blocks)
 
 
 def _margin(row: dict) -> str:

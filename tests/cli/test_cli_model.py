@@ -17,6 +17,7 @@ from runners import store
 from runners.cli.main import main as cli_main
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.model.closed_form import predict
+from runners.domain.units import TERMINAL_WIDTH
 
 SPEC = """
 sizes = { min = 8, max = 262144, factor = 8 }
@@ -225,7 +226,7 @@ def test_crossovers_in_three_formats(calibrated: tuple[Path, dict], swept: str) 
     assert all(r.returncode == 0 for r in outputs.values()), outputs
     table = outputs["table"].stdout
     assert "measured [interval]" in table and "agreement" in table and "exact pick" in table
-    assert max(len(line) for line in table.splitlines()) <= 110  # readable in a terminal
+    assert max(len(line) for line in table.splitlines()) <= TERMINAL_WIDTH  # fits a terminal
     pairs = {
         " / ".join(sorted(p)) for p in zip(stored.algorithm_a, stored.algorithm_b, strict=True)
     }

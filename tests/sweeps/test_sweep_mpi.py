@@ -93,9 +93,10 @@ def _check_the_story(told: str) -> None:
     assert {line.split()[2] for line in launches} == {"p=2", "p=3"}  # 2 groups x 3 launches
     assert all("ETA" in line and "took" in line for line in launches)
     assert not any(line.startswith("[") for line in lines)
-    table = lines.index("p=2 float32 sum")
+    table = lines.index("p=2 float32 sum (default: mpi)")
     assert lines[table + 1].split()[:3] == ["size", "best", "time"]
-    assert lines.index("p=3 float32 sum (oversubscribed: reported apart, not a test of the model)")
+    apart = "p=3 float32 sum (oversubscribed: reported apart, not a test of the model)"
+    assert lines.index(f"{apart} (default: mpi)")
     assert lines.index(next(x for x in lines if x.startswith("verdict"))) > table
     assert "model picks" not in told and "collsweep analyze" in told
 

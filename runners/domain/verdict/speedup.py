@@ -47,6 +47,17 @@ class Speedup:
         return cls(found.ratio, found.low, found.high, verdict)
 
     @classmethod
+    def against(cls, ratio: float | None, low: float | None, high: float | None) -> Speedup:
+        """From a stored algorithm / default time ratio with its interval (against_default),
+        turned the other way round: the default's time over the algorithm's."""
+        r, lo, hi = (_number(v) for v in (ratio, low, high))
+        if r is None or lo is None or hi is None or min(r, lo, hi) <= 0:
+            return NO_SPEEDUP
+        speedup, s_low, s_high = 1 / r, 1 / hi, 1 / lo
+        verdict = FASTER if s_low > 1 else SLOWER_THAN_DEFAULT if s_high < 1 else WITHIN_NOISE
+        return cls(speedup, s_low, s_high, verdict)
+
+    @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Speedup:
         """The speed-up a winners row stores (UNKNOWN for rows analysed before schema 11)."""
         verdict = row.get("speedup_verdict")
@@ -81,8 +92,9 @@ class Speedup:
         interval = f"[{_plain(self.low)}, {_plain(self.high)}]"
         if self.verdict == FASTER:
             return f"{format_ratio(self.ratio)} faster {interval}"
-        if self.verdict == SLOWER_THAN_DEFAULT:
-            return f"{format_ratio(1 / self.ratio)} slower than the default {interval}"
+        if self.verdict == SLOWER_THAN_DEFAULT and self.low and self.high:
+            slower = f"[{_plain(1 / self.high)}, {_plain(1 / self.low)}]"
+            return f"{format_ratio(1 / self.ratio)} slower than the default {slower}"
         return f"within noise ({format_ratio(self.ratio)} {interval})"
 
 
