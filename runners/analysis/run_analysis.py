@@ -279,13 +279,13 @@ def _choices(
 
 def after_sweep(
     path: Path, run_id: str, progress: Progress = _stderr, verbose: bool = False
-) -> None:
-    """Sweep hook at the end: analyse a run that has ok points, then tell its story: each
-    group's winners as a table, then the verdict (the model's diagnostics too when `verbose`;
-    `collsweep analyze` prints them). A failure only warns, since the measurements are stored
-    and `collsweep analyze RUN` can try again."""
+) -> bool:
+    """Sweep hook at the end: analyse a run that has ok points (the model's diagnostics said
+    too when `verbose`; `collsweep analyze` prints them); whether it has an analysis to tell
+    (tell_the_story). A failure only warns, since the measurements are stored and
+    `collsweep analyze RUN` can try again."""
     if not store.point_ids(path, run_id, [PointStatus.OK]):
-        return
+        return False
     try:
         summary = analyze_run(path, run_id, progress)
     except Stopped:
@@ -295,10 +295,19 @@ def after_sweep(
             f"analysis of run {run_id} failed ({type(exc).__name__}: {exc}); the measurements "
             f"are stored: retry with `collsweep analyze {run_id}`"
         )
-        return
+        return False
     if verbose:
         progress(summary.describe())
+    return True
+
+
+def tell_the_story(
+    path: Path, run_id: str, progress: Progress = _stderr, verbose: bool = False
+) -> None:
+    """The end of a sweep's output: each group's winners as a table, then the verdict."""
     run = store.get_run(path, run_id) or {"run_id": run_id}
+    if not verbose:
+        progress(f"model diagnostics: `collsweep analyze {run_id}` (or sweep --verbose)")
     tables = run_tables(path, run)
     if tables:
         progress(
@@ -310,8 +319,6 @@ def after_sweep(
     progress("verdict (decided winners by size; ties where the launches disagree):")
     for line in run_verdict(path, run):
         progress(line)
-    if not verbose:
-        progress(f"model diagnostics: `collsweep analyze {run_id}` (or sweep --verbose)")
 
 
 # --- reading back, for the command line ----------------------------------------------------
@@ -349,5 +356,6 @@ __all__ = [
     "after_sweep",
     "analyze_run",
     "model_of",
+    "tell_the_story",
     "variant_for",
 ]

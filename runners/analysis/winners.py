@@ -82,7 +82,9 @@ def winner_rows(
     ]
     comparisons.prime((here[0], here[1]) for _, _, here in cells)
     comparisons.prime(
-        (default, here[0]) for _, _, here in cells if (default := _default_in(here)) is not None
+        (default, here[0])
+        for _, _, here in cells
+        if (default := _default_in(here)) is not None and default is not here[1]
     )
     rows = []
     for (ranks, dtype, op), nbytes, here in cells:
@@ -123,6 +125,9 @@ def _speedup(here: list[Point], comparisons: Comparisons) -> Speedup:
     if here[0].algorithm == default_of(here[0].algorithm):
         return Speedup.of(None, winner_is_default=True)
     default = _default_in(here)
+    if default is here[1]:  # the margin's own comparison, turned round: one pair, one number
+        found = comparisons.of(here[0], default)
+        return Speedup.of(found.inverse() if found else None, False)
     return Speedup.of(comparisons.of(default, here[0]) if default else None, False)
 
 

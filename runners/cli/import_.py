@@ -65,7 +65,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "(the usual intervals over launches apply), files of different forced algorithms "
         "(NCCL_ALGO, I_MPI_ADJUST_*) are different algorithms of the run. Every number the "
         "tool printed is kept with the run; the median of each point is the tool's own "
-        "figure (README, Importing other tools' results). A file that cannot be read "
+        "figure (docs/guide/imports.md). A file that cannot be read "
         "exits 2 naming the file and line, and nothing is written.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="the tool's output, as saved")

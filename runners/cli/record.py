@@ -41,7 +41,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="run an MPI program and record the collective calls it makes as a workload",
         description="Run LAUNCHER PROGRAM... (no shell) with collsweep's call recorder "
         "preloaded into its ranks and write the collective calls they made as a workload "
-        "(README, Recording a workload): MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather "
+        "(docs/guide/workloads.md): MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather "
         "and MPI_Reduce_scatter_block with their sizes, datatypes, ops, group sizes, roots, "
         "counts and order, as world rank 0 made them; other collectives are counted in the "
         "notes, and ranks that disagree about a call are named there. What the program "

@@ -42,12 +42,14 @@ def sweep_request(args: argparse.Namespace) -> SweepRequest:
     )
 
 
-def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
-    """Analyse the stored run; False (said on stderr) when a stop signal ended the analysis:
-    the points are stored, the run's status stays true, and `analyze` finishes the job."""
+def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool | None:
+    """Analyse the stored run: True when it has an analysis to tell, None when it has none
+    (no ok point, or the analysis failed and said so), False (said on stderr) when a stop
+    signal ended it: the points are stored, the run's status stays true, and `analyze`
+    finishes the job."""
     try:
         with signals_as_exceptions():
-            run_analysis.after_sweep(path, outcome.run_id, verbose=verbose)
+            return run_analysis.after_sweep(path, outcome.run_id, verbose=verbose) or None
     except Interrupted as exc:
         print(
             f"collsweep sweep: interrupted ({exc}) during the analysis: run {outcome.run_id} "
@@ -56,7 +58,6 @@ def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool:
             file=sys.stderr,
         )
         return False
-    return True
 
 
 def precision_line(path: Path, run_id: str, target: float) -> str:
@@ -122,15 +123,20 @@ def _finish_sweep(
     path: Path, spec: SweepSpec, outcome: SweepOutcome, args: argparse.Namespace
 ) -> int:
     """Analyse a measured run and say how it went: its points, precision, time span, the
-    workload's answer and cautions; the exit status (130: to be finished with --resume)."""
+    workload's answer and cautions, then its winners and verdict, last, where the eye lands;
+    the exit status (130: to be finished with --resume)."""
     analysed = outcome.stored and outcome.status != RunStatus.INTERRUPTED
-    if analysed and not _analysed(path, outcome, args.verbose):
+    told = _analysed(path, outcome, args.verbose) if analysed else None
+    if told is False:
         return 130
     _say_outcome(path, spec, outcome)
     if spec.workload and outcome.stored and analysed:
         _workload_answer(path, outcome.run_id, args)
     for caution in outcome.cautions:
         print(wrapped(f"caution: {caution}"))
+    sys.stdout.flush()  # the story (stderr) comes last, after these lines (stdout)
+    if told:
+        run_analysis.tell_the_story(path, outcome.run_id, verbose=args.verbose)
     if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
         return 130

@@ -28,7 +28,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="a job's collective calls: show one, write one from DDP buckets or a PARAM "
         "trace, report a run's answer for the whole job",
         description="A workload is a JSON file of the collective calls one job makes "
-        "(README, Workloads): `collsweep record` writes one from a running program, "
+        "(docs/guide/workloads.md): `collsweep record` writes one from a running program, "
         "`from-ddp` and `from-param` from what you have, `collsweep sweep --workload W` "
         "measures exactly its calls and `workload report` answers for the whole job.",
     )

@@ -34,12 +34,12 @@ requires_grad default true) or a bare element count. From a torch model:
              for n, b in model.named_buffers()]
   json.dump({"parameters": params, "buffers": buffers}, open("params.json", "w"))
 
-The workload holds DDP's calls as PyTorch 2.11.0 makes them (README, Workloads from DDP and
-PARAM): the start-up shape check and broadcast of parameters and buffers from rank 0 (250 MiB
-chunks), then per step the buffers' broadcast and one allreduce (sum) per gradient bucket in
-launch order: step 1 one bucket per dtype, later steps the rebuilt buckets (parameters in
-reverse order; the first bucket 1 MiB and the others 25 MiB by default, all --bucket-mb
-when given)."""
+The workload holds DDP's calls as PyTorch 2.11.0 makes them (docs/guide/workloads.md, Workloads
+from DDP and PARAM): the start-up shape check and broadcast of parameters and buffers from rank
+0 (250 MiB chunks), then per step the buffers' broadcast and one allreduce (sum) per gradient
+bucket in launch order: step 1 one bucket per dtype, later steps the rebuilt buckets (parameters
+in reverse order; the first bucket 1 MiB and the others 25 MiB by default, all --bucket-mb when
+given)."""
 
 
 PARAM_FORMAT = """\

@@ -84,6 +84,31 @@ def test_sweep_stores_verified_points_with_raw_samples(tmp_path: Path) -> None:
     _check_launch_calibrations(db, run["run_id"])
 
 
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_the_quick_preset_fits_a_screen_and_ends_with_the_verdict(tmp_path: Path) -> None:
+    """What `make demo` shows first (issue 45 item 3): at most 40 lines, none over 120
+    characters, the run's own lines before its winners and verdict, which end it."""
+    quick = ["sweep", str(ROOT / "data" / "quick.toml"), "--dedicated"]
+    done = subprocess.run(
+        [sys.executable, "-m", "runners.cli", *quick, "--store", str(tmp_path / "q.duckdb")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, in the order a terminal shows it
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 40 and max(map(len, lines)) <= 120, done.stdout
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("verdict ("))
+    complete = next(
+        i for i, line in enumerate(lines) if line.startswith("run ") and "complete" in line
+    )
+    assert complete < verdict
+    assert lines[-1].startswith(("p=", "    ")), lines[-1]  # a group's verdict or its change
+
+
 def _check_the_story(told: str) -> None:
     """A line per launch with its ETA (no line per point), each group's winners as a table,
     then the verdict; the model's diagnostics only named."""

@@ -12,7 +12,7 @@ version, the ranks' hosts, and the I_MPI_* settings in force.
 PingPong (`#bytes #repetitions t[usec] Mbytes/sec`: t is half the round trip, the one-way time)
 and Reduce_local (`t_avg[usec]` of MPI_Reduce_local) are no collectives: their rows become the
 run's calibration (CalibrationRows; alpha and beta from PingPong, gamma from Reduce_local), so
-imported timings can be priced by collsweep's models (README, Importing other tools' results).
+imported timings can be priced by collsweep's models (docs/guide/imports.md).
 
 `#bytes` is the whole vector for Allreduce, Bcast and Reduce, and one rank's block for
 Allgather and Reduce_scatter_block (IMB_allgather.c sends size bytes from every rank;

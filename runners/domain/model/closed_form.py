@@ -1,13 +1,13 @@
 """Alpha-beta-gamma cost models of the allreduce algorithms collsweep implements.
 
-A message costs alpha + m * beta for m bytes; reducing m bytes locally costs m * gamma. A
-model counts, on the critical path, the messages, the bytes sent and the bytes reduced of the
-algorithm's own schedule (runners.domain.collectives.schedule.critical_path walks the descriptor's
-steps
-for every rank: each round costs its largest message and its largest reduction), so a
-`Prediction` shows which term dominates. README gives the closed forms these counts equal
-(tests/domain/collectives/test_schedules.py checks that they do). With p ranks and n bytes,
-for example, the ring: 2 (p-1) messages, 2 (p-1) * b sent, (p-1) * b reduced with b = n/p.
+A message costs alpha + m * beta for m bytes; reducing m bytes locally costs m * gamma. A model
+counts, on the critical path, the messages, the bytes sent and the bytes reduced of the
+algorithm's own schedule (runners.domain.collectives.schedule.critical_path walks the
+descriptor's steps for every rank: each round costs its largest message and its largest
+reduction), so a `Prediction` shows which term dominates. docs/guide/algorithms.md gives the
+closed forms these counts equal (tests/domain/collectives/test_schedules.py checks that they
+do). With p ranks and n bytes, for example, the ring: 2 (p-1) messages, 2 (p-1) * b sent,
+(p-1) * b reduced with b = n/p.
 
 Exact counts walk the schedule for count = n / itemsize whole elements (uneven blocks
 included). With smooth=True the bytes are scaled linearly from the count with one element

@@ -85,8 +85,8 @@ class SweepSpec:
     algorithms: tuple[str, ...] = spec_key(
         tuple(BASE_ALGORITHMS),
         flag="--algorithms",
-        help="algorithms, e.g. ring,mpi,mpi:ring (see README); with --collectives, ring stands "
-        "for each collective's ring",
+        help="algorithms, e.g. ring,mpi,mpi:ring (`collsweep algorithms` lists them); with "
+        "--collectives, ring stands for each collective's ring",
     )
     collectives: tuple[str, ...] = spec_key(
         (DEFAULT_COLLECTIVE,),

@@ -32,6 +32,10 @@ class Comparison:
     units: int
     launches: int
 
+    def inverse(self) -> Comparison:
+        """b's time over a's: the same comparison turned round."""
+        return Comparison(1 / self.ratio, 1 / self.high, 1 / self.low, self.units, self.launches)
+
     @property
     def decided(self) -> bool:
         """Whether the interval excludes 1: one of the two is faster in every launch's view."""

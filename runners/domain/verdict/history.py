@@ -2,9 +2,9 @@
 
 A run's interval over launches covers what its launches saw within the seconds the run took. A
 machine state that lasts longer moves the whole run, and a repeat made minutes or hours later
-lands outside (README, figure 6: 62% of p=2 points covered). The store holds the answer: earlier
-runs on the same host measured the same points. Per group size (dedicated and oversubscribed
-apart), over the points that two or more of the runs share, on log medians:
+lands outside (docs/benchmarks.md, figure 6: 62% of p=2 points covered). The store holds the
+answer: earlier runs on the same host measured the same points. Per group size (dedicated and
+oversubscribed apart), over the points that two or more of the runs share, on log medians:
 
 - each point is centred on its mean over the runs that measured it; a run's *offset* is the
   median of its centred points (the state it ran in), and what is left is point noise;
