@@ -101,7 +101,7 @@ def _curves(path: Path | str, run_id: str, figures: Figures) -> list[str]:
     for (ranks, dtype, op), _ in grid.groupby(["ranks", "dtype", "op"], sort=True):
         scope = queries.Scope(run_id, int(ranks), str(dtype), str(op), calibration_id=cal)
         data = queries.curves_data(path, scope)
-        parts.append(f"<h3>p={ranks} {dtype} {op}</h3>")
+        parts.append(f"<h3>{html.escape(group_title(int(ranks), str(dtype), str(op)))}</h3>")
         marked = queries.envelope_crossovers(data.points, data.crossovers)  # the page's default
         for metric in ("relative", "time"):
             parts.append(figures.html(charts.curves_figure(data.points, marked, metric)))

@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+from runners.process.children import python
 from runners.process.lifetime import dies_with_parent
 
 APP = Path(__file__).resolve().parent / "app.py"
@@ -39,8 +40,7 @@ def streamlit_command(store: Path, port: int = DEFAULT_PORT, open_browser: bool 
     no Deploy button.
     """
     return [
-        sys.executable,
-        "-m",
+        *python("-m"),
         "streamlit",
         "run",
         str(ASGI),

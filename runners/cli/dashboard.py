@@ -7,13 +7,13 @@ import errno
 import signal
 import socket
 import subprocess
-import sys
 
 from runners.cli.common import (
     UsageError,
     add_store_option,
     store_path,
 )
+from runners.process.children import python
 from runners.process.lifetime import dies_with_parent
 
 
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     taken = port_in_use(args.port)
     if taken:
         raise UsageError(f"port {args.port} on {HOST} is {taken}: choose another with --port")
-    command = [sys.executable, "-m", "dashboard.serve", "--store", str(store_path(args))]
+    command = python("-m", "dashboard.serve", "--store", str(store_path(args)))
     command += ["--port", str(args.port), *(["--open"] if args.open else [])]
     server = subprocess.Popen(command, preexec_fn=dies_with_parent())  # SIGKILL of us too
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())  # serve stops Streamlit too

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 from pathlib import Path
 
 from runners import store
@@ -16,6 +15,7 @@ from runners.cli.common import (
 )
 from runners.domain.names import checked_run_id
 from runners.domain.outputs import check_outputs
+from runners.process.children import python
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([out])
     if store.get_run(path, run_id) is None:
         raise UsageError(f"no run {run_id!r} in {path}; see `collsweep runs`")
-    command = [sys.executable, "-m", "dashboard.report", run_id, "--store", str(path)]
+    command = python("-m", "dashboard.report", run_id, "--store", str(path))
     return subprocess.run([*command, "--out", str(out)], check=False).returncode
 
 

@@ -45,6 +45,7 @@ from runners.domain.sweep.spec import SweepSpec
 from runners.domain.units import format_bytes, format_per_byte, format_seconds
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import launch
+from runners.process.children import python
 
 DEFAULT_BUDGET_S = 20.0
 STARTUP_ALLOWANCE_S = 60.0
@@ -267,7 +268,7 @@ def mpi_library_version(timeout: float = 30.0) -> str | None:
     )
     try:
         result = subprocess.run(
-            [sys.executable, "-c", code],
+            python("-c", code),
             capture_output=True,
             text=True,
             timeout=timeout,

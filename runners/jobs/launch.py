@@ -27,6 +27,7 @@ from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
 from runners.domain.sweep.job_file import JobFile
 from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
 from runners.host import libraries
+from runners.process.children import python
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def command(job: Job) -> list[str]:
     whole job instead of leaving the others blocked. A shell launcher runs with sh -c, the
     rank program passed as its arguments.
     """
-    program = [sys.executable, "-m", "mpi4py", "-m", job.module, *job.args]
+    program = python("-m", "mpi4py", "-m", job.module, *job.args)
     passed = [*job.knobs, PARENT_ENV, *(["PYTHONPATH"] if "PYTHONPATH" in os.environ else [])]
     own = libraries.command(LIBRARIES[job.library], job.ranks, program, passed)
     if own is not None:  # a library with a launcher of its own (Open MPI, Intel MPI)

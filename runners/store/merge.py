@@ -106,6 +106,29 @@ def _check_values(con: duckdb.DuckDBPyConnection, alias: str, shard: Path, runs:
         )
 
 
+OWNERSHIP_SQL = """
+SELECT 'point ' || s.point_id || ' of run ' || s.run_id || ' belongs to run ' || m.run_id
+       || ' in the store'
+FROM {alias}.points s JOIN points m USING (point_id) WHERE m.run_id <> s.run_id
+UNION ALL
+SELECT 'point ' || point_id || ' names run ' || run_id || ', which the shard does not hold'
+FROM {alias}.points WHERE run_id NOT IN (SELECT run_id FROM {alias}.runs)
+UNION ALL
+SELECT 'samples of point ' || a.point_id || ' name run ' || a.run_id || ', not its own'
+FROM {alias}.samples a LEFT JOIN {alias}.points p USING (point_id)
+WHERE p.run_id IS DISTINCT FROM a.run_id
+LIMIT 1
+"""
+
+
+def _check_ownership(con: duckdb.DuckDBPyConnection, alias: str, shard: Path) -> None:
+    """A shard may change only its own runs: every point and sample names one of the shard's
+    runs, and no point id is another run's in the main store; else nothing is merged."""
+    found = con.execute(OWNERSHIP_SQL.format(alias=alias)).fetchone()
+    if found:
+        raise StoreError(f"shard {shard} would change another run: {found[0]}; nothing merged")
+
+
 def _merge_run(
     con: duckdb.DuckDBPyConnection, alias: str, run_id: str, result: ShardResult
 ) -> None:
@@ -119,7 +142,7 @@ def _merge_run(
         r[0]
         for r in con.execute(
             f"SELECT s.point_id FROM {alias}.points s JOIN points m USING (point_id) "
-            "WHERE s.run_id = $r AND list_contains($kept, s.status) "
+            "WHERE s.run_id = $r AND m.run_id = $r AND list_contains($kept, s.status) "
             "AND NOT list_contains($kept, m.status)",
             {"r": run_id, "kept": KEPT},
         ).fetchall()
@@ -172,6 +195,7 @@ def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
             result = ShardResult(Path(shard))
             runs = con.execute(f"SELECT run_id, status FROM {alias}.runs").fetchall()
             _check_values(con, alias, shard, runs)
+            _check_ownership(con, alias, shard)
             running = [r for r, status in runs if status == RunStatus.RUNNING]
             if running:
                 result.left = f"run {', '.join(running)} is still being written (running)"

@@ -30,6 +30,7 @@ from typing import IO, Any
 
 import pandas as pd
 
+from runners.process.children import python
 from runners.process.faults import hold_at
 from runners.store.reads import open_readonly
 from runners.store.storefile import (
@@ -66,7 +67,7 @@ def run_user_query(
     }
     with tempfile.TemporaryFile() as errors:
         child = subprocess.Popen(
-            [sys.executable, "-m", "runners.store.user_query"],
+            python("-m", "runners.store.user_query"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,

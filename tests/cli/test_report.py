@@ -3,9 +3,12 @@ page's download of the same file."""
 
 from __future__ import annotations
 
+import html
 import re
+import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import ROOT
 from helpers import synthetic
@@ -40,6 +43,25 @@ def test_the_report_says_what_the_verdict_page_says(report: str, demo_store: Pat
     for title in ("Verdict", "Curves", "Assumptions", "Provenance"):
         assert f"<h2>{title}</h2>" in report
     assert f"collsweep report: {RUN_A}" in report and "not_oversubscribed" in report
+
+
+HOSTILE = "<svg/onload=alert(1)>"  # what an imported file's redop or host could hold
+
+
+def test_values_from_the_store_reach_the_report_only_escaped(
+    demo_store: Path, tmp_path: Path
+) -> None:
+    """Issue 50 item 1: an op, a datatype or a host from a shared file is text, never markup."""
+    path = tmp_path / "hostile.duckdb"
+    shutil.copyfile(demo_store, path)
+    with duckdb.connect(str(path)) as con:
+        con.execute("UPDATE points SET op = ? WHERE run_id = ? AND op = 'sum'", [HOSTILE, RUN_A])
+        con.execute("UPDATE runs SET host = ? WHERE run_id = ?", [HOSTILE, RUN_A])
+    out = tmp_path / "r.html"
+    assert main(["report", RUN_A, "--store", str(path), "--out", str(out)]) == 0
+    report = out.read_text()
+    assert HOSTILE not in report  # (plotly.js itself holds "<svg" strings)
+    assert html.escape(HOSTILE) in report  # said, as text
 
 
 def test_bad_input_writes_nothing_and_exits_2(demo_store: Path, tmp_path: Path, capsys) -> None:

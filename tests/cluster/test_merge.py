@@ -83,6 +83,26 @@ def test_a_shard_from_a_newer_collsweep_is_refused_and_nothing_changes(
     assert counts(db) == (0, 0)  # one transaction: the good shard is not half-merged either
 
 
+def test_a_shard_holding_another_runs_point_changes_nothing(
+    shards: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 50 item 3: a crafted shard of another run, holding a point id of RUN."""
+    db = tmp_path / "main.duckdb"
+    assert main(["merge", str(shards[0]), "--store", str(db)]) == 0
+    before = counts(db)
+    hostile = tmp_path / "hostile.duckdb"
+    hostile.write_bytes(shards[0].read_bytes())
+    with duckdb.connect(str(hostile)) as con:
+        for table in ("runs", "points", "samples", "probes"):
+            con.execute(f"UPDATE {table} SET run_id = 'ft-0'")
+    capsys.readouterr()
+    assert main(["merge", str(hostile), "--store", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "would change another run" in err and f"belongs to run {RUN}" in err
+    assert len(err.splitlines()) == 1
+    assert counts(db) == before and store.get_run(db, "ft-0") is None
+
+
 def test_merge_needs_shards_or_a_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["merge", "--store", str(tmp_path / "m.duckdb")]) == 2
     assert main(["merge", "--job", "123", "--store", str(tmp_path / "m.duckdb")]) == 2

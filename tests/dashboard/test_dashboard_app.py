@@ -583,11 +583,12 @@ def test_app_never_imports_mpi4py(demo: Path) -> None:
 
 
 def test_serve_command_binds_localhost_headless(tmp_path: Path) -> None:
-    """serve runs `python -m streamlit run dashboard/asgi.py` (app.py behind the Host check) on
+    """serve runs `python -P -m streamlit run dashboard/asgi.py` (app.py behind the Host check) on
     127.0.0.1, headless, with the store after `--`, and passes it as COLLSWEEP_STORE too."""
     cmd = serve.streamlit_command(tmp_path / "s.duckdb", 8600)
-    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", str(APP.with_name("asgi.py"))]
-    pairs = dict(zip(cmd[5:-3:2], cmd[6:-3:2], strict=True))
+    head = [sys.executable, "-P", "-m", "streamlit", "run", str(APP.with_name("asgi.py"))]
+    assert cmd[:6] == head  # -P: nothing imported from the working directory
+    pairs = dict(zip(cmd[6:-3:2], cmd[7:-3:2], strict=True))
     assert pairs["--server.address"] == "127.0.0.1"
     assert pairs["--server.port"] == "8600"
     assert pairs["--server.headless"] == "true"

@@ -91,9 +91,10 @@ def batch_script(sub: Submission) -> str:
     header += ["#SBATCH --overcommit"] if sub.oversubscribe else []
     header += [f"#SBATCH {sq(arg)}" for arg in sub.sbatch_args]
     shard = f"{q(str(sub.shard_dir))}/${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}.duckdb"
-    # --verbose: a task's log (its .out, what people tail) gets a line per finished point
+    # -P: the task never imports from its working directory; --verbose: a task's log (its
+    # .out, what people tail) gets a line per finished point
     sweep = [
-        q(sub.python), "-m", "runners.cli", "sweep", q(str(sub.spec_file)),
+        q(sub.python), "-P", "-m", "runners.cli", "sweep", q(str(sub.spec_file)),
         "--ranks", '"$RANKS"', "--run-id", q(sub.run_id),
         "--store", shard, "--launcher", q(launcher(sub.oversubscribe)), "--verbose",
         *(q(label) for label in sub.labels),
