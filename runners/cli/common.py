@@ -88,8 +88,14 @@ def resolve_runs(args: argparse.Namespace) -> None:
 def run_id_of(path: Path, reference: str) -> str:
     """The id of the one run ``reference`` names in the store at ``path``: a run id, else a
     run's name. A name several runs share, or one no run has, is a UsageError; an id the
-    store does not hold is returned as it is, for the command to say so in its own words."""
-    found = store.runs_called(path, reference)
+    store does not hold is returned as it is, for the command to say so in its own words (and
+    so is an id when the store cannot be read yet: an older schema the command migrates)."""
+    try:
+        found = store.runs_called(path, reference)
+    except store.StoreError:
+        if run_id_problem(reference):
+            raise
+        return reference
     if len(found) == 1:
         return found[0]
     if found:

@@ -123,7 +123,10 @@ def _standing(cells: Sequence[Cell]) -> str:
     decidedly faster than it, by how much at most, and where the default holds."""
     known = [c for c in cells if c.speedup.verdict != UNKNOWN]
     if not known:
-        return "No size measured the library default beside the best"
+        return (
+            "No speed-up over the default is stored (the default was not measured, or the run "
+            "was analysed before schema 11: `collsweep analyze RUN` stores it)"
+        )
     if all(c.speedup.verdict == IS_DEFAULT for c in known):
         return f"The default is the best at {counted(len(known), 'size')}"
     faster = [c.speedup for c in known if c.speedup.decided]
