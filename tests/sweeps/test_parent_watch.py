@@ -95,8 +95,8 @@ import os, socket, subprocess, sys
 from runners.domain.sweep.launcher import PARENT_ENV
 env = {**os.environ, PARENT_ENV: f"{socket.gethostname()}:{os.getpid()}"}
 rank = (
-    "from runners.ranks import parent_watch\\nparent_watch.start()\\n"
-    "print('watching', flush=True)\\nwhile True: pass\\n"
+    "import sys\\nfrom runners.ranks import parent_watch\\nparent_watch.start()\\n"
+    "sys.stdout.write('watching\\\\n'); sys.stdout.flush()\\nwhile True: pass\\n"
 )
 count = int(sys.argv[1])
 children = [subprocess.Popen([sys.executable, "-c", rank], env=env) for _ in range(count)]
@@ -150,9 +150,9 @@ def _watching(parent: subprocess.Popen) -> list[int]:
     while not ranks or watching < len(ranks):
         line = parent.stdout.readline()
         assert line, "the spinning ranks' parent ended"
-        if line.strip() == "watching":
-            watching += 1
-        else:
+        if "watching" in line:  # ranks write at once into one pipe: count every one
+            watching += line.count("watching")
+        elif line.strip():
             assert line.replace(" ", "").strip().isdigit(), line
             ranks = [int(pid) for pid in line.split()]
     return ranks
