@@ -82,14 +82,16 @@ def winner_rows(
     ]
     comparisons.prime((here[0], here[1]) for _, _, here in cells)
     comparisons.prime(
-        (default, here[0])
+        (point, here[0])
         for _, _, here in cells
-        if (default := _default_in(here)) is not None and default is not here[1]
+        if (point := _default_in(here, default_of(here[0].algorithm))) is not None
+        and point is not here[1]
     )
     rows = []
     for (ranks, dtype, op), nbytes, here in cells:
         best, second = here[0], here[1]
         found = comparisons.of(best, second)
+        default = default_of(best.algorithm)
         rows.append(
             {
                 "ranks": ranks,
@@ -106,29 +108,28 @@ def winner_rows(
                 "pairing": comparisons.pairing(best, second),
                 "candidates": len(here),
                 "library": library,
-                "default_algorithm": default_of(best.algorithm) or None,
-                **_speedup(here, comparisons).columns(),
+                "default_algorithm": default or None,
+                **_speedup(here, default, comparisons).columns(),
             }
         )
     return rows
 
 
-def _default_in(here: list[Point]) -> Point | None:
-    """The cell's library default (the winner's library's autotuned entry) when it was
-    measured there and is not the winner itself."""
-    default = default_of(here[0].algorithm)
+def _default_in(here: list[Point], default: str) -> Point | None:
+    """The point of the cell's library ``default`` (the winner's library's autotuned entry,
+    winner_table.default_of) when it was measured there and is not the winner itself."""
     return next((p for p in here[1:] if p.algorithm == default), None)
 
 
-def _speedup(here: list[Point], comparisons: Comparisons) -> Speedup:
+def _speedup(here: list[Point], default: str, comparisons: Comparisons) -> Speedup:
     """The default's time over the winner's, paired over their launches (speedup.Speedup)."""
-    if here[0].algorithm == default_of(here[0].algorithm):
+    if here[0].algorithm == default:
         return Speedup.of(None, winner_is_default=True)
-    default = _default_in(here)
-    if default is here[1]:  # the margin's own comparison, turned round: one pair, one number
-        found = comparisons.of(here[0], default)
+    point = _default_in(here, default)
+    if point is here[1]:  # the margin's own comparison, turned round: one pair, one number
+        found = comparisons.of(here[0], point)
         return Speedup.of(found.inverse() if found else None, False)
-    return Speedup.of(comparisons.of(default, here[0]) if default else None, False)
+    return Speedup.of(comparisons.of(point, here[0]) if point else None, False)
 
 
 def _fastest_first(by_alg: Mapping[str, Mapping[int, Point]], nbytes: int) -> list[Point]:

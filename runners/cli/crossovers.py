@@ -24,6 +24,7 @@ from runners.domain.model.calibration_id import library_free, with_caveat
 from runners.domain.sweep.run_labels import run_title
 from runners.domain.units import aligned_lines, format_bytes, wrapped
 from runners.domain.verdict.speedup import Speedup, margin_words
+from runners.domain.verdict.winner_table import margin_of
 
 
 def _crossovers_table(frame, calibrations: list[str]) -> str:
@@ -124,10 +125,8 @@ def _winners_table(winners: pd.DataFrame) -> str:
 
 def _margin(row: dict) -> str:
     """How much slower the runner-up is, in words; 'unknown' without paired launches."""
-    ratio, low, high = row["ratio"], row["ratio_low"], row["ratio_high"]
-    if not all(v == v and v is not None and v > 0 for v in (ratio, low, high)):
-        return "unknown"
-    return margin_words((ratio, low, high), row["verdict"] == "decided")
+    margin = margin_of(row)
+    return "unknown" if margin is None else margin_words(margin, row["verdict"] == "decided")
 
 
 def verdict_cells(winners: pd.DataFrame) -> list[dict]:
@@ -139,12 +138,20 @@ def verdict_cells(winners: pd.DataFrame) -> list[dict]:
         speedup = Speedup.from_row(row)
         default = row["default_algorithm"]
         cells.append(
-            {"collective": row["collective"], "ranks": int(row["ranks"]), "dtype": row["dtype"]}
-            | {"op": row["op"], "bytes": int(row["bytes"]), "winner": row["winner"]}
-            | {"default": default if isinstance(default, str) else None}
-            | {"speedup": speedup.ratio, "speedup_low": speedup.low}
-            | {"speedup_high": speedup.high, "speedup_verdict": speedup.verdict}
-            | {"decided": row["verdict"] == "decided"}
+            {
+                "collective": row["collective"],
+                "ranks": int(row["ranks"]),
+                "dtype": row["dtype"],
+                "op": row["op"],
+                "bytes": int(row["bytes"]),
+                "winner": row["winner"],
+                "default": default if isinstance(default, str) else None,
+                "speedup": speedup.ratio,
+                "speedup_low": speedup.low,
+                "speedup_high": speedup.high,
+                "speedup_verdict": speedup.verdict,
+                "decided": row["verdict"] == "decided",
+            }
         )
     return cells
 

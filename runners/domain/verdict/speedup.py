@@ -101,11 +101,11 @@ class Speedup:
 NO_SPEEDUP = Speedup(None, None, None, UNKNOWN)
 
 
-def margin_words(winner_over_runner_up: tuple[float, float, float], decided: bool) -> str:
-    """How much slower the runner-up is, >= 1 with its words: '1.83x slower [1.06, 3.17]', or
-    'tie (1.05x [0.9, 1.2])' when the launches do not decide."""
-    ratio, low, high = winner_over_runner_up
-    slower, s_low, s_high = 1 / ratio, 1 / high, 1 / low
+def margin_words(runner_up_over_winner: tuple[float, float, float], decided: bool) -> str:
+    """How much slower the runner-up is (its time over the winner's, with the interval), >= 1
+    with its words: '1.83x slower [1.06, 3.17]', or 'tie (1.05x [0.9, 1.2])' when the launches
+    do not decide."""
+    slower, s_low, s_high = runner_up_over_winner
     interval = f"[{_plain(s_low)}, {_plain(s_high)}]"
     if decided:
         return f"{format_ratio(slower)} slower {interval}"

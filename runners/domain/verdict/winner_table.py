@@ -75,7 +75,7 @@ def cells_of(winners: Sequence[Mapping[str, Any]], medians: Medians) -> list[Cel
                 row["runner_up"],
                 bool(row["decided"]),
                 medians.get((*where, row["winner"])),
-                _margin(row),
+                margin_of(row),
                 default,
                 medians.get((*where, default)),
                 Speedup.from_row(row),
@@ -90,11 +90,12 @@ def by_group(cells: Sequence[Cell]) -> dict[Group, list[Cell]]:
     return {g: list(mine) for g, mine in itertools.groupby(cells, key=lambda c: c.group)}
 
 
-def _margin(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
-    """How much slower the runner-up is (the stored ratio is winner / runner-up)."""
+def margin_of(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
+    """How much slower a winners row's runner-up is, with its interval (the stored ratio is
+    winner / runner-up); None without paired launches (missing or NaN ratios)."""
     ratio, low, high = row.get("ratio"), row.get("ratio_low"), row.get("ratio_high")
-    if ratio is None or low is None or high is None or not min(ratio, low, high) > 0:
-        return None
+    if ratio is None or low is None or high is None or not (ratio > 0 and low > 0 and high > 0):
+        return None  # NaN is not > 0 either
     return 1 / ratio, 1 / high, 1 / low
 
 
@@ -103,8 +104,7 @@ def margin_text(cell: Cell) -> str:
     undecided, 'unknown' without launches (speedup.margin_words)."""
     if cell.margin is None:
         return "unknown"
-    ratio, low, high = cell.margin
-    return margin_words((1 / ratio, 1 / high, 1 / low), cell.decided)
+    return margin_words(cell.margin, cell.decided)
 
 
 def group_sentence(cells: Sequence[Cell]) -> str:

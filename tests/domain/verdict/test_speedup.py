@@ -14,6 +14,7 @@ from runners.domain.verdict.speedup import (
     Speedup,
     margin_words,
 )
+from runners.domain.verdict.winner_table import margin_of
 
 
 def test_a_speedup_is_the_defaults_time_over_the_winners_with_its_words() -> None:
@@ -48,5 +49,8 @@ def test_a_stored_row_reads_back_and_an_old_row_is_unknown() -> None:
 
 
 def test_a_margin_is_always_slower_and_at_least_one_when_decided() -> None:
-    assert margin_words((0.5, 0.45, 0.55), decided=True) == "2x slower [1.82, 2.22]"
-    assert margin_words((1.01, 0.95, 1.1), decided=False).startswith("tie (0.99")
+    stored = {"ratio": 0.5, "ratio_low": 0.45, "ratio_high": 0.55}  # winner / runner-up
+    assert margin_words(margin_of(stored), decided=True) == "2x slower [1.82, 2.22]"
+    tie = margin_of({"ratio": 1.01, "ratio_low": 0.95, "ratio_high": 1.1})
+    assert margin_words(tie, decided=False).startswith("tie (0.99")
+    assert margin_of({"ratio": float("nan"), "ratio_low": 0.9, "ratio_high": 1.1}) is None
