@@ -311,8 +311,8 @@ def tell_the_story(
     tables = run_tables(path, run)
     if tables:
         progress(
-            "winners per size (runner-up is: how much slower than the best; best against the "
-            "default: the default's time over the best's; paired by launch, 95% intervals)"
+            "winners per size (both ratios paired by launch, with 95% intervals; "
+            "docs/guide/reading.md)"
         )
         for line in tables:
             progress(line)

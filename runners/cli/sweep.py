@@ -123,8 +123,9 @@ def _finish_sweep(
     path: Path, spec: SweepSpec, outcome: SweepOutcome, args: argparse.Namespace
 ) -> int:
     """Analyse a measured run and say how it went: its points, precision, time span, the
-    workload's answer and cautions, then its winners and verdict, last, where the eye lands;
-    the exit status (130: to be finished with --resume)."""
+    workload's answer, then its winners and verdict, last, where the eye lands (the cautions
+    said before the launches come back there as the verdict's provisional and oversubscribed
+    flags); the exit status (130: to be finished with --resume)."""
     analysed = outcome.stored and outcome.status != RunStatus.INTERRUPTED
     told = _analysed(path, outcome, args.verbose) if analysed else None
     if told is False:
@@ -132,8 +133,6 @@ def _finish_sweep(
     _say_outcome(path, spec, outcome)
     if spec.workload and outcome.stored and analysed:
         _workload_answer(path, outcome.run_id, args)
-    for caution in outcome.cautions:
-        print(wrapped(f"caution: {caution}"))
     sys.stdout.flush()  # the story (stderr) comes last, after these lines (stdout)
     if told:
         run_analysis.tell_the_story(path, outcome.run_id, verbose=args.verbose)

@@ -63,7 +63,6 @@ class SweepOutcome:
     total: int
     stored: bool = True  # False: left on a second signal with writes still in the journal
     partial: int = 0  # points measured in some, not all, of their launches
-    cautions: tuple[str, ...] = ()  # what to know before trusting the numbers (said at start)
 
 
 def new_run_id() -> str:
@@ -194,8 +193,7 @@ def _sweep_locked(
     ]
     say(expected_time(spec, len(to_measure), len(launches)))
     load = os.getloadavg()
-    cautions = tuple(caution_notes(spec.ranks, load, cores))
-    for caution in cautions:
+    for caution in caution_notes(spec.ranks, load, cores):  # the verdict flags them again
         say(f"caution: {caution}")
     runner = GroupRunner(
         spec, run_id, writer, progress, cores, history, load_before=load, switching=switching
@@ -221,9 +219,7 @@ def _sweep_locked(
     stored = _finish(writer, status, reason, say)
     measured = sum(writer.statuses.get(pid, PARTIAL) != PARTIAL for pid in to_measure)
     partial = sum(writer.statuses.get(pid) == PARTIAL for pid in to_measure)
-    return SweepOutcome(
-        run_id, status, reason, measured, len(to_measure), stored, partial, cautions
-    )
+    return SweepOutcome(run_id, status, reason, measured, len(to_measure), stored, partial)
 
 
 KEPT = (PointStatus.OK, PointStatus.SKIPPED)
@@ -234,16 +230,15 @@ LAUNCH_CALIBRATION_S = 1.0  # a launch's own calibration (launch_calibration = t
 
 
 def expected_time(spec: SweepSpec, points: int, launches: int) -> str:
-    """What the sweep will take at most, said before it starts: each point's timing budget
+    """About how long the sweep will take, said before it starts: each point's timing budget
     (shared by its launches and passes; a point that reaches its precision target or its
     iteration cap stops sooner) plus each launch's start and calibration."""
     per_launch = LAUNCH_START_S + (LAUNCH_CALIBRATION_S if spec.launch_calibration else 0.0)
     seconds = points * spec.timing.budget_s + launches * per_launch
     return (
         f"measuring {counted(points, 'point')} in {counted(launches, 'launch', 'launches')}: "
-        f"about {format_seconds(seconds)} "
-        f"expected ({points} x {format_seconds(spec.timing.budget_s)} budget, less where a "
-        f"point meets its target, + {launches} launch starts); the ETA below follows the launches"
+        f"about {format_seconds(seconds)} expected ({points} x "
+        f"{format_seconds(spec.timing.budget_s)} budget + {launches} launch starts)"
     )
 
 
