@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -31,7 +34,7 @@ def _segment_trace(seg: dict, k: int) -> go.Scatter:
     )
 
 
-def pingpong_figure(cal: dict) -> go.Figure:
+def pingpong_figure(cal: Mapping[str, Any]) -> go.Figure:
     """Ping-pong one-way medians vs the whole-range fit and the piecewise segments (in µs)."""
     pingpong = (cal.get("details") or {}).get("pingpong") or {}
     sizes = [float(s) for s in pingpong.get("bytes", [])]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -101,7 +103,7 @@ def _decoded(value):
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _suspicious(cal: dict) -> None:
+def _suspicious(cal: Mapping[str, Any]) -> None:
     """Say what in a fit deserves doubt: a zero gamma (no reduction cost was separable), or
     the assumption the fit made instead (details.assumption: NCCL's gamma inside beta)."""
     zero = [key for key, gamma in (cal.get("gammas") or {}).items() if not gamma]

@@ -33,7 +33,9 @@ from runners.domain.model.pricing import OVERHEADS, VARIANTS
 from runners.domain.verdict.topology import allocation_nodes, group_hosts, multi_node_ranks
 
 
-def measured_calibration(path: Path, run: Mapping[str, Any], progress: Progress) -> dict | None:
+def measured_calibration(
+    path: Path, run: Mapping[str, Any], progress: Progress
+) -> Mapping[str, Any] | None:
     """The run's ping-pong calibration; for a run without one, the newest for its host and
     library, which is then recorded in runs.calibration_id."""
     if run.get("calibration_id"):
@@ -72,7 +74,7 @@ def run_calibrations(
     points: Sequence[Point],
     progress: Progress,
     library: str = MPICH,
-) -> list[dict[str, Any]]:
+) -> list[Mapping[str, Any]]:
     """One library's calibrations of the run, those that exist: its launches' combined, the
     ping-pong one made before the run (MPICH's; any library's for an imported run, whose file
     measured it), and the one fitted to the library's points (the last and the first stored

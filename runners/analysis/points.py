@@ -6,7 +6,6 @@ import bisect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -284,7 +283,7 @@ def _pricing(
     return gamma, model, costs if model in ALGORITHMS else None
 
 
-def load_points(path: Path, run_id: str) -> list[Point]:
+def load_points(path: store.Source, run_id: str) -> list[Point]:
     """The run's ok points with a positive median (store.ok_points)."""
     frame = store.ok_points(path, run_id)
     return [

@@ -324,29 +324,28 @@ def tell_the_story(
 # --- reading back, for the command line ----------------------------------------------------
 
 
-def crossovers_frame(path: Path, run_id: str) -> pd.DataFrame:
+def crossovers_frame(path: store.Target, run_id: str) -> pd.DataFrame:
     """A run's stored crossovers, pairs together, with the calibration source of predicted ones."""
     _require_run(path, run_id)
     return run_reads.stored_crossovers(path, run_id)
 
 
-def winners_frame(path: Path, run_id: str) -> pd.DataFrame:
+def winners_frame(path: store.Target, run_id: str) -> pd.DataFrame:
     """A run's stored winners per cell: decided by the paired launches, or a tie."""
     _require_run(path, run_id)
     return run_reads.stored_winners(path, run_id)
 
 
-def agreement_frame(path: Path, run_id: str) -> pd.DataFrame:
+def agreement_frame(path: store.Target, run_id: str) -> pd.DataFrame:
     """A run's stored agreement rows, the whole run first."""
     _require_run(path, run_id)
     return run_reads.stored_agreement(path, run_id)
 
 
-def _require_run(path: Path, run_id: str) -> None:
+def _require_run(path: store.Target, run_id: str) -> None:
     if store.get_run(path, run_id) is None:
         if not Path(path).exists():
-            with store.open_readonly(path):  # raises the store's "no results store" error
-                pass
+            store.Store.open(Path(path)).close()  # raises the store's "no results store" error
         raise AnalysisError(f"no run {run_id!r} in {path}; see `collsweep runs`")
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from runners.analysis.crossings import group_points
@@ -25,6 +24,7 @@ from runners.domain.libraries import DEFAULT, LIBRARIES
 from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, autotuned_of
 from runners.domain.libraries.tuning import Band, bands
 from runners.domain.verdict.comparison import Comparison
+from runners.store.reads import Source
 from runners.store.run_reads import assumption_counts
 
 
@@ -92,7 +92,7 @@ def competes(algorithm: str, library: str = DEFAULT.name, collective: str = "all
 
 
 def group_tunings(
-    path: Path,
+    path: Source,
     run_id: str,
     dtype: str,
     op: str,
@@ -162,7 +162,7 @@ def _crossings(
     return out
 
 
-def assumption_states(path: Path, run_id: str) -> dict[str, dict[str, int]]:
+def assumption_states(path: Source, run_id: str) -> dict[str, dict[str, int]]:
     """Per assumption, how many of the run's checks hold, are violated or unknown."""
     frame = assumption_counts(path, run_id)
     out: dict[str, dict[str, int]] = {}

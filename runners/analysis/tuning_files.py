@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from runners.domain.sweep.records import TimingPolicy
 from runners.domain.sweep.spec import SweepSpec, parse_spec
 from runners.domain.units import format_bytes, format_ratio
 from runners.host import libraries
+from runners.store.records import RunRecord
 
 
 class TuneError(BadInput):
@@ -42,7 +44,7 @@ class TuneError(BadInput):
 class TuneRequest:
     """What `collsweep tune` was asked: the run, which groups and (dtype, op), where to write."""
 
-    store: Path
+    store: store.Source
     run_id: str
     out: Path
     ranks: tuple[int, ...] = ()
@@ -58,7 +60,7 @@ class TuneRequest:
         return LIBRARIES[self.library]
 
 
-def measured_version(run: dict[str, Any], library: str) -> str:
+def measured_version(run: Mapping[str, Any], library: str) -> str:
     """The version of `library` whose ranks ran the run ('' when it ran none of them)."""
     versions = run.get("libraries") or {}
     if isinstance(versions, str):  # a JSON column some readers leave as text
@@ -72,7 +74,7 @@ def measured_version(run: dict[str, Any], library: str) -> str:
     return str(found or "")
 
 
-def _run(request: TuneRequest) -> dict[str, Any]:
+def _run(request: TuneRequest) -> RunRecord:
     run = store.get_run(request.store, request.run_id)
     if run is None:
         raise TuneError(f"no run {request.run_id!r} in {request.store}; see `collsweep runs`")
@@ -99,12 +101,12 @@ def _run(request: TuneRequest) -> dict[str, Any]:
     return run
 
 
-def stored_provisional_reason(path: Path, run_id: str) -> str:
+def stored_provisional_reason(path: store.Source, run_id: str) -> str:
     """Why the analysis stored the run's winners as provisional ('' when it did not)."""
     return next(iter(store.provisional_reasons(path, run_id)), "")
 
 
-def swept_spec(request: TuneRequest, run: dict[str, Any]) -> SweepSpec:
+def swept_spec(request: TuneRequest, run: RunRecord) -> SweepSpec:
     """The run's spec; for a run imported from another tool (which has none), the grid of
     its points: sizes, group sizes, dtypes, ops, collectives and algorithms."""
     text = run.get("spec_toml") or ""
@@ -122,7 +124,7 @@ def swept_spec(request: TuneRequest, run: dict[str, Any]) -> SweepSpec:
     )
 
 
-def _group_of(run: dict[str, Any], request: TuneRequest) -> tuple[str, str]:
+def _group_of(run: RunRecord, request: TuneRequest) -> tuple[str, str]:
     """The (dtype, op) whose winners decide: as asked, else the spec's first."""
     spec = swept_spec(request, run)
     dtype, op = request.dtype or spec.dtypes[0], request.op or spec.ops[0]
@@ -142,7 +144,7 @@ def op_of(collective: str, op: str) -> str:
     return op if COLLECTIVES[collective].reduces else NO_OP
 
 
-def _collectives(run: dict[str, Any], request: TuneRequest) -> list[str]:
+def _collectives(run: RunRecord, request: TuneRequest) -> list[str]:
     """The run's collectives whose choices the library's file can hold."""
     swept = swept_spec(request, run).collectives
     lib = request.spec
@@ -155,7 +157,7 @@ def _collectives(run: dict[str, Any], request: TuneRequest) -> list[str]:
     return found
 
 
-def _tunings(request: TuneRequest, run: dict[str, Any], dtype: str, op: str) -> Tunings:
+def _tunings(request: TuneRequest, run: RunRecord, dtype: str, op: str) -> Tunings:
     """Per collective the library's file can tune, its groups' choices (those asked with
     --ranks, else those with a core per rank); the collectives where something was decided."""
     found = {
@@ -194,7 +196,7 @@ def _tunings(request: TuneRequest, run: dict[str, Any], dtype: str, op: str) -> 
 
 
 def provenance(
-    request: TuneRequest, run: dict[str, Any], group: tuple[str, str], tunings: Tunings
+    request: TuneRequest, run: RunRecord, group: tuple[str, str], tunings: Tunings
 ) -> dict[str, Any]:
     """What the file came from: the run, host, library, assumptions, and per collective every
     band with the intervals of the winners it rests on."""
@@ -277,7 +279,7 @@ def _group_provenance(tuning: GroupTuning, library: LibrarySpec, collective: str
     }
 
 
-def validation_spec(request: TuneRequest, run: dict[str, Any], tunings: Tunings, group) -> str:
+def validation_spec(request: TuneRequest, run: RunRecord, tunings: Tunings, group) -> str:
     """A spec that sweeps the tuned collectives and groups at the swept sizes and their
     geometric midpoints with the library's tuned entry, its default and the forced algorithms
     the run measured (boundaries off the grid)."""

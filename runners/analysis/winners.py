@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from runners import store
@@ -32,7 +31,7 @@ class Comparisons:
         self._done: dict[tuple[str, str], Comparison | None] = {}
 
     @classmethod
-    def load(cls, path: Path, run_id: str) -> Comparisons:
+    def load(cls, path: store.Source, run_id: str) -> Comparisons:
         """Every ok point's median per (launch, pass)."""
         frame = store.unit_medians(path, run_id)
         units: dict[str, dict[Unit, float]] = {}

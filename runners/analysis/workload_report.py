@@ -62,7 +62,7 @@ class RunFacts:
     provisional: str = ""
 
     @classmethod
-    def load(cls, path: Path, run_id: str) -> RunFacts:
+    def load(cls, path: store.Source, run_id: str) -> RunFacts:
         """Read the run's points, winners, units and predictions."""
         points: dict[CallKey, dict[str, PointRef]] = {}
         for r in store.ok_points(path, run_id).itertuples(index=False):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from runners import store
@@ -10,7 +12,7 @@ from runners.domain.errors import BadInput
 from runners.domain.libraries.catalog import known_names
 from runners.domain.names import run_id_problem
 from runners.domain.units import parse_bytes, seconds_column
-from runners.store import default_store
+from runners.store import Store, default_store
 
 
 class UsageError(BadInput):
@@ -77,15 +79,34 @@ def add_run_argument(
     return action
 
 
-def resolve_runs(args: argparse.Namespace) -> None:
-    """Replace each run argument's value (add_run_argument) by the id of the run it names."""
+def reads_store(parser: argparse.ArgumentParser) -> None:
+    """Mark a command that only reads the store: main() opens it once as ``args.db`` (a
+    read-only Store) for the whole command, run names resolved through it, and closes it."""
+    parser.set_defaults(reads_store=True)
+
+
+@contextlib.contextmanager
+def command_store(args: argparse.Namespace) -> Iterator[Store | None]:
+    """The one Store of a reading command (reads_store), as ``args.db`` while the command
+    runs; None for the others, which open theirs as they write."""
+    if not getattr(args, "reads_store", False):
+        yield None
+        return
+    with Store.open(store_path(args)) as db:
+        args.db = db
+        yield db
+
+
+def resolve_runs(args: argparse.Namespace, source: Store | None = None) -> None:
+    """Replace each run argument's value (add_run_argument) by the id of the run it names,
+    read through ``source`` when the command opened its store already."""
     for dest in getattr(args, "run_references", ()):
         reference = getattr(args, dest)
         if reference is not None:
-            setattr(args, dest, run_id_of(store_path(args), reference))
+            setattr(args, dest, run_id_of(source or store_path(args), reference))
 
 
-def run_id_of(path: Path, reference: str) -> str:
+def run_id_of(path: Path | Store, reference: str) -> str:
     """The id of the one run ``reference`` names in the store at ``path``: a run id, else a
     run's name. A name several runs share, or one no run has, is a UsageError; an id the
     store does not hold is returned as it is, for the command to say so in its own words (and
@@ -145,3 +166,11 @@ def _seconds_in_units(frame):
 def json_value(value: object) -> object:
     """JSON for values json.dumps does not know (timestamps)."""
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def opened_store(args: argparse.Namespace) -> Store:
+    """The read-only Store main() opened for a reading command (reads_store)."""
+    db = getattr(args, "db", None)
+    if not isinstance(db, Store):
+        raise TypeError(f"collsweep {args.command} reads no store of its own: see reads_store")
+    return db

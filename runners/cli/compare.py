@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from runners import store
-from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
+from runners.cli.common import UsageError, add_run_argument, add_store_option, reads_store
 from runners.domain.collectives.collective import group_title
 from runners.domain.names import checked_run_id
 from runners.domain.sweep.run_labels import run_title, stored_tags
@@ -29,12 +29,13 @@ def run(args: argparse.Namespace) -> int:
     run_a, run_b = checked_run_id(args.run_a), checked_run_id(args.run_b)
     if run_a == run_b:
         raise UsageError("RUN_A and RUN_B are the same run: name two runs")
-    found = compare_runs(store_path(args), run_a, run_b)
+    db: store.Store = args.db  # the command's one read-only Store (reads_store)
+    found = compare_runs(db, run_a, run_b)
     if not found.summary["matching_points"]:
-        why = no_overlap_reason(store_path(args), run_a, run_b) or "no point is ok in both"
+        why = no_overlap_reason(db, run_a, run_b) or "no point is ok in both"
         raise UsageError(f"{run_a} and {run_b} share no point to compare: {why}")
     failures = failed_conditions(found.summary, args.fail_on or [])
-    labels = run_labels(store_path(args), run_a, run_b)
+    labels = run_labels(db, run_a, run_b)
     if args.json:
         print(json.dumps(as_json(found, failures) | labels_json(labels), indent=1))
     else:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def run_labels(path, *run_ids: str) -> dict[str, dict[str, Any]]:
+def run_labels(path: store.Source, *run_ids: str) -> dict[str, dict[str, Any]]:
     """Each run's name and tags, keyed by run id (both runs exist: compare_runs checked)."""
     runs = {run_id: store.get_run(path, run_id) or {} for run_id in run_ids}
     return {
@@ -176,4 +177,5 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON (stable keys)")
     add_store_option(parser)
+    reads_store(parser)
     parser.set_defaults(handler=run)

@@ -15,8 +15,8 @@ from runners.analysis.verdict import run_verdict
 from runners.cli.common import (
     add_run_argument,
     add_store_option,
+    reads_store,
     render,
-    store_path,
 )
 from runners.domain.collectives.collective import group_title
 from runners.domain.libraries.catalog import local_name
@@ -64,7 +64,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
-    path = store_path(args)
+    path: store.Store = args.db  # the command's one read-only Store (reads_store)
     frame = run_analysis.crossovers_frame(path, args.run)
     if args.summary and args.format == "json":
         print(json.dumps(verdict_cells(run_analysis.winners_frame(path, args.run)), indent=1))
@@ -196,4 +196,5 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     crossovers.add_argument("--format", choices=("table", "csv", "json"), default="table")
     add_store_option(crossovers)
+    reads_store(crossovers)
     crossovers.set_defaults(handler=run)

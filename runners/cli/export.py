@@ -9,7 +9,8 @@ from runners.cli.common import (
     UsageError,
     add_run_argument,
     add_store_option,
-    store_path,
+    opened_store,
+    reads_store,
 )
 from runners.store.reports import export_run
 
@@ -17,7 +18,7 @@ from runners.store.reports import export_run
 def run(args: argparse.Namespace) -> int:
     """Write a run's tables to CSV or Parquet files."""
     try:
-        written = export_run(store_path(args), args.run, Path(args.output), args.format)
+        written = export_run(opened_store(args), args.run, Path(args.output), args.format)
     except OSError as exc:
         raise UsageError(f"cannot write into {args.output}: {exc.strerror or exc}") from None
     for path in written:
@@ -36,4 +37,5 @@ def add(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
     export.add_argument("--output", default="data/exports", help="folder (default data/exports)")
     add_store_option(export)
+    reads_store(export)
     export.set_defaults(handler=run)

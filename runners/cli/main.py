@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from runners import __version__
-from runners.cli.common import resolve_runs
+from runners.cli.common import command_store, resolve_runs
 from runners.domain.errors import CollsweepError
 
 # Every command, in the order `collsweep --help` lists them, and the module that is it.
@@ -72,8 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(command_of(argv)).parse_args(argv)
     try:
-        resolve_runs(args)
-        return args.handler(args)
+        with command_store(args) as db:  # a reading command's one open of its store
+            resolve_runs(args, db)
+            return int(args.handler(args))
     except CollsweepError as exc:  # the one place an error becomes a message and a status
         print(f"collsweep {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_status

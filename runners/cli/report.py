@@ -11,7 +11,8 @@ from runners.cli.common import (
     UsageError,
     add_run_argument,
     add_store_option,
-    store_path,
+    opened_store,
+    reads_store,
 )
 from runners.domain.names import checked_run_id
 from runners.domain.outputs import check_outputs
@@ -21,10 +22,11 @@ from runners.process.children import python
 def run(args: argparse.Namespace) -> int:
     """Write one run's self-contained HTML report (python -m dashboard.report: the dashboard's
     figures, never imported here). Bad input is refused before the report is built."""
-    run_id, path, out = checked_run_id(args.run), store_path(args), Path(args.out)
+    run_id, path, out = checked_run_id(args.run), opened_store(args), Path(args.out)
     check_outputs([out])
     if store.get_run(path, run_id) is None:
         raise UsageError(f"no run {run_id!r} in {path}; see `collsweep runs`")
+    path.close()  # the report's own process reads the store from here
     command = python("-m", "dashboard.report", run_id, "--store", str(path))
     return subprocess.run([*command, "--out", str(out)], check=False).returncode
 
@@ -41,4 +43,5 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_run_argument(parser, "run", help="run id or name (see collsweep runs)")
     parser.add_argument("--out", required=True, help="the HTML file to write")
     add_store_option(parser)
+    reads_store(parser)
     parser.set_defaults(handler=run)

@@ -6,15 +6,16 @@ import argparse
 
 from runners.cli.common import (
     add_store_option,
+    opened_store,
+    reads_store,
     render,
-    store_path,
 )
 from runners.store.reports import runs_table
 
 
 def run(args: argparse.Namespace) -> int:
     """List the runs in the store."""
-    frame = runs_table(store_path(args))
+    frame = runs_table(opened_store(args))
     if args.format == "json":  # a list there; text and csv keep 'a,b'
         frame["tags"] = [tags.split(",") if tags else [] for tags in frame["tags"]]
     print(render(frame, args.format, human=True))
@@ -29,5 +30,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         "library, grid.",
     )
     add_store_option(runs)
+    reads_store(runs)
     runs.add_argument("--format", choices=("table", "csv", "json"), default="table")
     runs.set_defaults(handler=run)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from runners import store
 from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
@@ -11,7 +13,7 @@ from runners.domain.names import checked_run_id
 from runners.domain.sweep.run_labels import checked_name, checked_tags, run_title, stored_tags
 
 
-def new_labels(run: dict, args: argparse.Namespace) -> dict:
+def new_labels(run: Mapping[str, Any], args: argparse.Namespace) -> dict:
     """The runs columns the options change (name, tags), checked; {} when none is given.
     Removing a tag the run lacks is said on stderr, not an error (a script may repeat it)."""
     changes: dict = {}
@@ -37,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
     changes = new_labels(run, args)  # every value checked before anything is written
     if changes:
         store.update_run(path, run_id, changes)
-        run |= changes
-    tags = stored_tags(run.get("tags"))
-    print(run_title(run_id, run.get("name"), tags) if tags or run.get("name") else run_id)
+    labels = {"name": run.get("name"), "tags": run.get("tags"), **changes}
+    tags = stored_tags(labels["tags"])
+    print(run_title(run_id, labels["name"], tags) if tags or labels["name"] else run_id)
     return 0
 
 

@@ -7,7 +7,13 @@ import argparse
 from pathlib import Path
 
 from runners.analysis.tuning_files import TuneRequest, file_bands, file_warnings, group_label, tune
-from runners.cli.common import add_run_argument, add_store_option, int_list, store_path
+from runners.cli.common import (
+    add_run_argument,
+    add_store_option,
+    int_list,
+    opened_store,
+    reads_store,
+)
 from runners.domain.libraries import DEFAULT, RUNNABLE
 from runners.domain.libraries.catalog import local_name
 from runners.domain.libraries.tuning import band_ranges, provenance_path
@@ -17,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     """Write the tuning file and its companions, then say what it chooses where."""
     out = Path(args.out)
     request = TuneRequest(
-        store=store_path(args),
+        store=opened_store(args),
         run_id=args.run,
         out=out,
         ranks=tuple(int_list(args.ranks)) if args.ranks else (),
@@ -95,4 +101,5 @@ def add(sub: argparse._SubParsersAction) -> None:
         "the sweep or changed state during it); refused otherwise",
     )
     add_store_option(parser)
+    reads_store(parser)
     parser.set_defaults(handler=run)

@@ -288,10 +288,10 @@ def sweep_calibration(
     """
     keys = {str(GammaKey(d, o)) for d in spec.dtypes for o in spec.ops}
     library = mpi_library_version()
-    cal = store.latest_calibration(path, hostname(), mpi_library=library, source=PINGPONG_SOURCE)
-    if cal is not None and keys <= set(cal.get("gammas") or {}):
-        progress(f"predictions use calibration {cal['calibration_id']}")
-        return cal["calibration_id"]
+    latest = store.latest_calibration(path, hostname(), mpi_library=library, source=PINGPONG_SOURCE)
+    if latest is not None and keys <= set(latest.get("gammas") or {}):
+        progress(f"predictions use calibration {latest['calibration_id']}")
+        return latest["calibration_id"]
     sizes = size_range(min(8, min(spec.sizes)), max(PINGPONG_MAX_BYTES, max(spec.sizes)))
     try:
         cal = run_calibration(

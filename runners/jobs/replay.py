@@ -97,7 +97,8 @@ def replay_workload(
     the replayed job time beside the sum of its points, and the two steps between them (the
     calls alone in the replay's launches; in the job's order with a Barrier before each)."""
     run = store.get_run(path, run_id) or {}
-    replaying = Replaying(path, run_id, workload, report, parse_spec(run["spec_toml"]), launches)
+    spec = parse_spec(run.get("spec_toml") or "")
+    replaying = Replaying(path, run_id, workload, report, spec, launches)
     priced = sorted({c["call_index"] for c in report.priced[0].calls}) if report.priced else []
     by_ranks: dict[int, list[int]] = {}
     for i in priced:

@@ -31,6 +31,7 @@ from runners.store.journal import (
     record_problem,
     run_record,
 )
+from runners.store.records import RunRecord
 
 PARTIAL = "partial"  # a point stored ok, measured in fewer launches than its spec asks for
 
@@ -190,7 +191,7 @@ def _storable(journal: Journal, records: list, say: Say, problem: str = "") -> l
     return [r for r, p in zip(records, problems, strict=True) if not p]
 
 
-def _final_fields(run: dict | None, fields: dict, previous: str) -> dict[str, dict]:
+def _final_fields(run: RunRecord | None, fields: dict, previous: str) -> dict[str, dict]:
     """The run's journalled columns, marked interrupted if its sweep left it running."""
     if run is None:
         return {}
@@ -204,7 +205,7 @@ def _final_fields(run: dict | None, fields: dict, previous: str) -> dict[str, di
     return {run["run_id"]: fields} if fields else {}
 
 
-def _store_records(path: Path, run: dict | None, records: list, updates: dict) -> None:
+def _store_records(path: Path, run: RunRecord | None, records: list, updates: dict) -> None:
     """One store write of the records (none when the run never reached the store: nothing to
     attach points to) and the run's updates."""
     points, samples, _, probes, calibrations = batch(records if run is not None else [])

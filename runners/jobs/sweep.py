@@ -337,8 +337,9 @@ def resume_spec(path: Path, run_id: str) -> SweepSpec:
     run = store.get_run(path, run_id)
     if run is None:
         raise store.StoreError(f"no run {run_id!r} in {path}")
-    tool = imported_tool(run["spec_toml"])
+    text = run.get("spec_toml") or ""
+    tool = imported_tool(text)
     if tool:
         raise SpecError(f"run {run_id} was imported from {tool}, not swept: nothing to resume")
-    spec = parse_spec(run["spec_toml"])  # a damaged stored spec is a SpecError here
-    return spec if "launches" in tomllib.loads(run["spec_toml"]) else spec.with_values(launches=1)
+    spec = parse_spec(text)  # a damaged stored spec is a SpecError here
+    return spec if "launches" in tomllib.loads(text) else spec.with_values(launches=1)

@@ -1,5 +1,9 @@
 """The results store: one DuckDB file holding runs, points, samples and the model's outputs.
 
+A command opens it once as a Store (store.py: `Store.open(path)` to read, `write=True` to write)
+and passes the Store to the named reads and writes below; their rows come back as typed records
+(records.py: RunRecord, CalibrationRecord; a point's row is PointRow).
+
 The package owns the schema version and migrations (schema.py), the only writes (writes.py;
 its values typed for their columns by columns.py), the named reads shared by the CLI, the
 analysis and the dashboard (reads.py; a run's points: point_reads.py; the runs listing:
@@ -42,6 +46,7 @@ from runners.store.reads import (
     reading,
     runs_called,
 )
+from runners.store.records import CalibrationRecord, RunRecord
 from runners.store.schema import (
     ASSUMPTION_STATES,
     CROSSOVER_KINDS,
@@ -51,11 +56,11 @@ from runners.store.schema import (
     RUN_STATUSES,
     SCHEMA_VERSION,
     STORE_ENV,
-    _connect,
     ensure_current,
     migrate,
     stored_schema_version,
 )
+from runners.store.store import Store, Target
 from runners.store.storefile import (
     LOCK_TIMEOUT_ENV,
     LOCK_TIMEOUT_S,
@@ -101,14 +106,17 @@ __all__ = [
     "RUN_STATUSES",
     "SCHEMA_VERSION",
     "STORE_ENV",
+    "CalibrationRecord",
     "PointState",
     "QueryError",
     "QueryLimit",
+    "RunRecord",
     "ShardResult",
     "Source",
+    "Store",
     "StoreBusy",
     "StoreError",
-    "_connect",
+    "Target",
     "add_calibration",
     "add_points",
     "add_predictions",

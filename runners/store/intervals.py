@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from runners.domain.status import PointStatus
-from runners.store.schema import _writing
+from runners.store.store import writing
 
 KEEP_LAUNCHES = """
 UPDATE points SET launch_low_s = coalesce(launch_low_s, interval_low_s),
@@ -44,7 +44,7 @@ def apply_history(
     """Widen the run's ok points' intervals to hold median x exp(low) .. median x exp(high) of
     each (ranks, oversubscribed) group and store `record` as runs.interval_history, in one
     transaction."""
-    with _writing(path) as con:
+    with writing(path) as con:
         ok = [run_id, PointStatus.OK]
         con.execute(KEEP_LAUNCHES, ok)
         con.execute(FROM_LAUNCHES, ok)

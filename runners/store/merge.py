@@ -18,7 +18,8 @@ import duckdb
 from runners.domain.names import run_id_problem
 from runners.domain.status import PointStatus, RunStatus
 from runners.domain.sweep.run_labels import labels_problem
-from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION, _writing
+from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION
+from runners.store.store import writing
 from runners.store.storefile import StoreError, check_checksums
 
 KEPT = [PointStatus.OK, PointStatus.SKIPPED]  # a shard's point of these replaces one not
@@ -185,7 +186,7 @@ def merge_shards(main: Path | str, shards: Sequence[Path]) -> list[ShardResult]:
     """Fold the shards' finished runs into `main` in one transaction (see the module
     docstring); a shard whose run is still `running` is left alone, said in its result."""
     results = []
-    with _writing(main) as con:
+    with writing(main) as con:
         check_checksums(con, Path(main))  # never add runs to a damaged store
         for index, shard in enumerate(shards):
             alias = f"shard{index}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -133,7 +132,7 @@ def point_jobs(source: Source, run_id: str) -> dict[str, str]:
     return {row["point_id"]: row["job"] for row in rows}
 
 
-def verdict_inputs(path: Path | str, run_id: str) -> dict[str, Any]:
+def verdict_inputs(path: Source, run_id: str) -> dict[str, Any]:
     """What runners.domain.verdict.summary.verdict_lines needs of a stored run: its winners and
     crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
     (calibration_order)."""

@@ -12,63 +12,21 @@ import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
-from runners.process import stops
-from runners.store.schema import (
-    SCHEMA_VERSION,
-    Connection,
-    _connect,
-    _missing,
-    _refuse_newer,
-    _stored_version,
-)
-from runners.store.storefile import QUERY_TIMEOUT_S, StoreError, bounded_query, damage_said
+from runners.store.records import CalibrationRecord, RunRecord
+from runners.store.schema import Connection
+from runners.store.store import Store, open_readonly
+from runners.store.storefile import QUERY_TIMEOUT_S, bounded_query
 
 # --- reading --------------------------------------------------------------------------------
 
 
-def _check_readable(con: Connection, path: Path) -> None:
-    """Refuse stores whose schema is not exactly this collsweep's (readers never migrate)."""
-    version = _stored_version(con, path)
-    _refuse_newer(path, version)
-    if version == 0:
-        raise StoreError(f"{path} is an empty DuckDB database, not yet a collsweep results store")
-    if version < SCHEMA_VERSION:
-        raise StoreError(
-            f"{path} uses results schema {version}, older than this collsweep's schema "
-            f"{SCHEMA_VERSION}; upgrade the file once with `collsweep migrate` (or any "
-            "command that writes to the store), then try again."
-        )
-
-
-@contextlib.contextmanager
-def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator[Connection]:
-    """A read-only connection to the store, with file access from SQL disabled.
-
-    SQL run on it cannot write, read other files or ATTACH. Keep it open briefly: while it is
-    open, writers in other processes wait. A missing, foreign, older- or newer-schema file
-    raises StoreError, and so does a block that fails its checksum when a query reads it
-    (damaged, with the salvage hint); the file is never created or migrated.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise _missing(path)
-    with stops.held():  # a stop signal raised inside DuckDB's calls would come out garbled
-        con = _connect(path, read_only=True, timeout=timeout)
-        try:
-            _check_readable(con, path)
-            with damage_said(path):  # a block failing its checksum, met by a query
-                yield con
-        finally:
-            con.close()
-
-
 def query(
-    path: Path | str,
+    path: Source,
     sql: str,
     params: Sequence[Any] | dict[str, Any] | None = None,
     *,
@@ -82,19 +40,26 @@ def query(
     ``max_rows`` the rows fetched (a cut result has ``attrs['truncated']``); memory is bounded
     by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
     """
-    with open_readonly(path, timeout=timeout) as con:
+    if isinstance(path, str | Path):
+        with open_readonly(path, timeout=timeout) as con:
+            return bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
+    with reading(path) as con:
         return bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
 
 
-Source = Path | str | Connection  # a store's path, or a connection open on it
+Source = Store | Path | str | Connection  # an open Store, a store's path, or a connection
 
 
 @contextlib.contextmanager
 def reading(source: Source) -> Iterator[Connection]:
-    """A connection to read with: ``source`` itself when it is one, else a read-only one to
-    that path for the block (open_readonly)."""
+    """A connection to read with: ``source`` itself when it is one, the Store's (Store.reading),
+    else a read-only one to that path for the block (open_readonly)."""
     if isinstance(source, Connection):
         yield source
+        return
+    if isinstance(source, Store):
+        with source.reading() as con:
+            yield con
         return
     with open_readonly(source) as con:
         yield con
@@ -112,7 +77,7 @@ def _lookup(
     source: Source, sql: str, params: Sequence[Any] | dict[str, Any]
 ) -> list[dict[str, Any]]:
     """Rows of a read-only lookup as dicts, JSON columns decoded; [] if the store is missing."""
-    if not isinstance(source, Connection) and not Path(source).exists():
+    if isinstance(source, str | Path) and not Path(source).exists():
         return []
     with reading(source) as con:
         cursor = con.execute(sql, params)
@@ -127,20 +92,20 @@ def _decoded(row: dict[str, Any], json_cols: set[str]) -> dict[str, Any]:
     return {k: json.loads(v) if k in json_cols and v is not None else v for k, v in row.items()}
 
 
-def get_run(source: Source, run_id: str) -> dict[str, Any] | None:
-    """The runs row for ``run_id`` as a dict (environment decoded), or None if absent."""
+def get_run(source: Source, run_id: str) -> RunRecord | None:
+    """The runs row for ``run_id`` (its JSON columns decoded), or None if absent."""
     rows = _lookup(source, "SELECT * FROM runs WHERE run_id = ?", [run_id])
-    return rows[0] if rows else None
+    return cast(RunRecord, rows[0]) if rows else None
 
 
 def latest_calibration(
-    path: Path | str,
+    path: Source,
     host: str | None = None,
     *,
     mpi_library: str | None = None,
     source: str | None = None,
-) -> dict[str, Any] | None:
-    """The newest calibration as a dict with JSON decoded, or None.
+) -> CalibrationRecord | None:
+    """The newest calibration (its JSON columns decoded), or None.
 
     Given, ``host`` and ``source`` must match exactly and ``mpi_library`` up to whitespace
     (runs of spaces and newlines compare equal, leading and trailing ones are ignored).
@@ -153,25 +118,25 @@ def latest_calibration(
         "ORDER BY created_at DESC, calibration_id DESC LIMIT 1",
         [host, host, source, source, library, library],
     )
-    return rows[0] if rows else None
+    return cast(CalibrationRecord, rows[0]) if rows else None
 
 
-def get_calibration(source: Source, calibration_id: str) -> dict[str, Any] | None:
-    """One calibrations row as a dict with JSON decoded, or None if absent."""
+def get_calibration(source: Source, calibration_id: str) -> CalibrationRecord | None:
+    """One calibrations row (its JSON columns decoded), or None if absent."""
     rows = _lookup(source, "SELECT * FROM calibrations WHERE calibration_id = ?", [calibration_id])
-    return rows[0] if rows else None
+    return cast(CalibrationRecord, rows[0]) if rows else None
 
 
-def calibrations_of_source(store: Source, source: str) -> list[dict[str, Any]]:
+def calibrations_of_source(store: Source, source: str) -> list[CalibrationRecord]:
     """Every calibrations row of one source (e.g. a run's launches), JSON decoded, oldest first."""
-    return _lookup(
+    return _lookup(  # type: ignore[return-value]
         store,
         "SELECT * FROM calibrations WHERE source = ? ORDER BY created_at, calibration_id",
         [source],
     )
 
 
-def calibration_order(path: Path | str, run_id: str) -> list[str]:
+def calibration_order(path: Source, run_id: str) -> list[str]:
     """A run's calibrations, most direct first: its launches' own, the one made before it,
     the one fitted to it (ids; those that may not exist included)."""
     run = (_lookup(path, "SELECT calibration_id FROM runs WHERE run_id = ?", [run_id]) or [{}])[0]

@@ -13,7 +13,8 @@ from runners.domain.names import checked_run_id, path_for
 from runners.domain.outputs import check_outputs
 from runners.domain.status import PointStatus, RunStatus
 from runners.store import journal
-from runners.store.reads import Source, get_run, open_readonly, read_frame
+from runners.store.reads import Source, get_run, read_frame, reading
+from runners.store.store import Target
 from runners.store.storefile import StoreError
 
 # The short version of every library whose ranks ran a run ("MPICH 5.0.2, Open MPI 5.0.11"),
@@ -104,7 +105,7 @@ def runs(source: Source) -> pd.DataFrame:
     return read_frame(source, RUNS_SQL, RUNS_PARAMS)
 
 
-def runs_table(path: Path) -> pd.DataFrame:
+def runs_table(path: Target) -> pd.DataFrame:
     """`collsweep runs`: the LISTED columns of runs(), lists comma-separated and blank,
     never None, where a run has nothing yet.
 
@@ -134,12 +135,12 @@ def _when(stamp: pd.Timestamp | None) -> str:
     return "" if stamp is None or pd.isna(stamp) else stamp.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
+def run_tables(path: Source, run_id: str) -> dict[str, pd.DataFrame]:
     """Every table's rows for one run, and the calibrations it refers to (raises StoreError
     for an unknown run)."""
     if get_run(path, run_id) is None:
         raise StoreError(f"no run {run_id!r} in {path}; see `collsweep runs`")
-    with open_readonly(path) as con:
+    with reading(path) as con:
         tables = {
             table: con.execute(f"SELECT * FROM {table} WHERE run_id = ?", [run_id]).df()
             for table in EXPORTED_TABLES
@@ -150,7 +151,7 @@ def run_tables(path: Path, run_id: str) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def export_run(path: Path, run_id: str, out_dir: Path, fmt: str) -> list[Path]:
+def export_run(path: Source, run_id: str, out_dir: Path, fmt: str) -> list[Path]:
     """Write the run's tables as `<run>_<table>.<fmt>` files; returns the files written."""
     if fmt not in ("csv", "parquet"):
         raise ValueError(f"unknown export format {fmt!r}")

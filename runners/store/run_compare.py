@@ -80,7 +80,7 @@ class RunComparison:
         return summary_counts(changes, self.winners)
 
 
-def compare_runs(path: Path | str, run_a: str, run_b: str) -> RunComparison:
+def compare_runs(path: Source, run_a: str, run_b: str) -> RunComparison:
     """Run B against run A (both must be in the store: StoreError otherwise)."""
     for run_id in (run_a, run_b):
         if get_run(path, run_id) is None:

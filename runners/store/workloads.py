@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.store.reads import _lookup
-from runners.store.schema import _writing
+from runners.store.store import writing
 from runners.store.writes import _insert, _now
 
 REPORT_TABLES = ("workloads", "workload_policies", "workload_calls")
@@ -29,7 +29,7 @@ def replace_workload_report(
 ) -> None:
     """Store a workload's report on a run in place of the one before (one transaction)."""
     keyed = {"run_id": run_id, "workload": workload}
-    with _writing(path) as con:
+    with writing(path) as con:
         for table in REPORT_TABLES:
             con.execute(
                 f"DELETE FROM {table} WHERE run_id = ? AND workload = ?", [run_id, workload]
@@ -56,13 +56,13 @@ def add_replays(
     """Store replayed job times (policy, ranks, launch, repetition, replayed_s, ...) of one
     `--replay` invocation."""
     keyed = {"run_id": run_id, "workload": workload, "replay_id": replay_id, "replayed_at": _now()}
-    with _writing(path) as con:
+    with writing(path) as con:
         _insert(con, "replays", [keyed | row for row in rows])
 
 
 def set_workload_notes(path: Path | str, run_id: str, workload: str, notes: Sequence[str]) -> None:
     """Replace the notes of a stored report (a replay adds why a policy was not replayed)."""
-    with _writing(path) as con:
+    with writing(path) as con:
         con.execute(
             "UPDATE workloads SET notes = ? WHERE run_id = ? AND workload = ?",
             [json.dumps(list(notes)), run_id, workload],

@@ -22,9 +22,9 @@ from runners.store.schema import (
     SCHEMA_VERSION,
     Connection,
     _missing,
-    _writing,
     park_inside,
 )
+from runners.store.store import Target, writing
 from runners.store.storefile import StoreError
 
 # --- writing: rows to typed frames -------------------------------------------------------------
@@ -103,20 +103,20 @@ def _now() -> datetime:
 # --- writing: public API -----------------------------------------------------------------------
 
 
-def create_run(path: Path | str, run: dict[str, Any]) -> None:
+def create_run(path: Target, run: dict[str, Any]) -> None:
     """Insert a runs row; keys are column names. status defaults to 'running', started_at to now.
 
     Unknown keys raise ValueError; an existing run_id raises StoreError.
     """
     row = {"status": RunStatus.RUNNING, "started_at": _now(), **run}
     _check_choice("run status", row["status"], RUN_STATUSES)
-    with _writing(path) as con:
+    with writing(path) as con:
         if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [row.get("run_id")]).fetchall():
             raise StoreError(f"run {row['run_id']!r} already exists in {path}")
         _insert(con, "runs", [row])
 
 
-def update_run(path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
+def update_run(path: Target, run_id: str, fields: dict[str, Any]) -> None:
     """Set some columns of an existing run (e.g. provenance learnt later, or resuming).
 
     Keys are runs column names other than run_id; unknown keys raise ValueError, an unknown
@@ -127,7 +127,7 @@ def update_run(path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
         raise _missing(Path(path))
     if not fields:
         return
-    with _writing(path) as con:
+    with writing(path) as con:
         _update_run(con, path, run_id, fields)
 
 
@@ -137,7 +137,7 @@ def _check_run_status(fields: dict[str, Any]) -> None:
         _check_choice("run status", fields["status"], RUN_STATUSES)
 
 
-def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str, Any]) -> None:
+def _update_run(con: Connection, path: Target, run_id: str, fields: dict[str, Any]) -> None:
     """UPDATE one runs row on an open connection (see update_run; fields checked already)."""
     columns = _table_columns(con, "runs")
     unknown = set(fields) - (columns.keys() - {"run_id"})
@@ -152,14 +152,12 @@ def _update_run(con: Connection, path: Path | str, run_id: str, fields: dict[str
         raise StoreError(f"no run {run_id!r} in {path}")
 
 
-def finish_run(path: Path | str, run_id: str, status: RunStatus, reason: str = "") -> None:
+def finish_run(path: Target, run_id: str, status: RunStatus, reason: str = "") -> None:
     """Set a run's final status, status_reason and finished_at (now)."""
     update_run(path, run_id, {"status": status, "status_reason": reason, "finished_at": _now()})
 
 
-def add_points(
-    path: Path | str, points: list[dict[str, Any]], samples: list[dict[str, Any]]
-) -> None:
+def add_points(path: Target, points: list[dict[str, Any]], samples: list[dict[str, Any]]) -> None:
     """Store points and their samples, replacing any stored under the same point_ids.
 
     Every sample must belong to one of ``points``; its run_id defaults to its point's. A point
@@ -170,7 +168,7 @@ def add_points(
     if not points:
         return
     samples = _with_run_ids(points, samples)
-    with _writing(path) as con:
+    with writing(path) as con:
         _replace_points(con, points, samples)
 
 
@@ -209,7 +207,7 @@ def _replace_points(
 
 
 def write_batch(
-    path: Path | str,
+    path: Target,
     points: list[dict[str, Any]],
     samples: list[dict[str, Any]],
     run_updates: dict[str, dict[str, Any]],
@@ -229,7 +227,7 @@ def write_batch(
     for fields in run_updates.values():
         _check_run_status(fields)
     samples = _with_run_ids(points, samples)
-    with _writing(path, timeout) as con:
+    with writing(path, timeout) as con:
         if points:
             _replace_points(con, points, samples)
         for probe in probes:
@@ -251,12 +249,12 @@ def _replace_probe(con: Connection, probe: dict[str, Any]) -> None:
     _insert(con, "probes", [probe])
 
 
-def add_calibration(path: Path | str, cal: dict[str, Any]) -> None:
+def add_calibration(path: Target, cal: dict[str, Any]) -> None:
     """Store a calibration (replacing one with the same calibration_id); created_at defaults to now.
 
     breakpoints, segments, gammas and details may be Python lists/dicts.
     """
-    with _writing(path) as con:
+    with writing(path) as con:
         _replace_calibration(con, cal)
 
 
@@ -267,7 +265,7 @@ def _replace_calibration(con: Connection, cal: dict[str, Any]) -> None:
     _insert(con, "calibrations", [{"created_at": _now(), **cal}])
 
 
-def add_predictions(path: Path | str, rows: list[dict[str, Any]]) -> None:
+def add_predictions(path: Target, rows: list[dict[str, Any]]) -> None:
     """Store model predictions, replacing stored ones with the same (point_id, calibration_id)."""
     _unique(
         "(point_id, calibration_id)", ((r.get("point_id"), r.get("calibration_id")) for r in rows)
@@ -280,7 +278,7 @@ def add_predictions(path: Path | str, rows: list[dict[str, Any]]) -> None:
             "calibration_id": pd.Series([r.get("calibration_id") for r in rows], dtype=object),
         }
     )
-    with _writing(path) as con:
+    with writing(path) as con:
         con.register("_replaced_keys", keys)
         con.execute(
             "DELETE FROM predictions USING _replaced_keys AS k "
@@ -301,9 +299,7 @@ def _for_run(run_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _replace_run_rows(
-    path: Path | str, table: str, run_id: str, rows: list[dict[str, Any]]
-) -> None:
+def _replace_run_rows(path: Target, table: str, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Delete every ``table`` row of the run and insert ``rows`` instead, in one transaction."""
     replace_analysis(path, run_id, {table: rows})
 
@@ -320,9 +316,7 @@ ANALYSIS_TABLES = (
 )
 
 
-def replace_analysis(
-    path: Path | str, run_id: str, tables: dict[str, list[dict[str, Any]]]
-) -> None:
+def replace_analysis(path: Target, run_id: str, tables: dict[str, list[dict[str, Any]]]) -> None:
     """Replace a run's rows of each analysis table given (ANALYSIS_TABLES) in one transaction:
     afterwards every one holds the rows given, or, if anything fails (a stop signal too),
     none has changed. Each table's rows are checked first (run ids, kinds, states, keys)."""
@@ -330,7 +324,7 @@ def replace_analysis(
     if unknown:
         raise ValueError(f"not analysis tables: {', '.join(sorted(unknown))}")
     checked = {table: _analysis_rows(table, run_id, rows) for table, rows in tables.items()}
-    with _writing(path) as con:
+    with writing(path) as con:
         for table, rows in checked.items():
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             _insert(con, table, rows)
@@ -352,41 +346,41 @@ def _analysis_rows(table: str, run_id: str, rows: list[dict[str, Any]]) -> list[
     return rows
 
 
-def replace_assumptions(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_assumptions(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's assumption checks (run-level rows have point_id None)."""
     _replace_run_rows(path, "assumptions", run_id, rows)
 
 
-def replace_crossovers(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_crossovers(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's crossovers (kind 'measured' or 'predicted')."""
     _replace_run_rows(path, "crossovers", run_id, rows)
 
 
-def replace_predictions(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_predictions(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's predictions, whatever calibrations they used."""
     _replace_run_rows(path, "predictions", run_id, rows)
 
 
-def replace_best_choices(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_best_choices(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's best_choices rows (measured and predicted best per point)."""
     _replace_run_rows(path, "best_choices", run_id, rows)
 
 
-def replace_winners(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_winners(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's winners rows (the fastest two of each cell, decided or a tie)."""
     _replace_run_rows(path, "winners", run_id, rows)
 
 
-def replace_agreement(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_agreement(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's agreement rows (how often the model picks the measured best)."""
     _replace_run_rows(path, "agreement", run_id, rows)
 
 
-def replace_against_default(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_against_default(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's against_default rows (library algorithms against its default)."""
     _replace_run_rows(path, "against_default", run_id, rows)
 
 
-def replace_model_accuracy(path: Path | str, run_id: str, rows: list[dict[str, Any]]) -> None:
+def replace_model_accuracy(path: Target, run_id: str, rows: list[dict[str, Any]]) -> None:
     """Replace all of a run's model_accuracy rows (each variant's errors, winners, crossovers)."""
     _replace_run_rows(path, "model_accuracy", run_id, rows)

@@ -677,13 +677,13 @@ def test_user_sql_is_bounded_in_memory(demo_store: Path) -> None:
 def test_one_shared_connection_per_page(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inside reading(path) the store is opened once, whatever the number of queries."""
     opened = []
-    real = store.open_readonly
+    real = store.storefile.duckdb.connect
 
     def counting(path, **kwargs):
         opened.append(path)
         return real(path, **kwargs)
 
-    monkeypatch.setattr(store, "open_readonly", counting)
+    monkeypatch.setattr(store.storefile.duckdb, "connect", counting)
     with queries.reading(demo_store):
         queries.overview(demo_store)
         queries.runs_table(demo_store)

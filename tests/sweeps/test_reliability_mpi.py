@@ -210,7 +210,7 @@ def test_resume_runs_no_launcher_taken_from_the_store(tmp_path: Path, reliabilit
     assert run_cli("sweep", str(spec), "--store", str(db)).returncode == 0
     run_id = only_run(db)
     planted = tmp_path / "planted"
-    con = store._connect(db, read_only=False, timeout=10)
+    con = store.storefile.connect(db, read_only=False, timeout=10)
     con.execute(
         'UPDATE runs SET spec_toml = regexp_replace(spec_toml, \'launcher = "[^"]*"\', '
         f"'launcher = \"touch {planted}{{ranks}}\"')"

@@ -5,9 +5,10 @@ runners.ranks.calibrate_worker).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -112,7 +113,9 @@ def calibration_row(
     }
 
 
-def combined_calibration(rows: Sequence[dict], calibration_id: str, source: str) -> dict:
+def combined_calibration(
+    rows: Sequence[Mapping[str, Any]], calibration_id: str, source: str
+) -> dict:
     """One calibrations row from several (each launch's): per size the median of the launches'
     medians for every curve and reduction, per family the median overheads, then fitted as one
     calibration job's medians are."""

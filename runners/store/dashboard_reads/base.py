@@ -30,7 +30,7 @@ Connection = duckdb.DuckDBPyConnection
 
 # --- plumbing ----------------------------------------------------------------------------------
 
-_SHARED: contextvars.ContextVar[tuple[str, Connection] | None] = contextvars.ContextVar(
+_SHARED: contextvars.ContextVar[tuple[str, store.Store] | None] = contextvars.ContextVar(
     "collsweep_shared_connection", default=None
 )
 
@@ -43,8 +43,8 @@ def reading(path: StorePath) -> Iterator[None]:
     (and closes it at the end of the run, a fraction of a second later) instead of once per
     query. Outside such a block each function opens and closes its own connection.
     """
-    with store.open_readonly(path) as con:
-        token = _SHARED.set((str(path), con))
+    with store.Store.open(path) as db:
+        token = _SHARED.set((str(path), db))
         try:
             yield
         finally:
@@ -56,7 +56,8 @@ def _open(path: StorePath) -> Iterator[Connection]:
     """The shared connection for ``path`` when inside reading(path), else a new one."""
     shared = _SHARED.get()
     if shared is not None and shared[0] == str(path):
-        yield shared[1]
+        with shared[1].reading() as con:
+            yield con
         return
     with store.open_readonly(path) as con:
         yield con

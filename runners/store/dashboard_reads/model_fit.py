@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from runners.store.dashboard_reads.base import (
     _df,
     _open,
 )
+from runners.store.records import CalibrationRecord
 
 # --- model fit ---------------------------------------------------------------------------------
 
@@ -41,7 +43,7 @@ def calibrations(path: StorePath) -> pd.DataFrame:
         return _df(con, _CALIBRATIONS_SQL)
 
 
-def calibration(path: StorePath, calibration_id: str) -> dict[str, Any] | None:
+def calibration(path: StorePath, calibration_id: str) -> CalibrationRecord | None:
     """One calibration as a dict with its JSON columns decoded, or None (store.get_calibration)."""
     with _open(path) as con:
         return store.get_calibration(con, calibration_id)
@@ -92,7 +94,7 @@ def _fitted_params(run_id: str) -> dict[str, str]:
     }
 
 
-def _parameters(cal: dict[str, Any] | None) -> dict[str, float]:
+def _parameters(cal: Mapping[str, Any] | None) -> dict[str, float]:
     """A calibration's scalar parameters and its gammas, by display name, in the units people
     read them in (alpha in us, beta and gamma in ns per byte)."""
     if cal is None:
@@ -109,7 +111,9 @@ def _scaled(value: Any, factor: float) -> float | None:
     return None if value is None else float(value) * factor
 
 
-def parameter_table(micro: dict[str, Any] | None, fitted: dict[str, Any] | None) -> pd.DataFrame:
+def parameter_table(
+    micro: Mapping[str, Any] | None, fitted: Mapping[str, Any] | None
+) -> pd.DataFrame:
     """Rows per parameter: microbenchmark value, fitted value, fitted / microbenchmark."""
     a, b = _parameters(micro), _parameters(fitted)
     rows = []
