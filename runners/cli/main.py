@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     for name in [
         "verify",
         "sweep",
+        "simulate",
         "import",
         "submit",
         "merge",

@@ -25,10 +25,11 @@ ALLOWED = {
     "process": {"domain", "process"},
     "host": {"domain", "host"},
     "ranks": {"domain", "ranks"},
+    "simulator": {"domain", "simulator"},  # the only importer of SimGrid
     "store": {"domain", "host", "process", "store"},  # the run journal names its host
     "analysis": {"domain", "host", "process", "store", "analysis"},
     "jobs": {"domain", "host", "process", "store", "jobs"},
-    "cli": {"domain", "host", "process", "store", "analysis", "jobs", "cli"},
+    "cli": {"domain", "host", "process", "store", "analysis", "jobs", "simulator", "cli"},
     "dashboard": {"domain", "process", "store"},
 }
 # runners/domain's wings, each importing only those before it (and the shared top modules)
@@ -88,6 +89,8 @@ def test_imports_point_one_way(path: Path) -> None:
     assert used <= ALLOWED[layer], f"{layer} may not import {sorted(used - ALLOWED[layer])}"
     if layer != "ranks":
         assert not any(m.split(".")[0] == "mpi4py" for m in imported), "only ranks import MPI"
+    if layer != "simulator":
+        assert not any(m.split(".")[0] == "simgrid" for m in imported), "only simulator: SimGrid"
 
 
 def test_the_rule_can_fail(tmp_path: Path) -> None:

@@ -266,7 +266,7 @@ def _cells(
     return cells
 
 
-def _grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
+def grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
     """Every (ranks, algorithm, op, bytes, dtype) the spec asks for: each algorithm with the
     ops of its collective (`none` for one that reduces nothing), among the spec's cells where
     it lists some (a workload's calls)."""
@@ -284,7 +284,7 @@ def all_point_ids(spec: SweepSpec, run_id: str) -> set[str]:
     """The id of every point the spec asks for, measured or declared unsupported."""
     return {
         PointKey(run_id, alg, ranks, nbytes, dtype, op).point_id()
-        for ranks, alg, op, nbytes, dtype in _grid(spec)
+        for ranks, alg, op, nbytes, dtype in grid(spec)
     }
 
 
@@ -299,7 +299,7 @@ def skipped_points(
     """Point rows for every combination an algorithm declares it cannot run (on a host of
     `cores` physical cores)."""
     rows = []
-    for ranks, alg, op, nbytes, dtype in _grid(spec):
+    for ranks, alg, op, nbytes, dtype in grid(spec):
         reason = skip_reason(alg, ranks, op, nbytes, dtype)
         key = PointKey(run_id, alg, ranks, nbytes, dtype, op)
         if reason is not None and key.point_id() not in done:

@@ -1,0 +1,174 @@
+"""`collsweep simulate`: a spec's points run in SimGrid on a modelled platform, every rank an
+actor executing its algorithm's schedule, beside the schedule-exact price on the same alpha,
+beta and gamma."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from runners.cli.common import UsageError
+from runners.cli.spec_flags import add_spec_flags, spec_overrides
+from runners.domain.collectives.collective import group_title
+from runners.domain.model.platform import Platform, crossbar, load_platform
+from runners.domain.sweep.simulation import SimulatedCall, simulation_calls
+from runners.domain.sweep.spec import SweepSpec, load_spec, spec_from_mapping
+from runners.domain.units import aligned_lines, format_bytes, format_seconds, wrapped
+from runners.simulator.engine import ACTORS, MODES, point_of, simulate
+from runners.simulator.simgrid_module import simgrid, version
+
+BUILT_IN = Path(__file__).resolve().parents[2] / "data" / "platforms"
+
+
+def simulation_spec(args: argparse.Namespace) -> SweepSpec:
+    """The spec file and flags, read as `collsweep sweep` reads them (no machine checks: nothing
+    runs on this machine but the simulator)."""
+    overrides = spec_overrides(args)
+    if args.spec:
+        return load_spec(Path(args.spec), overrides)
+    if not {"sizes", "ranks"} <= set(overrides):
+        raise UsageError("give a spec file (e.g. data/scale.toml), or at least --sizes and --ranks")
+    return spec_from_mapping(overrides)
+
+
+def platform_of(args: argparse.Namespace) -> Platform:
+    """The platform --platform names (a built-in's name or a TOML file), its network link's
+    alpha and beta and its gamma replaced by those given."""
+    name = args.platform
+    if name == "crossbar":
+        found = crossbar()
+    elif (BUILT_IN / f"{name}.toml").is_file():
+        found = load_platform(BUILT_IN / f"{name}.toml")
+    elif name.endswith(".toml"):
+        found = load_platform(Path(name))
+    else:
+        raise UsageError(f"unknown platform {name!r}; built in: {', '.join(built_in_platforms())}")
+    return found.with_parameters(args.alpha, args.beta, args.gamma)
+
+
+def built_in_platforms() -> list[str]:
+    """The names --platform takes besides a file's path."""
+    return ["crossbar", *sorted(p.stem for p in BUILT_IN.glob("*.toml"))]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate every point of the spec and print them (a table, or JSON lines)."""
+    spec = simulation_spec(args)
+    platform = platform_of(args)
+    calls, left_out = simulation_calls(spec)
+    if not calls:
+        why = "; ".join(left_out.values()) or "no point of the spec can run"
+        raise UsageError(f"nothing to simulate: {why}")
+    problem = next(filter(None, (platform.room_problem(r) for r in spec.ranks)), None)
+    if problem:
+        raise UsageError(problem)
+    simgrid()  # not installed: one line before anything runs
+    started = time.monotonic()
+    seconds = simulate([point_of(c, platform) for c in calls], platform, args.mode)
+    elapsed = time.monotonic() - started
+    rows = [_row(c, s, platform) for c, s in zip(calls, seconds, strict=True)]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    for why in left_out.values():
+        print(wrapped(f"not simulated: {why}"))
+    print(
+        f"simulated {len(calls)} points in SimGrid {version()} ({args.mode}) on "
+        f"{platform.name}: {platform.topology}, link {format_seconds(platform.link.latency_s)} "
+        f"and {platform.link.bandwidth_Bps / 1e9:.4g} GB/s, gamma "
+        f"{platform.gamma_s_per_byte:.3g} s/B; in {format_seconds(elapsed)}"
+    )
+    for line in _tables(rows):
+        print(line)
+    return 0
+
+
+def _row(call: SimulatedCall, simulated_s: float, platform: Platform) -> dict:
+    """One point as printed and as JSON."""
+    return {
+        "collective": call.collective,
+        "algorithm": call.algorithm,
+        "ranks": call.ranks,
+        "bytes": call.bytes,
+        "dtype": call.dtype,
+        "op": call.op,
+        "simulated_s": simulated_s,
+        "predicted_s": call.predicted_s(platform),
+        "closed_form_s": call.closed_form_s(platform),
+        "platform": platform.name,
+        "modelled_by": call.schedule_of if call.note else "",
+    }
+
+
+def _tables(rows: list[dict]) -> list[str]:
+    """Per group, per size, the algorithms fastest first with simulated against predicted."""
+    lines: list[str] = []
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        key = (row["collective"], row["ranks"], row["dtype"], row["op"])
+        groups.setdefault(key, []).append(row)
+    header = ("size", "algorithm", "simulated", "contention-free", "sim / free", "closed form")
+    for (collective, ranks, dtype, op), mine in groups.items():
+        body = []
+        for row in sorted(mine, key=lambda r: (r["bytes"], r["simulated_s"])):
+            ratio = row["simulated_s"] / row["predicted_s"] if row["predicted_s"] else math.nan
+            body.append(
+                (
+                    format_bytes(row["bytes"]),
+                    row["algorithm"] + (f" ({row['modelled_by']})" if row["modelled_by"] else ""),
+                    format_seconds(row["simulated_s"]),
+                    format_seconds(row["predicted_s"]),
+                    f"{ratio:.4f}",
+                    format_seconds(row["closed_form_s"]),
+                )
+            )
+        lines.append(f"{group_title(ranks, dtype, op, collective)} (simulated, not measured):")
+        lines.extend(aligned_lines([header, *body]))
+    return lines
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a non-negative number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"give a finite number >= 0, not {text!r}")
+    return value
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "simulate",
+        help="run a spec's points in SimGrid on a modelled platform (8 to 4096 ranks)",
+        description="Every point of the spec (the same file and flags as `sweep`) run in "
+        "SimGrid: each rank an actor executing its algorithm's schedule step by step, a "
+        "library's forced algorithm by the schedule that models it. Printed beside the "
+        "schedule-exact price and the closed form on the same alpha, beta and gamma. "
+        "Simulated numbers are never measurements.",
+    )
+    parser.add_argument("spec", nargs="?", help="TOML spec file (e.g. data/scale.toml)")
+    parser.add_argument(
+        "--platform",
+        default="crossbar",
+        help="a built-in platform's name (crossbar, the default: no contention; "
+        "data/platforms/*.toml) or a platform file (docs/guide/simulation.md)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default=ACTORS,
+        help="actors: a SimGrid actor per rank (the default); rounds: one actor issues each "
+        "round's messages at once (faster at large p; every round ends on its slowest rank)",
+    )
+    parser.add_argument("--alpha", type=_seconds, help="the network link's latency, seconds")
+    parser.add_argument("--beta", type=_seconds, help="the network link's seconds per byte")
+    parser.add_argument("--gamma", type=_seconds, help="seconds per reduced byte")
+    parser.add_argument("--json", action="store_true", help="one JSON object per point")
+    add_spec_flags(parser)
+    parser.set_defaults(handler=run)

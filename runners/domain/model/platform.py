@@ -1,0 +1,409 @@
+"""Platforms to simulate on (TOML files, docs/guide/simulation.md), and a schedule's
+contention-free price on one (pure: no SimGrid).
+
+A platform is nodes joined by a network, `ranks_per_node` ranks on each (block placement: rank
+r on node r // ranks_per_node), a reduction costing gamma per byte:
+- `crossbar`: every pair of nodes joined by a full-duplex path of its own: no contention; its
+  link's latency and bandwidth are the whole path's, so a message costs alpha + m * beta;
+- `fat_tree`: SimGrid's k-level fat-tree (levels, down, up and link counts per level: fewer up
+  than down links is a taper, e.g. down 4, up 2 is 2:1), every link the same latency and
+  bandwidth, a message crossing 2 links within a leaf switch, 4 through the next level, ...;
+- `torus`: nodes on a wrap-around grid, a message crossing one link per hop in each dimension.
+Ranks of one node talk over `intra_node`.
+
+`contention_free_s` prices a schedule round by round, each message on its own route's latency
+and bandwidth as if it had the network to itself: a lower bound of the simulation on any
+topology, and on the crossbar exactly the alpha-beta-gamma model (pricing.schedule_prediction,
+which `schedule_exact` calls, and which tests/simulator/ hold equal to it).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import Step
+from runners.domain.errors import BadInput
+from runners.domain.model.pricing import Costs, MessageCost, schedule_prediction
+
+TOPOLOGIES = ("crossbar", "fat_tree", "torus")
+MAX_FILE_BYTES = 64 * 1024
+MAX_NODES = 65536
+DEFAULT_GAMMA_S_PER_BYTE = 1e-9
+
+
+class PlatformError(BadInput):
+    """A platform file or flag that cannot describe a machine: one line, exit 2."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link's latency (s) and bandwidth (bytes/s)."""
+
+    latency_s: float
+    bandwidth_Bps: float
+
+    @property
+    def beta_s_per_byte(self) -> float:
+        return 1.0 / self.bandwidth_Bps
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A modelled machine (see the module's docstring)."""
+
+    name: str
+    topology: str
+    link: Link
+    gamma_s_per_byte: float = DEFAULT_GAMMA_S_PER_BYTE
+    ranks_per_node: int = 1
+    intra_node: Link | None = None
+    source: str = ""
+    fat_tree: tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None
+    torus: tuple[int, ...] | None = None
+    gammas: dict[str, float] = field(default_factory=dict)  # per 'dtype op', where known
+
+    @property
+    def nodes(self) -> int | None:
+        """How many nodes it has (None: as many as the ranks need)."""
+        if self.fat_tree is not None:
+            return math.prod(self.fat_tree[1])
+        if self.torus is not None:
+            return math.prod(self.torus)
+        return None
+
+    def node_of(self, rank: int) -> int:
+        return rank // self.ranks_per_node
+
+    def gamma(self, dtype: str, op: str) -> float:
+        """Seconds per reduced byte of ``dtype`` under ``op``."""
+        return self.gammas.get(f"{dtype} {op}", self.gamma_s_per_byte)
+
+    def room_problem(self, ranks: int) -> str | None:
+        """Why ``ranks`` ranks do not fit, or None."""
+        nodes = self.nodes
+        if nodes is not None and ranks > nodes * self.ranks_per_node:
+            return (
+                f"platform {self.name} holds {nodes * self.ranks_per_node} ranks "
+                f"({nodes} nodes x {self.ranks_per_node}); {ranks} asked"
+            )
+        if ranks > self.ranks_per_node and self.ranks_per_node > 1 and self.intra_node is None:
+            return f"platform {self.name} has {self.ranks_per_node} ranks per node: give intra_node"
+        return None
+
+    def route(self, src: int, dst: int) -> tuple[float, float]:
+        """(latency s, seconds per byte) of a message from rank ``src`` to rank ``dst`` alone on
+        the network."""
+        a, b = self.node_of(src), self.node_of(dst)
+        if a == b:
+            inside = self.intra_node or self.link
+            return inside.latency_s, inside.beta_s_per_byte
+        return self.link.latency_s * self._links_between(a, b), self.link.beta_s_per_byte
+
+    def _links_between(self, a: int, b: int) -> int:
+        if self.fat_tree is not None:
+            span = 1
+            for level, down in enumerate(self.fat_tree[1]):
+                span *= down
+                if a // span == b // span:
+                    return 2 * (level + 1)
+            return 2 * self.fat_tree[0]
+        if self.torus is not None:
+            hops, stride = 0, 1
+            for size in self.torus:
+                i, j = (a // stride) % size, (b // stride) % size
+                hops += min(abs(i - j), size - abs(i - j))
+                stride *= size
+            return hops
+        return 1
+
+    def with_parameters(
+        self, alpha: float | None, beta: float | None, gamma: float | None
+    ) -> Platform:
+        """The platform with its network link's latency and seconds per byte and its gamma
+        replaced where given (`--alpha/--beta/--gamma`)."""
+        link = Link(
+            self.link.latency_s if alpha is None else alpha,
+            self.link.bandwidth_Bps if beta is None else 1.0 / _positive("beta", beta),
+        )
+        changed = Platform(**{**vars(self), "link": link})
+        if gamma is not None:
+            changed = Platform(**{**vars(changed), "gamma_s_per_byte": gamma, "gammas": {}})
+        return checked(changed)
+
+
+def _positive(what: str, value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise PlatformError(f"{what} = {value!r}: give a number above 0")
+    return value
+
+
+def checked(platform: Platform) -> Platform:
+    """The platform, or PlatformError naming what no machine has."""
+    links = [("link", platform.link)]
+    if platform.intra_node is not None:
+        links.append(("intra_node", platform.intra_node))
+    for what, link in links:
+        if not (math.isfinite(link.latency_s) and 0 <= link.latency_s <= 1.0):
+            raise PlatformError(f"{what} latency {link.latency_s!r} s: give 0 to 1 s")
+        if not (math.isfinite(link.bandwidth_Bps) and 1e3 <= link.bandwidth_Bps <= 1e15):
+            raise PlatformError(
+                f"{what} bandwidth {link.bandwidth_Bps!r} B/s: give 1 KB/s to 1 PB/s"
+            )
+    for gamma in (platform.gamma_s_per_byte, *platform.gammas.values()):
+        if not (math.isfinite(gamma) and 0 <= gamma <= 1.0):
+            raise PlatformError(f"gamma {gamma!r} s per byte: give 0 to 1 s")
+    if not 1 <= platform.ranks_per_node <= 1024:
+        raise PlatformError(f"ranks_per_node {platform.ranks_per_node}: give 1 to 1024")
+    if platform.topology not in TOPOLOGIES:
+        raise PlatformError(f"topology {platform.topology!r}: give one of {', '.join(TOPOLOGIES)}")
+    nodes = platform.nodes
+    if nodes is not None and not 1 <= nodes <= MAX_NODES:
+        raise PlatformError(f"platform {platform.name} has {nodes} nodes: give 1 to {MAX_NODES}")
+    return platform
+
+
+def crossbar(alpha: float = 2e-6, beta: float = 8e-11, gamma: float = 1e-9) -> Platform:
+    """The contention-free crossbar: alpha per message, beta per byte, gamma per reduced byte."""
+    return checked(
+        Platform(
+            "crossbar",
+            "crossbar",
+            Link(alpha, 1.0 / _positive("beta", beta)),
+            gamma,
+            source="no machine: the alpha-beta-gamma model itself",
+        )
+    )
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def load_platform(path: Path) -> Platform:
+    """A platform file (TOML), checked; PlatformError for anything it cannot be."""
+    try:
+        if not path.is_file():
+            raise PlatformError(f"{path}: not a platform file (no such regular file)")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise PlatformError(f"{path}: over {MAX_FILE_BYTES} bytes, too large for a platform")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlatformError(f"cannot read platform {path}: {exc}") from None
+    return parse_platform(text, path.stem)
+
+
+def parse_platform(text: str, default_name: str) -> Platform:
+    """A platform from its TOML text (keys: docs/guide/simulation.md)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlatformError(f"platform {default_name}: not TOML ({exc})") from None
+    unknown = set(raw) - set(_KEYS)
+    if unknown:
+        raise PlatformError(
+            f"platform {default_name}: unknown key {sorted(unknown)[0]!r}; known: "
+            f"{', '.join(_KEYS)}"
+        )
+    topology = _text(raw, "topology", "crossbar")
+    inside = raw.get("intra_node")
+    return checked(
+        Platform(
+            name=_text(raw, "name", default_name),
+            topology=topology,
+            link=_link(raw.get("link"), "link"),
+            gamma_s_per_byte=_number(raw, "gamma_ns_per_byte", 1.0) * 1e-9,
+            ranks_per_node=int(_number(raw, "ranks_per_node", 1)),
+            intra_node=None if inside is None else _link(inside, "intra_node"),
+            source=_text(raw, "source", ""),
+            fat_tree=_fat_tree(raw.get("fat_tree")) if topology == "fat_tree" else None,
+            torus=_torus(raw.get("torus")) if topology == "torus" else None,
+        )
+    )
+
+
+_KEYS = (
+    "name",
+    "source",
+    "topology",
+    "ranks_per_node",
+    "gamma_ns_per_byte",
+    "link",
+    "intra_node",
+    "fat_tree",
+    "torus",
+)
+
+
+def _text(raw: dict[str, Any], key: str, default: str) -> str:
+    value = raw.get(key, default)
+    if not isinstance(value, str) or len(value) > 2000:
+        raise PlatformError(f"platform key {key}: give a string (at most 2000 characters)")
+    return value
+
+
+def _number(raw: dict[str, Any], key: str, default: float) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PlatformError(f"platform key {key}: give a number, not {value!r}")
+    return float(value)
+
+
+def _link(raw: Any, what: str) -> Link:
+    if not isinstance(raw, dict) or set(raw) != {"latency_us", "bandwidth_GBps"}:
+        raise PlatformError(f"platform [{what}]: give latency_us and bandwidth_GBps, nothing else")
+    return Link(
+        _number(raw, "latency_us", 0) * 1e-6,
+        _number(raw, "bandwidth_GBps", 0) * 1e9,
+    )
+
+
+def _counts(raw: dict[str, Any], key: str, length: int | None) -> tuple[int, ...]:
+    value = raw.get(key)
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4096 for v in value)
+        or (length is not None and len(value) != length)
+    ):
+        wanted = f"{length} " if length is not None else ""
+        raise PlatformError(f"platform key {key}: give a list of {wanted}whole numbers 1..4096")
+    return tuple(value)
+
+
+def _fat_tree(raw: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    if not isinstance(raw, dict) or set(raw) != {"levels", "down", "up", "link_count"}:
+        raise PlatformError("platform [fat_tree]: give levels, down, up and link_count")
+    levels = int(_number(raw, "levels", 0))
+    if not 1 <= levels <= 6:
+        raise PlatformError("platform [fat_tree] levels: give 1 to 6")
+    return (
+        levels,
+        _counts(raw, "down", levels),
+        _counts(raw, "up", levels),
+        _counts(raw, "link_count", levels),
+    )
+
+
+def _torus(raw: Any) -> tuple[int, ...]:
+    if not isinstance(raw, dict) or set(raw) != {"dimensions"}:
+        raise PlatformError("platform [torus]: give dimensions")
+    return _counts(raw, "dimensions", None)
+
+
+# --- prices -------------------------------------------------------------------------------------
+
+
+def schedule_exact(
+    algorithm: AlgorithmSpec, ranks: int, nbytes: int, itemsize: int, platform: Platform
+) -> float:
+    """The alpha-beta-gamma model's schedule-exact price on the platform's link (pricing.py):
+    every message alpha + m * beta whatever its route."""
+    big = 1e9
+    alpha, beta = platform.link.latency_s, platform.link.beta_s_per_byte
+    costs = Costs(one_way=MessageCost((0.0, big), (alpha, alpha + big * beta)))
+    price = schedule_prediction(
+        algorithm.required_schedule,
+        algorithm.blocks(ranks),
+        ranks,
+        nbytes,
+        itemsize,
+        costs,
+        platform.gamma_s_per_byte,
+    )
+    return price.total_s
+
+
+def contention_free_s(
+    steps: tuple[tuple[Step, ...], ...], itemsize: int, platform: Platform, gamma: float
+) -> float:
+    """The schedule's time if no two messages ever shared a link: every rank runs its steps in
+    order; a message starts once its sender and its receiver have both reached their steps
+    (a rendezvous, as SimGrid's and MPI's large messages do) and takes its route's latency plus
+    its bytes at the route's bandwidth; a step ends when its send and receive have, plus its
+    reduction. The critical path of the schedule's dependencies, with no round waiting for
+    ranks it does not involve: a lower bound of the simulation on any topology."""
+    clocks = _Clocks(steps)
+    while not clocks.done():
+        if not any(clocks.advance(rank, itemsize, platform, gamma) for rank in range(len(steps))):
+            raise ValueError("the schedule deadlocks: a receive no rank sends to")
+    return max(clocks.clock)
+
+
+class _Clocks:
+    """Each rank's position in its steps and the time its current step started; when each
+    rank reached each of its sends and receives, per pair of ranks, in order."""
+
+    def __init__(self, steps: tuple[tuple[Step, ...], ...]) -> None:
+        self.steps = steps
+        self.at = [0] * len(steps)
+        self.clock = [0.0] * len(steps)
+        self.reached = [False] * len(steps)
+        self.sends: dict[tuple[int, int], list[float]] = {}
+        self.receives: dict[tuple[int, int], list[float]] = {}
+        self.used_sends: dict[tuple[int, int], int] = {}
+        self.used_receives: dict[tuple[int, int], int] = {}
+
+    def done(self) -> bool:
+        return all(a == len(s) for a, s in zip(self.at, self.steps, strict=True))
+
+    def advance(self, rank: int, itemsize: int, platform: Platform, gamma: float) -> bool:
+        """Run the rank's steps as far as its partners allow; whether it moved."""
+        moved = False
+        while self.at[rank] < len(self.steps[rank]):
+            step = self.steps[rank][self.at[rank]]
+            self._reach(rank, step)
+            ends = [self.clock[rank]]
+            if step.send_to is not None:
+                end = self._transfer(rank, step.send_to, step.sent * itemsize, platform, True)
+                if end is None:
+                    return moved
+                ends.append(end)
+            if step.recv_from is not None:
+                nbytes = step.received * itemsize
+                end = self._transfer(step.recv_from, rank, nbytes, platform, False)
+                if end is None:
+                    return moved
+                ends.append(end)
+            self._use(rank, step)
+            reduced = step.received * itemsize * gamma if step.reduce else 0.0
+            self.clock[rank] = max(ends) + reduced
+            self.at[rank] += 1
+            self.reached[rank] = False
+            moved = True
+        return moved
+
+    def _reach(self, rank: int, step: Step) -> None:
+        """Note once when the rank reached this step's send and receive."""
+        if self.reached[rank]:
+            return
+        self.reached[rank] = True
+        if step.send_to is not None:
+            self.sends.setdefault((rank, step.send_to), []).append(self.clock[rank])
+        if step.recv_from is not None:
+            self.receives.setdefault((step.recv_from, rank), []).append(self.clock[rank])
+
+    def _transfer(
+        self, src: int, dst: int, nbytes: int, platform: Platform, sender: bool
+    ) -> float | None:
+        """When the pair's next message of this side (the k-th send meets the k-th receive)
+        ends, or None while the other side has not reached it."""
+        pair = (src, dst)
+        index = (self.used_sends if sender else self.used_receives).get(pair, 0)
+        sends, receives = self.sends.get(pair, []), self.receives.get(pair, [])
+        if index >= len(sends) or index >= len(receives):
+            return None
+        latency, beta = platform.route(src, dst)
+        return max(sends[index], receives[index]) + latency + nbytes * beta
+
+    def _use(self, rank: int, step: Step) -> None:
+        """The step's send and receive are done: the pairs' next messages are the later ones."""
+        if step.send_to is not None:
+            pair = (rank, step.send_to)
+            self.used_sends[pair] = self.used_sends.get(pair, 0) + 1
+        if step.recv_from is not None:
+            pair = (step.recv_from, rank)
+            self.used_receives[pair] = self.used_receives.get(pair, 0) + 1

@@ -1,0 +1,106 @@
+"""What `collsweep simulate` runs: the spec's grid as calls of schedules (pure: no SimGrid).
+
+A hand-written algorithm is simulated by its own schedule; a library's forced algorithm by the
+schedule that models it (its descriptor's `modelled_by`), said in the call's note; a library's
+own choice (the autotuned default) and forced algorithms no schedule models are not simulated,
+with the reason. A point an algorithm cannot run (its requirements, the collective's block
+rule) is left out with its reason, as a sweep skips it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runners.domain.collectives.datatypes import DTYPES, op_spec
+from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.collectives.schedule import Step
+from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.model.closed_form import predict
+from runners.domain.model.platform import Platform, contention_free_s
+from runners.domain.sweep.plan import grid, skip_reason
+from runners.domain.sweep.spec import SweepSpec
+
+
+@dataclass(frozen=True)
+class SimulatedCall:
+    """One point to simulate: the algorithm asked for and the schedule that stands for it."""
+
+    collective: str
+    algorithm: str
+    schedule_of: str  # the algorithm whose schedule runs (itself, or what models it)
+    ranks: int
+    bytes: int
+    dtype: str
+    op: str
+
+    @property
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype].itemsize
+
+    @property
+    def count(self) -> int:
+        return self.bytes // self.itemsize
+
+    @property
+    def runs(self) -> AlgorithmSpec:
+        return ALGORITHMS[self.schedule_of]
+
+    @property
+    def note(self) -> str:
+        return "" if self.schedule_of == self.algorithm else f"modelled by {self.schedule_of}"
+
+    def steps(self) -> tuple[tuple[Step, ...], ...]:
+        """Every rank's steps (rank i's at index i) in the schedule that runs."""
+        schedule = self.runs.required_schedule
+        return tuple(schedule(rank, self.ranks, self.count) for rank in range(self.ranks))
+
+    def gamma(self, platform: Platform) -> float:
+        return platform.gamma(self.dtype, self.op)
+
+    def predicted_s(self, platform: Platform) -> float:
+        """The schedule priced round by round, each message on its own route with the network
+        to itself (platform.contention_free_s): on the crossbar, the alpha-beta-gamma model."""
+        return contention_free_s(self.steps(), self.itemsize, platform, self.gamma(platform))
+
+    def closed_form_s(self, platform: Platform) -> float:
+        """The textbook closed form of the schedule that runs, on the platform's link."""
+        found = predict(
+            self.schedule_of,
+            self.ranks,
+            self.bytes,
+            platform.link.latency_s,
+            platform.link.beta_s_per_byte,
+            self.gamma(platform),
+            self.itemsize,
+            commutative=op_spec(self.op).commutative,
+            collective=self.collective,
+        )
+        return found.total_s
+
+
+def schedule_for(algorithm: str) -> tuple[str, str]:
+    """The algorithm whose schedule simulates ``algorithm``, and '' (or why none does)."""
+    spec = ALGORITHMS[algorithm]
+    if spec.schedule is not None:
+        return algorithm, ""
+    if spec.modelled_by and ALGORITHMS[spec.modelled_by].schedule is not None:
+        return spec.modelled_by, ""
+    if not spec.forced:
+        return "", f"{algorithm} is the library's own choice, which no schedule models yet"
+    return "", f"no schedule models {algorithm}"
+
+
+def simulation_calls(spec: SweepSpec) -> tuple[list[SimulatedCall], dict[str, str]]:
+    """The calls to simulate in grid order, and per algorithm left out, why."""
+    calls: list[SimulatedCall] = []
+    left_out: dict[str, str] = {}
+    for ranks, algorithm, op, nbytes, dtype in grid(spec):
+        runs, why = schedule_for(algorithm)
+        if not runs:
+            left_out[algorithm] = why
+            continue
+        if ranks == 1 or skip_reason(runs, ranks, op, nbytes, dtype) is not None:
+            continue
+        collective = ALGORITHMS[algorithm].collective
+        calls.append(SimulatedCall(collective, algorithm, runs, ranks, nbytes, dtype, op))
+    return calls, left_out
