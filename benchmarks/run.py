@@ -32,6 +32,7 @@ from benchmarks import (
     fig_precision,
     fig_record,
     fig_repro,
+    fig_simulate,
     load,
     report,
 )
@@ -49,6 +50,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     8: ("Analysis time", fig_analysis.run),
     9: ("Intel MPI vs IMB-MPI1", fig_impi.run),
     10: ("Recorder overhead", fig_record.run),
+    11: ("Simulation at scale", fig_simulate.run),
 }
 
 

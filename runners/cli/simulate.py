@@ -10,17 +10,21 @@ import math
 import time
 from pathlib import Path
 
-from runners.cli.common import UsageError
+from runners import store
+from runners.cli.common import UsageError, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.domain.collectives.collective import group_title
-from runners.domain.model.platform import Platform, crossbar, load_platform
+from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.model.platform import Platform, crossbar, from_calibration, load_platform
 from runners.domain.sweep.simulation import SimulatedCall, simulation_calls
 from runners.domain.sweep.spec import SweepSpec, load_spec, spec_from_mapping
 from runners.domain.units import aligned_lines, format_bytes, format_seconds, wrapped
-from runners.simulator.engine import ACTORS, MODES, point_of, simulate
+from runners.host.machine import hostname
+from runners.simulator.engine import AUTO, MODES, SimPoint, mode_for, point_of, simulate
 from runners.simulator.simgrid_module import simgrid, version
 
 BUILT_IN = Path(__file__).resolve().parents[2] / "data" / "platforms"
+THIS_HOST = "this-host"
 
 
 def simulation_spec(args: argparse.Namespace) -> SweepSpec:
@@ -40,6 +44,8 @@ def platform_of(args: argparse.Namespace) -> Platform:
     name = args.platform
     if name == "crossbar":
         found = crossbar()
+    elif name == THIS_HOST:
+        found = _this_host(store_path(args))
     elif (BUILT_IN / f"{name}.toml").is_file():
         found = load_platform(BUILT_IN / f"{name}.toml")
     elif name.endswith(".toml"):
@@ -51,7 +57,18 @@ def platform_of(args: argparse.Namespace) -> Platform:
 
 def built_in_platforms() -> list[str]:
     """The names --platform takes besides a file's path."""
-    return ["crossbar", *sorted(p.stem for p in BUILT_IN.glob("*.toml"))]
+    return ["crossbar", THIS_HOST, *sorted(p.stem for p in BUILT_IN.glob("*.toml"))]
+
+
+def _this_host(path: Path) -> Platform:
+    """The crossbar of this host's newest ping-pong calibration in the store."""
+    with store.Store.open(path) as db:
+        found = store.latest_calibration(db, hostname(), source=PINGPONG_SOURCE)
+    if found is None:
+        raise UsageError(
+            f"no ping-pong calibration of {hostname()} in {path}: `collsweep calibrate` first"
+        )
+    return from_calibration(found)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,12 +84,22 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     simgrid()  # not installed: one line before anything runs
     started = time.monotonic()
-    seconds = simulate([point_of(c, platform) for c in calls], platform, args.mode)
+    rows: list[dict] = []
+    last = [started]
+
+    def told(point: SimPoint, seconds: float) -> None:
+        call = calls[len(rows)]
+        mode = mode_for(call.ranks, args.mode)
+        now = time.monotonic()  # the point's wall time: its steps made, simulated, priced
+        rows.append(_row(call, seconds, platform, point) | {"mode": mode, "wall_s": now - last[0]})
+        last[0] = now
+        if args.json:  # as each point ends: a long grid shows its progress
+            print(json.dumps(rows[-1]), flush=True)
+
+    points = (point_of(c, platform) for c in calls)
+    simulate(points, platform, args.mode, ranks=max(c.ranks for c in calls), told=told)
     elapsed = time.monotonic() - started
-    rows = [_row(c, s, platform) for c, s in zip(calls, seconds, strict=True)]
     if args.json:
-        for row in rows:
-            print(json.dumps(row))
         return 0
     for why in left_out.values():
         print(wrapped(f"not simulated: {why}"))
@@ -87,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(call: SimulatedCall, simulated_s: float, platform: Platform) -> dict:
+def _row(call: SimulatedCall, simulated_s: float, platform: Platform, point: SimPoint) -> dict:
     """One point as printed and as JSON."""
     return {
         "collective": call.collective,
@@ -97,7 +124,7 @@ def _row(call: SimulatedCall, simulated_s: float, platform: Platform) -> dict:
         "dtype": call.dtype,
         "op": call.op,
         "simulated_s": simulated_s,
-        "predicted_s": call.predicted_s(platform),
+        "predicted_s": call.predicted_s(platform, point.steps),
         "closed_form_s": call.closed_form_s(platform),
         "platform": platform.name,
         "modelled_by": call.schedule_of if call.note else "",
@@ -156,19 +183,22 @@ def add(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--platform",
         default="crossbar",
-        help="a built-in platform's name (crossbar, the default: no contention; "
-        "data/platforms/*.toml) or a platform file (docs/guide/simulation.md)",
+        help="a built-in platform's name (crossbar, the default: no contention; this-host: "
+        "this machine's newest ping-pong calibration in the store; data/platforms/*.toml) or "
+        "a platform file (docs/guide/simulation.md)",
     )
     parser.add_argument(
         "--mode",
         choices=MODES,
-        default=ACTORS,
-        help="actors: a SimGrid actor per rank (the default); rounds: one actor issues each "
-        "round's messages at once (faster at large p; every round ends on its slowest rank)",
+        default=AUTO,
+        help="actors: a SimGrid actor per rank; rounds: one actor issues each round's "
+        "messages at once (faster at large p; every round ends on its slowest rank); auto "
+        "(the default): actors up to 64 ranks, rounds above",
     )
     parser.add_argument("--alpha", type=_seconds, help="the network link's latency, seconds")
     parser.add_argument("--beta", type=_seconds, help="the network link's seconds per byte")
     parser.add_argument("--gamma", type=_seconds, help="seconds per reduced byte")
     parser.add_argument("--json", action="store_true", help="one JSON object per point")
+    add_store_option(parser)  # where --platform this-host finds this machine's calibration
     add_spec_flags(parser)
     parser.set_defaults(handler=run)

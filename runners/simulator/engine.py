@@ -1,6 +1,7 @@
 """Running schedules in SimGrid on a platform (runners.domain.model.platform).
 
-Two ways to run a point, both on the same simulated network:
+Two ways to run a point, both on the same simulated network (`auto`: actors up to 64 ranks,
+rounds above):
 - `actors` (the default): every rank an actor executing its steps one by one. A step sends
   its block to its partner and receives its partner's at once (both started, then both
   awaited, as MPI_Sendrecv), then reduces what it received: gamma * bytes seconds of
@@ -22,12 +23,13 @@ acknowledgements' reverse traffic; CM02 without a window and without cross traff
 alpha-beta model exactly (network/model:CM02, network/TCP-gamma:0, network/crosstraffic:0).
 
 SimGrid's engine runs once per process: `simulate` takes every point and runs them one after
-another in simulated time, each timed from its start to its last rank's end.
+another in simulated time, each timed from its start to its last rank's end, making each
+point's steps only when its turn comes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +46,9 @@ NETWORK_MODEL = (
     "--cfg=surf/precision:1e-12",  # the defaults (1e-9 s, 1e-5) round sub-microsecond steps
     "--cfg=maxmin/precision:1e-9",
 )
-ACTORS, ROUNDS = "actors", "rounds"
-MODES = (ACTORS, ROUNDS)
+AUTO, ACTORS, ROUNDS = "auto", "actors", "rounds"
+MODES = (AUTO, ACTORS, ROUNDS)
+ACTORS_UP_TO = 64  # auto: an actor per rank up to this many ranks, rounds above
 
 
 @dataclass(frozen=True)
@@ -66,21 +69,41 @@ def point_of(call: SimulatedCall, platform: Platform) -> SimPoint:
     return SimPoint(call.steps(), call.itemsize, call.gamma(platform))
 
 
-def simulate(points: Sequence[SimPoint], platform: Platform, mode: str = ACTORS) -> list[float]:
-    """Simulated seconds of each point on ``platform``, in order."""
-    if not points:
-        return []
+def mode_for(ranks: int, mode: str) -> str:
+    """The way a point of ``ranks`` ranks runs: ``mode``, or for auto actors up to
+    ACTORS_UP_TO ranks, rounds above."""
+    if mode != AUTO:
+        return mode
+    return ACTORS if ranks <= ACTORS_UP_TO else ROUNDS
+
+
+Told = Callable[[SimPoint, float], None]
+
+
+def simulate(
+    points: Iterable[SimPoint],
+    platform: Platform,
+    mode: str = AUTO,
+    *,
+    ranks: int,
+    told: Told | None = None,
+) -> list[float]:
+    """Simulated seconds of each point on ``platform`` (at most ``ranks`` ranks each), in
+    order. Points are taken one at a time and ``told`` (point, seconds) as each ends, so a
+    large grid never holds every point's steps at once."""
     sg = simgrid()
     engine = sg.Engine(["collsweep", *NETWORK_MODEL, "--log=root.thres:critical"])
-    hosts = build(sg, platform, max(p.ranks for p in points))
-    run_one = _by_actors if mode == ACTORS else _by_rounds
+    hosts = build(sg, platform, ranks)
     seconds: list[float] = []
 
     def controller() -> None:
         for point in points:
             start = sg.Engine.clock
+            run_one = _by_actors if mode_for(point.ranks, mode) == ACTORS else _by_rounds
             run_one(sg, point, hosts, platform)
             seconds.append(sg.Engine.clock - start)
+            if told is not None:
+                told(point, seconds[-1])
 
     sg.Actor.create("controller", hosts[0], controller)
     engine.run()
@@ -190,10 +213,32 @@ def _rank(sg: Any, point: SimPoint, rank: int) -> None:
 
 
 def _by_rounds(sg: Any, point: SimPoint, hosts: list[Any], platform: Platform) -> None:
+    """Each distinct round simulated once: a round starts on an idle network, so a round
+    whose flows and reduction equal an earlier one's takes the same time (a ring's 2(p-1)
+    rounds are two or three distinct ones), which is then waited again without its flows.
+    On a uniform crossbar the flows' sizes alone make a round: every pair of nodes has a path
+    of its own at one cost, so which pair moves which block cannot change the round's time."""
+    seen: dict[tuple, float] = {}
     for flows, reduction_s in rounds_of(point):
-        sg.Comm.wait_all([sg.Comm.sendto_async(hosts[a], hosts[b], n) for a, b, n in flows])
+        key = (_round_key(flows, platform), reduction_s)
+        if key in seen:
+            sg.this_actor.sleep_for(seen[key])
+            continue
+        start = sg.Engine.clock
+        # an empty block goes as 1 byte: SimGrid 3.32's zero-byte flows started together do
+        # not overlap (two take twice the latency); one byte more is beta, under a nanosecond
+        flowing = [sg.Comm.sendto_async(hosts[a], hosts[b], max(n, 1)) for a, b, n in flows]
+        sg.Comm.wait_all(flowing)
         if reduction_s > 0:
             sg.this_actor.sleep_for(reduction_s)
+        seen[key] = sg.Engine.clock - start
+
+
+def _round_key(flows: list[tuple[int, int, int]], platform: Platform) -> tuple:
+    """What decides a round's time: its flows, or on a uniform crossbar their sizes."""
+    if platform.uniform:
+        return tuple(sorted(n for _, _, n in flows))
+    return tuple(flows)
 
 
 def rounds_of(point: SimPoint) -> list[tuple[list[tuple[int, int, int]], float]]:

@@ -19,8 +19,10 @@ which `schedule_exact` calls, and which tests/simulator/ hold equal to it).
 
 from __future__ import annotations
 
+import collections
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from typing import Any
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import Step
 from runners.domain.errors import BadInput
+from runners.domain.model.calibration_id import GammaKey
 from runners.domain.model.pricing import Costs, MessageCost, schedule_prediction
 
 TOPOLOGIES = ("crossbar", "fat_tree", "torus")
@@ -65,7 +68,7 @@ class Platform:
     source: str = ""
     fat_tree: tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None
     torus: tuple[int, ...] | None = None
-    gammas: dict[str, float] = field(default_factory=dict)  # per 'dtype op', where known
+    gammas: dict[str, float] = field(default_factory=dict)  # per GammaKey ('float32/sum')
 
     @property
     def nodes(self) -> int | None:
@@ -76,12 +79,19 @@ class Platform:
             return math.prod(self.torus)
         return None
 
+    @property
+    def uniform(self) -> bool:
+        """Whether every message takes the same route cost (a crossbar, one rank per node):
+        then the contention-free price is pricing.py's schedule-exact one."""
+        return self.topology == "crossbar" and self.ranks_per_node == 1
+
     def node_of(self, rank: int) -> int:
         return rank // self.ranks_per_node
 
     def gamma(self, dtype: str, op: str) -> float:
-        """Seconds per reduced byte of ``dtype`` under ``op``."""
-        return self.gammas.get(f"{dtype} {op}", self.gamma_s_per_byte)
+        """Seconds per reduced byte of ``dtype`` under ``op`` (the calibration's, where the
+        platform was made from one; else the platform's one gamma)."""
+        return self.gammas.get(str(GammaKey(dtype, op)), self.gamma_s_per_byte)
 
     def room_problem(self, ranks: int) -> str | None:
         """Why ``ranks`` ranks do not fit, or None."""
@@ -180,6 +190,26 @@ def crossbar(alpha: float = 2e-6, beta: float = 8e-11, gamma: float = 1e-9) -> P
     )
 
 
+def from_calibration(calibration: Mapping[str, Any]) -> Platform:
+    """`this-host`: a crossbar whose link is a stored ping-pong calibration's alpha and beta
+    and whose gammas are its gammas, per datatype and op."""
+    gammas = {str(k): float(v) for k, v in (calibration.get("gammas") or {}).items()}
+    when = calibration.get("created_at")
+    return checked(
+        Platform(
+            "this-host",
+            "crossbar",
+            Link(float(calibration["alpha_s"]), 1.0 / float(calibration["beta_s_per_byte"])),
+            next(iter(gammas.values()), DEFAULT_GAMMA_S_PER_BYTE),
+            source=f"ping-pong calibration {calibration['calibration_id']} of "
+            f"{calibration.get('host') or 'this host'} ({when:%Y-%m-%d %H:%M} UTC)"
+            if when is not None
+            else f"ping-pong calibration {calibration['calibration_id']}",
+            gammas=gammas,
+        )
+    )
+
+
 # --- files --------------------------------------------------------------------------------------
 
 
@@ -209,6 +239,11 @@ def parse_platform(text: str, default_name: str) -> Platform:
             f"{', '.join(_KEYS)}"
         )
     topology = _text(raw, "topology", "crossbar")
+    for table in ("fat_tree", "torus"):
+        if table in raw and table != topology:
+            raise PlatformError(
+                f"platform {default_name}: [{table}] given, but topology is {topology!r}"
+            )
     inside = raw.get("intra_node")
     return checked(
         Platform(
@@ -298,10 +333,15 @@ def _torus(raw: Any) -> tuple[int, ...]:
 
 
 def schedule_exact(
-    algorithm: AlgorithmSpec, ranks: int, nbytes: int, itemsize: int, platform: Platform
+    algorithm: AlgorithmSpec,
+    ranks: int,
+    nbytes: int,
+    itemsize: int,
+    platform: Platform,
+    gamma: float | None = None,
 ) -> float:
     """The alpha-beta-gamma model's schedule-exact price on the platform's link (pricing.py):
-    every message alpha + m * beta whatever its route."""
+    every message alpha + m * beta whatever its route; gamma the platform's unless given."""
     big = 1e9
     alpha, beta = platform.link.latency_s, platform.link.beta_s_per_byte
     costs = Costs(one_way=MessageCost((0.0, big), (alpha, alpha + big * beta)))
@@ -312,7 +352,7 @@ def schedule_exact(
         nbytes,
         itemsize,
         costs,
-        platform.gamma_s_per_byte,
+        platform.gamma_s_per_byte if gamma is None else gamma,
     )
     return price.total_s
 
@@ -327,9 +367,17 @@ def contention_free_s(
     reduction. The critical path of the schedule's dependencies, with no round waiting for
     ranks it does not involve: a lower bound of the simulation on any topology."""
     clocks = _Clocks(steps)
-    while not clocks.done():
-        if not any(clocks.advance(rank, itemsize, platform, gamma) for rank in range(len(steps))):
-            raise ValueError("the schedule deadlocks: a receive no rank sends to")
+    waiting = collections.deque(range(len(steps)))
+    queued = [True] * len(steps)
+    while waiting:
+        rank = waiting.popleft()
+        queued[rank] = False
+        for partner in clocks.advance(rank, itemsize, platform, gamma):
+            if not queued[partner]:  # it may be waiting for what this rank just reached
+                queued[partner] = True
+                waiting.append(partner)
+    if not clocks.done():
+        raise ValueError("the schedule deadlocks: a receive no rank sends to")
     return max(clocks.clock)
 
 
@@ -350,41 +398,43 @@ class _Clocks:
     def done(self) -> bool:
         return all(a == len(s) for a, s in zip(self.at, self.steps, strict=True))
 
-    def advance(self, rank: int, itemsize: int, platform: Platform, gamma: float) -> bool:
-        """Run the rank's steps as far as its partners allow; whether it moved."""
-        moved = False
+    def advance(self, rank: int, itemsize: int, platform: Platform, gamma: float) -> list[int]:
+        """Run the rank's steps as far as its partners allow; the partners of the steps it
+        reached (which may have been waiting for it)."""
+        reached: list[int] = []
         while self.at[rank] < len(self.steps[rank]):
             step = self.steps[rank][self.at[rank]]
-            self._reach(rank, step)
+            if self._reach(rank, step):
+                reached += [p for p in (step.send_to, step.recv_from) if p is not None]
             ends = [self.clock[rank]]
             if step.send_to is not None:
                 end = self._transfer(rank, step.send_to, step.sent * itemsize, platform, True)
                 if end is None:
-                    return moved
+                    return reached
                 ends.append(end)
             if step.recv_from is not None:
                 nbytes = step.received * itemsize
                 end = self._transfer(step.recv_from, rank, nbytes, platform, False)
                 if end is None:
-                    return moved
+                    return reached
                 ends.append(end)
             self._use(rank, step)
             reduced = step.received * itemsize * gamma if step.reduce else 0.0
             self.clock[rank] = max(ends) + reduced
             self.at[rank] += 1
             self.reached[rank] = False
-            moved = True
-        return moved
+        return reached
 
-    def _reach(self, rank: int, step: Step) -> None:
-        """Note once when the rank reached this step's send and receive."""
+    def _reach(self, rank: int, step: Step) -> bool:
+        """Note once when the rank reached this step's send and receive (True the first time)."""
         if self.reached[rank]:
-            return
+            return False
         self.reached[rank] = True
         if step.send_to is not None:
             self.sends.setdefault((rank, step.send_to), []).append(self.clock[rank])
         if step.recv_from is not None:
             self.receives.setdefault((step.recv_from, rank), []).append(self.clock[rank])
+        return True
 
     def _transfer(
         self, src: int, dst: int, nbytes: int, platform: Platform, sender: bool

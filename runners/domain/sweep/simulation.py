@@ -16,7 +16,7 @@ from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import Step
 from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.model.closed_form import predict
-from runners.domain.model.platform import Platform, contention_free_s
+from runners.domain.model.platform import Platform, contention_free_s, schedule_exact
 from runners.domain.sweep.plan import grid, skip_reason
 from runners.domain.sweep.spec import SweepSpec
 
@@ -50,17 +50,25 @@ class SimulatedCall:
         return "" if self.schedule_of == self.algorithm else f"modelled by {self.schedule_of}"
 
     def steps(self) -> tuple[tuple[Step, ...], ...]:
-        """Every rank's steps (rank i's at index i) in the schedule that runs."""
+        """Every rank's steps (rank i's at index i) in the schedule that runs (a ring's at
+        p = 1024 are two million: made when needed, never kept for every point at once)."""
         schedule = self.runs.required_schedule
         return tuple(schedule(rank, self.ranks, self.count) for rank in range(self.ranks))
 
     def gamma(self, platform: Platform) -> float:
         return platform.gamma(self.dtype, self.op)
 
-    def predicted_s(self, platform: Platform) -> float:
-        """The schedule priced round by round, each message on its own route with the network
-        to itself (platform.contention_free_s): on the crossbar, the alpha-beta-gamma model."""
-        return contention_free_s(self.steps(), self.itemsize, platform, self.gamma(platform))
+    def predicted_s(
+        self, platform: Platform, steps: tuple[tuple[Step, ...], ...] | None = None
+    ) -> float:
+        """The schedule's time with the network to itself, each message on its own route
+        (platform.contention_free_s; ``steps`` if made already): on the crossbar, the
+        alpha-beta-gamma model's schedule-exact price."""
+        gamma = self.gamma(platform)
+        if platform.uniform:  # the same price, without walking two million steps one by one
+            return schedule_exact(self.runs, self.ranks, self.bytes, self.itemsize, platform, gamma)
+        found = self.steps() if steps is None else steps
+        return contention_free_s(found, self.itemsize, platform, gamma)
 
     def closed_form_s(self, platform: Platform) -> float:
         """The textbook closed form of the schedule that runs, on the platform's link."""
