@@ -33,6 +33,7 @@ from benchmarks import (
     fig_record,
     fig_repro,
     fig_simulate,
+    fig_smpi,
     load,
     report,
 )
@@ -51,6 +52,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     9: ("Intel MPI vs IMB-MPI1", fig_impi.run),
     10: ("Recorder overhead", fig_record.run),
     11: ("Simulation at scale", fig_simulate.run),
+    12: ("SimGrid against SMPI", fig_smpi.run),
 }
 
 
