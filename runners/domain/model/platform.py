@@ -36,6 +36,7 @@ from runners.domain.model.pricing import Costs, MessageCost, schedule_prediction
 TOPOLOGIES = ("crossbar", "fat_tree", "torus")
 MAX_FILE_BYTES = 64 * 1024
 MAX_NODES = 65536
+MAX_RANKS_PER_NODE = 4096
 DEFAULT_GAMMA_S_PER_BYTE = 1e-9
 
 
@@ -167,8 +168,10 @@ def checked(platform: Platform) -> Platform:
     for gamma in (platform.gamma_s_per_byte, *platform.gammas.values()):
         if not (math.isfinite(gamma) and 0 <= gamma <= 1.0):
             raise PlatformError(f"gamma {gamma!r} s per byte: give 0 to 1 s")
-    if not 1 <= platform.ranks_per_node <= 1024:
-        raise PlatformError(f"ranks_per_node {platform.ranks_per_node}: give 1 to 1024")
+    if not 1 <= platform.ranks_per_node <= MAX_RANKS_PER_NODE:
+        raise PlatformError(
+            f"ranks_per_node {platform.ranks_per_node}: give 1 to {MAX_RANKS_PER_NODE}"
+        )
     if platform.topology not in TOPOLOGIES:
         raise PlatformError(f"topology {platform.topology!r}: give one of {', '.join(TOPOLOGIES)}")
     nodes = platform.nodes
@@ -191,16 +194,21 @@ def crossbar(alpha: float = 2e-6, beta: float = 8e-11, gamma: float = 1e-9) -> P
 
 
 def from_calibration(calibration: Mapping[str, Any]) -> Platform:
-    """`this-host`: a crossbar whose link is a stored ping-pong calibration's alpha and beta
-    and whose gammas are its gammas, per datatype and op."""
+    """`this-host`: the machine the calibration measured, as one node holding every rank, its
+    ranks talking over one link of the ping-pong's alpha and beta that all their messages
+    share (as their copies share the host's memory: an exchange's two directions take turns),
+    its gammas the calibration's, per datatype and op."""
     gammas = {str(k): float(v) for k, v in (calibration.get("gammas") or {}).items()}
     when = calibration.get("created_at")
+    link = Link(float(calibration["alpha_s"]), 1.0 / float(calibration["beta_s_per_byte"]))
     return checked(
         Platform(
             "this-host",
             "crossbar",
-            Link(float(calibration["alpha_s"]), 1.0 / float(calibration["beta_s_per_byte"])),
+            link,
             next(iter(gammas.values()), DEFAULT_GAMMA_S_PER_BYTE),
+            ranks_per_node=MAX_RANKS_PER_NODE,
+            intra_node=link,
             source=f"ping-pong calibration {calibration['calibration_id']} of "
             f"{calibration.get('host') or 'this host'} ({when:%Y-%m-%d %H:%M} UTC)"
             if when is not None
