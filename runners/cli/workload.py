@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from runners.cli.workload_export import add_export
 from runners.cli.workload_from import SOURCE_ACTIONS
 from runners.cli.workload_report import add_report
 from runners.cli.workload_texts import show_text
@@ -47,5 +48,5 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 # Further actions register here: each takes the `workload` subparsers and adds its parser.
-WORKLOAD_ACTIONS: list = [add_report]
+WORKLOAD_ACTIONS: list = [add_report, add_export]
 WORKLOAD_ACTIONS += SOURCE_ACTIONS
