@@ -8,7 +8,6 @@ Each timing is one `collsweep simulate` command (its wall time as the points rep
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -24,8 +23,10 @@ from benchmarks.common import (
     venv_tool,
 )
 from benchmarks.mode import Mode
+from runners import store
 from runners.domain.sweep.simulation import SimulatedCall
 from runners.jobs.launch import JobResult
+from runners.store.across_runs import ok_points_of_every_run
 
 ALLREDUCE = ("recursive_doubling", "binomial_tree", "rabenseifner", "ring")
 LOGARITHMIC = ("recursive_doubling", "binomial_tree", "rabenseifner")
@@ -165,14 +166,10 @@ def _this_host(mode: Mode, figure: Figure) -> None:
 
 
 def _measured(db: str) -> dict[tuple[str, int], float]:
-    argv = [venv_tool("collsweep"), "query", "--store", db, "--format", "json"]
-    sql = "SELECT algorithm, bytes, median_s FROM points WHERE status = 'ok'"
-    done = run_command([*argv, sql], timeout=120)
-    if done.returncode != 0:
-        raise JobFailed(f"collsweep query: {done.stderr.strip()[-300:]}")
-    return {
-        (r["algorithm"], int(r["bytes"])): float(r["median_s"]) for r in json.loads(done.stdout)
-    }
+    """The sweep's ok points' medians by (algorithm, bytes), read through the store."""
+    with store.Store.open(db) as opened:
+        points = ok_points_of_every_run(opened)
+    return {(r.algorithm, int(r.bytes)): float(r.median_s) for r in points.itertuples(index=False)}
 
 
 NOTES = [

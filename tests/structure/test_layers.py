@@ -167,7 +167,7 @@ CLI = ROOT / "runners" / "cli"
 # modules of the CLI that are no command: shared by several commands
 CLI_HELPERS = {"__init__", "__main__", "main", "common", "spec_flags", "workload_texts"}
 # the actions of `collsweep workload`, each a module the workload command registers
-WORKLOAD_ACTIONS = {"workload_report", "workload_from"}
+WORKLOAD_ACTIONS = {"workload_report", "workload_from", "workload_export"}
 
 
 def test_every_command_is_a_module_named_after_it() -> None:
