@@ -19,12 +19,14 @@ from runners.domain.model.platform import Platform, crossbar, from_calibration, 
 from runners.domain.sweep.simulation import SimulatedCall, simulation_calls
 from runners.domain.sweep.spec import SweepSpec, load_spec, spec_from_mapping
 from runners.domain.units import aligned_lines, format_bytes, format_seconds, wrapped
-from runners.host.machine import hostname
-from runners.simulator.engine import AUTO, MODES, SimPoint, mode_for, point_of, simulate
+from runners.host.machine import hostname, physical_cores
+from runners.jobs.simulation import run_simulation
+from runners.simulator.engine import AUTO, MODES
 from runners.simulator.simgrid_module import simgrid, version
 
 BUILT_IN = Path(__file__).resolve().parents[2] / "data" / "platforms"
 THIS_HOST = "this-host"
+MAX_WORKERS = 256
 
 
 def simulation_spec(args: argparse.Namespace) -> SweepSpec:
@@ -85,19 +87,16 @@ def run(args: argparse.Namespace) -> int:
     simgrid()  # not installed: one line before anything runs
     started = time.monotonic()
     rows: list[dict] = []
-    last = [started]
 
-    def told(point: SimPoint, seconds: float) -> None:
-        call = calls[len(rows)]
-        mode = mode_for(call.ranks, args.mode)
-        now = time.monotonic()  # the point's wall time: its steps made, simulated, priced
-        rows.append(_row(call, seconds, platform, point) | {"mode": mode, "wall_s": now - last[0]})
-        last[0] = now
-        if args.json:  # as each point ends: a long grid shows its progress
+    def told(index: int, line: dict) -> None:
+        rows.append(_row(calls[index], platform) | line)
+        if args.json:  # as each point ends, in grid order: a long grid shows its progress
             print(json.dumps(rows[-1]), flush=True)
 
-    points = (point_of(c, platform) for c in calls)
-    simulate(points, platform, args.mode, ranks=max(c.ranks for c in calls), told=told)
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {args.workers}: give 1 to {MAX_WORKERS}")
+    workers = args.workers or max(1, min(physical_cores(), len(calls)))
+    run_simulation(calls, platform, args.mode, workers, told)
     elapsed = time.monotonic() - started
     if args.json:
         return 0
@@ -114,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(call: SimulatedCall, simulated_s: float, platform: Platform, point: SimPoint) -> dict:
-    """One point as printed and as JSON."""
+def _row(call: SimulatedCall, platform: Platform) -> dict:
+    """One point as printed and as JSON, before the simulator's own figures."""
     return {
         "collective": call.collective,
         "algorithm": call.algorithm,
@@ -123,8 +122,6 @@ def _row(call: SimulatedCall, simulated_s: float, platform: Platform, point: Sim
         "bytes": call.bytes,
         "dtype": call.dtype,
         "op": call.op,
-        "simulated_s": simulated_s,
-        "predicted_s": call.predicted_s(platform, point.steps),
         "closed_form_s": call.closed_form_s(platform),
         "platform": platform.name,
         "modelled_by": call.schedule_of if call.note else "",
@@ -199,6 +196,12 @@ def add(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--beta", type=_seconds, help="the network link's seconds per byte")
     parser.add_argument("--gamma", type=_seconds, help="seconds per reduced byte")
     parser.add_argument("--json", action="store_true", help="one JSON object per point")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="simulator processes, each with a share of the points (default: one per "
+        "physical core; SimGrid runs one engine per process)",
+    )
     add_store_option(parser)  # where --platform this-host finds this machine's calibration
     add_spec_flags(parser)
     parser.set_defaults(handler=run)

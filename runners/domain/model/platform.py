@@ -20,6 +20,7 @@ which `schedule_exact` calls, and which tests/simulator/ hold equal to it).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import tomllib
 from collections.abc import Mapping
@@ -214,6 +215,30 @@ def from_calibration(calibration: Mapping[str, Any]) -> Platform:
             if when is not None
             else f"ping-pong calibration {calibration['calibration_id']}",
             gammas=gammas,
+        )
+    )
+
+
+def platform_json(platform: Platform) -> dict[str, Any]:
+    """The platform as JSON-ready data (platform_of_json reads it back)."""
+    data = dataclasses.asdict(platform)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+
+
+def platform_of_json(data: Mapping[str, Any]) -> Platform:
+    """A platform from platform_json's data, checked."""
+    inside = data.get("intra_node")
+    tree = data.get("fat_tree")
+    return checked(
+        Platform(
+            **{
+                **data,
+                "link": Link(**data["link"]),
+                "intra_node": Link(**inside) if inside else None,
+                "fat_tree": (tree[0], *(tuple(level) for level in tree[1:])) if tree else None,
+                "torus": tuple(data["torus"]) if data.get("torus") else None,
+                "gammas": dict(data.get("gammas") or {}),
+            }
         )
     )
 
