@@ -10,13 +10,8 @@ from helpers.simgrid_here import needs_simgrid
 from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES
 from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.collectives.datatypes import DTYPES
-from runners.domain.model.platform import (
-    Link,
-    Platform,
-    contention_free_s,
-    crossbar,
-    schedule_exact,
-)
+from runners.domain.model.contention_free import contention_free_s
+from runners.domain.model.platform import Link, Platform, crossbar, schedule_exact
 from runners.domain.sweep.simulation import SimulatedCall
 from runners.simulator.engine import ACTORS, ROUNDS, SimPoint, point_of, simulate
 

@@ -16,7 +16,8 @@ from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import Step
 from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.model.closed_form import predict
-from runners.domain.model.platform import Platform, contention_free_s, schedule_exact
+from runners.domain.model.contention_free import contention_free_s
+from runners.domain.model.platform import Platform, schedule_exact
 from runners.domain.sweep.plan import grid, skip_reason
 from runners.domain.sweep.spec import SweepSpec
 
