@@ -1,6 +1,6 @@
 """`collsweep simulate`: a spec's points run in SimGrid on a modelled platform, every rank an
-actor executing its algorithm's schedule, beside the schedule-exact price on the same alpha,
-beta and gamma."""
+actor executing its algorithm's schedule, beside the contention-free price and the closed form
+on the same platform."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from runners.domain.collectives.collective import group_title
 from runners.domain.model.fitting import PINGPONG_SOURCE
 from runners.domain.model.platform import Platform, crossbar, from_calibration, load_platform
 from runners.domain.sweep.simulation import SimulatedCall, simulation_calls
-from runners.domain.sweep.spec import SweepSpec, load_spec, spec_from_mapping
+from runners.domain.sweep.spec import SweepSpec, spec_of
 from runners.domain.units import aligned_lines, format_bytes, format_seconds, wrapped
 from runners.host.machine import hostname, physical_cores
 from runners.jobs.simulation import run_simulation
@@ -32,12 +32,8 @@ MAX_WORKERS = 256
 def simulation_spec(args: argparse.Namespace) -> SweepSpec:
     """The spec file and flags, read as `collsweep sweep` reads them (no machine checks: nothing
     runs on this machine but the simulator)."""
-    overrides = spec_overrides(args)
-    if args.spec:
-        return load_spec(Path(args.spec), overrides)
-    if not {"sizes", "ranks"} <= set(overrides):
-        raise UsageError("give a spec file (e.g. data/scale.toml), or at least --sizes and --ranks")
-    return spec_from_mapping(overrides)
+    path = Path(args.spec) if args.spec else None
+    return spec_of(path, spec_overrides(args), example="data/scale.toml")
 
 
 def platform_of(args: argparse.Namespace) -> Platform:
@@ -124,7 +120,7 @@ def _row(call: SimulatedCall, platform: Platform) -> dict:
         "op": call.op,
         "closed_form_s": call.closed_form_s(platform),
         "platform": platform.name,
-        "modelled_by": call.schedule_of if call.note else "",
+        "modelled_by": call.modelled_by,
     }
 
 

@@ -17,7 +17,14 @@ from runners.domain.names import run_id_problem
 from runners.domain.sweep import capacity, launcher
 from runners.domain.sweep.launcher import DEFAULT_LAUNCHER
 from runners.domain.sweep.run_labels import checked_name, checked_tags
-from runners.domain.sweep.spec import SPEC_KEYS, SweepSpec, load_spec, parse_spec, spec_from_mapping
+from runners.domain.sweep.spec import (
+    SPEC_KEYS,
+    SweepSpec,
+    load_spec,
+    parse_spec,
+    spec_from_mapping,
+    spec_of,
+)
 from runners.domain.sweep.workload_spec import workload_overrides
 from runners.domain.workload.file import load_workload
 from runners.host.machine import physical_cores
@@ -99,15 +106,8 @@ def checked_spec(request: SweepRequest, notes: list[str]) -> SweepSpec:
         spec = _resumed_spec(request)
     elif request.workload:
         spec = _workload_spec(request, notes)
-    elif not request.spec_file:
-        overrides = dict(request.overrides)
-        if not {"sizes", "ranks"} <= set(overrides):
-            raise BadInput(
-                "give a spec file (e.g. data/quick.toml), or at least --sizes and --ranks"
-            )
-        spec = spec_from_mapping(overrides, notes)
     else:
-        spec = load_spec(request.spec_file, dict(request.overrides), notes)
+        spec = spec_of(request.spec_file, dict(request.overrides), notes)
     if request.dedicated and not request.resume and launcher.runs_here(spec.launcher):
         kept, dropped = capacity.dedicated_ranks(spec.ranks, physical_cores())
         if dropped:

@@ -40,10 +40,7 @@ def query(
     ``max_rows`` the rows fetched (a cut result has ``attrs['truncated']``); memory is bounded
     by the read connections' limit. Failing SQL and exceeded limits raise QueryError.
     """
-    if isinstance(path, str | Path):
-        with open_readonly(path, timeout=timeout) as con:
-            return bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
-    with reading(path) as con:
+    with reading(path, timeout=timeout) as con:
         return bounded_query(con, sql, params, timeout_s=time_limit, max_rows=max_rows)
 
 
@@ -51,9 +48,10 @@ Source = Store | Path | str | Connection  # an open Store, a store's path, or a 
 
 
 @contextlib.contextmanager
-def reading(source: Source) -> Iterator[Connection]:
+def reading(source: Source, *, timeout: float | None = None) -> Iterator[Connection]:
     """A connection to read with: ``source`` itself when it is one, the Store's (Store.reading),
-    else a read-only one to that path for the block (open_readonly)."""
+    else a read-only one to that path for the block (open_readonly; ``timeout`` bounds the
+    wait for its lock)."""
     if isinstance(source, Connection):
         yield source
         return
@@ -61,7 +59,7 @@ def reading(source: Source) -> Iterator[Connection]:
         with source.reading() as con:
             yield con
         return
-    with open_readonly(source) as con:
+    with open_readonly(source, timeout=timeout) as con:
         yield con
 
 

@@ -61,7 +61,8 @@ class Store:
         """Close the read connection (a no-op for a writing Store, or when closed already)."""
         con, self._con = self._con, None
         if con is not None:
-            con.close()
+            with stops.held():
+                con.close()
 
     @property
     def closed(self) -> bool:
@@ -99,7 +100,7 @@ class Store:
             return
         if self._con is None:
             raise ValueError(f"the store {self.path} was closed before this read")
-        with damage_said(self.path):
+        with stops.held(), damage_said(self.path):  # as open_readonly holds its block
             yield self._con
 
 
@@ -141,12 +142,13 @@ def open_readonly(path: Path | str, *, timeout: float | None = None) -> Iterator
     (damaged, with the salvage hint); the file is never created or migrated.
     """
     path = Path(path)
-    con = _open_checked(path, timeout)
-    try:
-        with damage_said(path):  # a block failing its checksum, met by a query
-            yield con
-    finally:
-        con.close()
+    with stops.held():  # a stop signal raised inside DuckDB's calls would come out garbled
+        con = _open_checked(path, timeout)
+        try:
+            with damage_said(path):  # a block failing its checksum, met by a query
+                yield con
+        finally:
+            con.close()
 
 
 Target = Store | Path | str  # where a write goes: an open Store or a store's path

@@ -139,9 +139,9 @@ class Platform:
             self.link.latency_s if alpha is None else alpha,
             self.link.bandwidth_Bps if beta is None else 1.0 / _positive("beta", beta),
         )
-        changed = Platform(**{**vars(self), "link": link})
+        changed = dataclasses.replace(self, link=link)
         if gamma is not None:
-            changed = Platform(**{**vars(changed), "gamma_s_per_byte": gamma, "gammas": {}})
+            changed = dataclasses.replace(changed, gamma_s_per_byte=gamma, gammas={})
         return checked(changed)
 
 

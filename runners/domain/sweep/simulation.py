@@ -47,8 +47,9 @@ class SimulatedCall:
         return ALGORITHMS[self.schedule_of]
 
     @property
-    def note(self) -> str:
-        return "" if self.schedule_of == self.algorithm else f"modelled by {self.schedule_of}"
+    def modelled_by(self) -> str:
+        """The schedule standing for a library's forced algorithm ('' for a hand-written one)."""
+        return "" if self.schedule_of == self.algorithm else self.schedule_of
 
     def steps(self) -> tuple[tuple[Step, ...], ...]:
         """Every rank's steps (rank i's at index i) in the schedule that runs (a ring's at
@@ -63,7 +64,7 @@ class SimulatedCall:
         self, platform: Platform, steps: tuple[tuple[Step, ...], ...] | None = None
     ) -> float:
         """The schedule's time with the network to itself, each message on its own route
-        (platform.contention_free_s; ``steps`` if made already): on the crossbar, the
+        (contention_free.py; ``steps`` if made already): on the crossbar, the
         alpha-beta-gamma model's schedule-exact price."""
         gamma = self.gamma(platform)
         if platform.uniform:  # the same price, without walking two million steps one by one

@@ -341,3 +341,18 @@ def load_spec(
     except OSError as exc:
         raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
     return parse_spec(text, overrides, notes)
+
+
+def spec_of(
+    path: Path | None,
+    overrides: dict[str, Any],
+    notes: list[str] | None = None,
+    example: str = "data/quick.toml",
+) -> SweepSpec:
+    """The spec file at ``path`` with the flags' ``overrides`` over it; without a file the
+    flags alone, which must give the sizes and the group sizes (SpecError naming ``example``)."""
+    if path is not None:
+        return load_spec(path, dict(overrides), notes)
+    if not {"sizes", "ranks"} <= set(overrides):
+        raise SpecError(f"give a spec file (e.g. {example}), or at least --sizes and --ranks")
+    return spec_from_mapping(dict(overrides), notes)
