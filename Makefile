@@ -24,13 +24,16 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 # The demo also answers for a whole job: the preset workload (data/workload.json, recorded from
-# data/workload_program.py) swept call by call, then replayed under each policy.
+# data/workload_program.py) swept call by call, then replayed under each policy. Last, the
+# allreduce algorithms at 8 to 1024 ranks in SimGrid (data/scale.toml, a few minutes): the
+# newest run, so the dashboard opens on crossovers that exist only at scale.
 demo: install
-	$(VENV)/bin/collsweep sweep data/quick.toml --dedicated
 	id=demo-workload-$$(date +%Y%m%d-%H%M%S) && \
 	$(VENV)/bin/collsweep sweep data/quick.toml --workload data/workload.json --dedicated \
 		--run-id $$id && \
 	$(VENV)/bin/collsweep workload report data/workload.json --run $$id --replay --launches 3
+	$(VENV)/bin/collsweep sweep data/quick.toml --dedicated
+	$(VENV)/bin/collsweep simulate data/scale.toml
 	$(VENV)/bin/collsweep runs
 	$(VENV)/bin/collsweep dashboard --port $(PORT)
 

@@ -30,6 +30,7 @@ PAGES = (
     ("views/runs.py", "Runs", "runs", ":material/table_rows:"),
     ("views/curves.py", "Curves", "curves", ":material/show_chart:"),
     ("views/crossovers.py", "Crossovers", "crossovers", ":material/compare_arrows:"),
+    ("views/scale.py", "Scale", "scale", ":material/lan:"),
     ("views/assumptions.py", "Assumptions", "assumptions", ":material/fact_check:"),
     ("views/override.py", "Override impact", "override", ":material/tune:"),
     ("views/tuning.py", "Tuning", "tuning", ":material/settings_suggest:"),

@@ -14,6 +14,13 @@ from dashboard.figures.curves import curves_figure, metric_values
 from dashboard.figures.machine import probes_figure
 from dashboard.figures.model_fit import pingpong_figure, residuals_figure
 from dashboard.figures.override import override_figure
+from dashboard.figures.scale import (
+    AGREES,
+    DIFFERS,
+    crossover_by_ranks,
+    flipping_pairs,
+    scale_heatmap,
+)
 from dashboard.figures.strip import winner_strip
 from dashboard.figures.style import (
     ALGORITHM_COLORS,
@@ -28,7 +35,9 @@ from dashboard.figures.style import (
 from dashboard.figures.workload import call_shares_figure, policies_figure, wins_figure
 
 __all__ = [
+    "AGREES",
     "ALGORITHM_COLORS",
+    "DIFFERS",
     "FALLBACK_COLORS",
     "METRICS",
     "SHORT_NAMES",
@@ -36,7 +45,9 @@ __all__ = [
     "call_shares_figure",
     "color",
     "compare_figure",
+    "crossover_by_ranks",
     "curves_figure",
+    "flipping_pairs",
     "metric_values",
     "override_figure",
     "pingpong_figure",
@@ -45,6 +56,7 @@ __all__ = [
     "ratio_ticks",
     "residuals_figure",
     "rgba",
+    "scale_heatmap",
     "short_name",
     "winner_strip",
     "wins_figure",

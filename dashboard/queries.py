@@ -67,6 +67,12 @@ from runners.store.dashboard_reads.runs import (
     runs_table,
     time_span_note,
 )
+from runners.store.dashboard_reads.scale import (
+    ScaleData,
+    scale_data,
+    scale_groups,
+    simulated_runs,
+)
 from runners.store.dashboard_reads.tuning import (
     tuned_entries,
     tuned_runs,
@@ -105,6 +111,7 @@ __all__ = [
     "FitComparison",
     "Overview",
     "RunAssumptions",
+    "ScaleData",
     "Scope",
     "UserResult",
     "VerdictData",
@@ -144,7 +151,10 @@ __all__ = [
     "run_grid",
     "run_user_sql",
     "runs_table",
+    "scale_data",
+    "scale_groups",
     "schema_reference",
+    "simulated_runs",
     "time_span_note",
     "tuned_entries",
     "tuned_runs",

@@ -256,6 +256,7 @@ def choose_run_with_points(
         st.info("This run has no points yet.")
         return None
     show_imported(path, run_id)
+    show_simulated(path, run_id)
     if one_collective:
         _, grid = choose_collective(grid)
     return run_id, grid
@@ -278,6 +279,27 @@ def show_imported(path: Path, run_id: str) -> None:
     if imported.get("not_analysed"):
         note += f". Not analysed: {imported['not_analysed']}"
     st.info(note + ".", icon=":material/input:")
+
+
+def show_simulated(path: Path, run_id: str) -> None:
+    """Say that a run was simulated (runs.environment.simulated): every figure on the page is
+    the simulator's, where the page says 'measured' it means simulated, and ties are the run's
+    stated margin, not noise."""
+    details = queries.run_details(path, [run_id])
+    environment = details["environment"].iloc[0] if len(details) else None
+    if isinstance(environment, str):
+        environment = json.loads(environment)
+    simulated = (environment or {}).get("simulated") if isinstance(environment, dict) else None
+    if not simulated:
+        return
+    platform = simulated.get("platform") or {}
+    st.warning(
+        f"Simulated in {simulated.get('simulator')} on platform {platform.get('name')} "
+        f"({platform.get('topology')}), not measured: on this page 'measured' means simulated, "
+        f"and two algorithms within {float(simulated.get('margin', 0)):.0%} of each other are "
+        "a tie. The Scale page sets it beside the measured runs.",
+        icon=":material/lan:",
+    )
 
 
 def choose_collective(grid: pd.DataFrame) -> tuple[str, pd.DataFrame]:

@@ -77,13 +77,16 @@ def run_calibrations(
 ) -> list[Mapping[str, Any]]:
     """One library's calibrations of the run, those that exist: its launches' combined, the
     ping-pong one made before the run (MPICH's; any library's for an imported run, whose file
-    measured it), and the one fitted to the library's points (the last and the first stored
-    now)."""
+    measured it, and for a simulated run, whose platform priced every library's schedules),
+    and the one fitted to the library's points (the last and the first stored now)."""
     launches = launches_calibration(path, run["run_id"], points, library)
     own = run.get("calibration_id")
-    imported = bool(own) and CalibrationId.parse(str(own)).kind is CalibrationKind.IMPORTED
+    kind = CalibrationId.parse(str(own)).kind if own else None
+    every_library = kind in (CalibrationKind.IMPORTED, CalibrationKind.PLATFORM)
     measured = (
-        measured_calibration(path, run, progress) if library == DEFAULT.name or imported else None
+        measured_calibration(path, run, progress)
+        if library == DEFAULT.name or every_library
+        else None
     )
     fitted = fitted_calibration(run, points, library)
     if fitted is None:

@@ -64,6 +64,7 @@ from runners.analysis.winners import (
     ALL_LIBRARIES,
     Comparisons,
     against_default_rows,
+    comparisons_of,
     measured_crossover_rows,
     winner_rows,
 )
@@ -71,6 +72,7 @@ from runners.domain.errors import BadInput, Stopped
 from runners.domain.libraries.catalog import ALGORITHMS, collective_of
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.status import PointStatus
+from runners.domain.sweep.simulated_run import found_by
 from runners.domain.units import wrapped
 from runners.domain.verdict.provisional import provisional_reason
 from runners.process.faults import hold_at
@@ -103,6 +105,7 @@ class AnalysisSummary:
     cells: int = 0
     decided: int = 0
     accuracy: list[dict[str, Any]] = field(default_factory=list)
+    found_by: str = "measured"  # 'simulated' for a simulated run's points
 
     def describe(self) -> str:
         """One paragraph for the terminal."""
@@ -110,8 +113,13 @@ class AnalysisSummary:
             f"run {self.run_id}: {self.predictions} predictions, {self.crossovers} crossovers, "
             f"{self.best_choices} best choices, {self.assumptions} assumption checks; "
             f"calibrations {', '.join(map(with_caveat, self.calibrations)) or 'none'}",
-            f"  winners: decided in {self.decided} of {self.cells} cells (the paired launches "
-            "agree); the others are ties",
+            f"  winners: decided in {self.decided} of {self.cells} cells ("
+            + (
+                "the paired launches agree"
+                if self.found_by == "measured"
+                else "their times differ by more than the run's margin"
+            )
+            + "); the others are ties",
         ]
         for row in self.agreement:
             if row["scope"] in ("dedicated", "oversubscribed"):
@@ -120,7 +128,7 @@ class AnalysisSummary:
                 which = "" if which == "allreduce" else f"{which}: "
                 lines.append(
                     f"  {which}{row['calibration_id']}, {row['scope']} groups{apart}: "
-                    f"the model picks the measured best in {row['model_pick_share']:.0%} "
+                    f"the model picks the {self.found_by} best in {row['model_pick_share']:.0%} "
                     f"of {row['points']} cells, the right schedule in "
                     f"{row['same_model_share']:.0%}; median slowdown of its pick "
                     f"{row['median_slowdown']:.0%}"
@@ -156,7 +164,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         models.params = [Params.from_row(cal) for cal in mine]
     probes = run_reads.probes_of(path, run_id)
     # computed in memory, then stored in one transaction: all or nothing
-    comparisons = Comparisons.load(path, run_id)
+    comparisons = comparisons_of(path, run)
     tables: dict[str, list[dict[str, Any]]] = {}
     for collective, of_collective in by_collective(points).items():
         part = _collective_tables(run, probes, of_collective, libraries, comparisons)
@@ -182,6 +190,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         len(winners),
         sum(row["decided"] for row in winners),
         tables["model_accuracy"],
+        found_by(run.get("spec_toml")),
     )
 
 

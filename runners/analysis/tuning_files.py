@@ -30,6 +30,7 @@ from runners.domain.libraries.tuning import provenance_path
 from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.status import PointStatus
 from runners.domain.sweep.records import TimingPolicy
+from runners.domain.sweep.simulated_run import simulated_words
 from runners.domain.sweep.spec import SweepSpec, parse_spec
 from runners.domain.units import format_bytes, format_ratio
 from runners.host import libraries
@@ -78,6 +79,12 @@ def _run(request: TuneRequest) -> RunRecord:
     run = store.get_run(request.store, request.run_id)
     if run is None:
         raise TuneError(f"no run {request.run_id!r} in {request.store}; see `collsweep runs`")
+    simulated = simulated_words(run.get("spec_toml"))
+    if simulated:
+        raise TuneError(
+            f"run {request.run_id} was {simulated}: a tuning file is written from measured "
+            "winners (sweep these sizes where the file will be used)"
+        )
     lib, wanted = request.spec, request.spec.tuning_versions
     if not wanted:
         raise TuneError(f"collsweep writes no tuning file for {lib.title} yet")

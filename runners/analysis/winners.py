@@ -12,7 +12,8 @@ from runners.analysis.crossings import crossing_row
 from runners.analysis.points import Key, Point
 from runners.domain.libraries import DEFAULT
 from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, is_autotuned
-from runners.domain.verdict.comparison import Comparison, Unit, compare_many
+from runners.domain.sweep.simulated_run import DEFAULT_MARGIN, margin_pairing, simulated_table
+from runners.domain.verdict.comparison import Comparison, Unit, compare_many, within_margin
 from runners.domain.verdict.crossovers import decided_crossovers
 from runners.domain.verdict.speedup import Speedup
 from runners.domain.verdict.winner_table import default_of
@@ -62,6 +63,34 @@ class Comparisons:
         keys = [k for k in keys if k not in self._done]
         units = [(self.units.get(a, {}), self.units.get(b, {})) for a, b in keys]
         self._done |= dict(zip(keys, compare_many(units), strict=True))
+
+
+class MarginComparisons(Comparisons):
+    """A simulated run's comparisons: one deterministic figure per point, no launches to pair;
+    two points are told apart when they differ by more than the run's stated margin
+    (comparison.within_margin), a tie otherwise."""
+
+    def __init__(self, margin: float) -> None:
+        super().__init__({})
+        self.margin = margin
+
+    def pairing(self, a: Point, b: Point) -> str:
+        return margin_pairing(self.margin)
+
+    def prime(self, pairs: Iterable[tuple[Point, Point]]) -> None:
+        for a, b in pairs:
+            self._done.setdefault(
+                (a.point_id, b.point_id), within_margin(a.median_s, b.median_s, self.margin)
+            )
+
+
+def comparisons_of(path: store.Source, run: Mapping[str, Any]) -> Comparisons:
+    """How a run's points are compared: by their paired launches, or for a simulated run by
+    its stated margin."""
+    table = simulated_table(run.get("spec_toml"))
+    if table is not None:
+        return MarginComparisons(float(table.get("margin", DEFAULT_MARGIN)))
+    return Comparisons.load(path, run["run_id"])
 
 
 ALL_LIBRARIES = "all"  # winners.library of the rows where every library's algorithms compete

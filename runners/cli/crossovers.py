@@ -22,15 +22,17 @@ from runners.domain.collectives.collective import group_title
 from runners.domain.libraries.catalog import local_name
 from runners.domain.model.calibration_id import library_free, with_caveat
 from runners.domain.sweep.run_labels import run_title
+from runners.domain.sweep.simulated_run import found_by
 from runners.domain.units import aligned_lines, format_bytes, wrapped
 from runners.domain.verdict.speedup import Speedup, margin_words
 from runners.domain.verdict.winner_table import margin_of
 
 
-def _crossovers_table(frame, calibrations: list[str]) -> str:
+def _crossovers_table(frame, calibrations: list[str], found: str = "measured") -> str:
     """Per group, one row per pair of algorithms: the measured crossovers with their intervals
     beside the predicted ones of the run's most direct calibration (`calibrations` in order;
-    --format csv or json gives every row), sizes in B/KiB/MiB."""
+    --format csv or json gives every row), sizes in B/KiB/MiB; `found`: how the run's points
+    were found (a simulated run's say 'simulated')."""
 
     def sizes(rows, interval: bool) -> str:
         shown = [
@@ -52,7 +54,7 @@ def _crossovers_table(frame, calibrations: list[str]) -> str:
         rows = [
             {
                 "pair": pair,
-                "measured [interval]": sizes(mine[mine.kind == "measured"], interval=True),
+                f"{found} [interval]": sizes(mine[mine.kind == "measured"], interval=True),
                 "predicted": sizes(mine[mine.calibration_id == used], interval=False),
             }
             for pair, mine in group.groupby("pair")
@@ -86,10 +88,16 @@ def run(args: argparse.Namespace) -> int:
         print(render(frame, args.format))
         return 0
     calibrations = store.calibration_order(path, args.run)
-    print(_crossovers_table(frame, calibrations) if len(frame) else "(no crossovers)")
-    print("\nwinners: the fastest two per cell; decided when the paired launches agree")
+    found = found_by((store.get_run(path, args.run) or {}).get("spec_toml"))
+    print(_crossovers_table(frame, calibrations, found) if len(frame) else "(no crossovers)")
+    decided = (
+        "the paired launches agree"
+        if found == "measured"
+        else "their times differ by more than the run's margin"
+    )
+    print(f"\nwinners: the fastest two per cell; decided when {decided}")
     print(_winners_table(winners) if len(winners) else "(no cells with two algorithms)")
-    print("\nagreement: how often the model's pick is the measured best (cells with 2+ models)")
+    print(f"\nagreement: how often the model's pick is the {found} best (cells with 2+ models)")
     print(
         _agreement_table(agreement)
         if len(agreement)

@@ -10,32 +10,71 @@ from typing import Any
 from runners import store
 from runners.analysis.workload_report import report_workload
 from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
+from runners.cli.simulating import add_simulation_options, simulate_spec
 from runners.cli.workload_texts import report_text
 from runners.domain.names import run_id_problem
-from runners.domain.workload.file import load_workload
+from runners.domain.sweep.simulated_run import simulated_words
+from runners.domain.sweep.spec import spec_of
+from runners.domain.sweep.workload_spec import workload_overrides
+from runners.domain.workload.file import Workload, load_workload
 from runners.jobs.replay import replay_workload
 
 MAX_REPLAY_LAUNCHES = 100
+MAX_RANKS = 4096  # the simulator's reach (docs/guide/simulation.md)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Price every policy for the workload on the run, store the report and print it."""
+    """Price every policy for the workload on the run (or, with --simulate, on a simulated run
+    of its calls made now), store the report and print it."""
     workload = load_workload(Path(args.workload))
+    if args.ranks is not None and not args.simulate:
+        raise UsageError("--ranks prices the job at another scale: give it with --simulate")
+    if args.simulate:
+        if args.run or args.replay:
+            raise UsageError("--simulate makes the run it prices: leave out --run and --replay")
+        workload, args.run = _simulated(args, workload)
+    if not args.run:
+        raise UsageError("give --run RUN (the run whose points price the calls), or --simulate")
     if run_id_problem(args.run):
         raise UsageError(str(run_id_problem(args.run)))
     path = store_path(args)
 
-    if store.get_run(path, args.run) is None:
+    run = store.get_run(path, args.run)
+    if run is None:
         raise UsageError(f"no run {args.run} in {path}: `collsweep runs` lists them")
+    simulated = simulated_words(run.get("spec_toml"))
+    if args.replay and simulated:
+        raise UsageError(f"run {args.run} was {simulated}: there is nothing to replay")
     if not 1 <= args.launches <= MAX_REPLAY_LAUNCHES:
         raise UsageError(
             f"--launches must be between 1 and {MAX_REPLAY_LAUNCHES}, got {args.launches}"
         )
     report = report_workload(path, args.run, workload)
+    if simulated:
+        report.notes.append(
+            f"run {args.run} was {simulated}: each total is the simulator's figure, with no "
+            "interval and no paired verdict against the default (compare the totals)"
+        )
     if args.replay:
         report.replays.extend(replay_workload(path, args.run, workload, report, args.launches))
     print(json.dumps(report_json(report), indent=1) if args.json else report_text(report))
     return 0
+
+
+def _simulated(args: argparse.Namespace, workload: Workload) -> tuple[Workload, str]:
+    """The workload (on --ranks ranks, if given) and the id of a simulated run of its calls on
+    --platform, stored now."""
+    if args.ranks is not None:
+        if not 2 <= args.ranks <= MAX_RANKS:
+            raise UsageError(f"--ranks {args.ranks}: give 2 to {MAX_RANKS}")
+        workload = workload.on_ranks(args.ranks)
+    try:
+        spec = spec_of(None, workload_overrides(workload))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    run_id = simulate_spec(args, spec, quiet=True)
+    assert run_id is not None  # the report's run is always stored
+    return workload, run_id
 
 
 def report_json(report) -> dict[str, Any]:
@@ -68,9 +107,20 @@ def add_report(actions: argparse._SubParsersAction) -> None:
         "(tables workload_policies, workload_calls) for the dashboard's Workload page.",
     )
     parser.add_argument("workload", metavar="W", help="a workload file")
-    add_run_argument(
-        parser, "--run", required=True, help="the run (id or name) whose points price the calls"
+    add_run_argument(parser, "--run", help="the run (id or name) whose points price the calls")
+    parser.add_argument(
+        "--simulate",
+        action="store_true",
+        help="price the calls from a simulated run of them made now in SimGrid on --platform "
+        "(stored like `collsweep simulate`'s), instead of --run",
     )
+    parser.add_argument(
+        "--ranks",
+        type=int,
+        help="with --simulate: the job on this many ranks (every call on a group of that "
+        "size, the sizes as recorded)",
+    )
+    add_simulation_options(parser)
     parser.add_argument(
         "--json", action="store_true", help='{"policies": [{"policy", "total_s", ...}]}'
     )

@@ -28,7 +28,7 @@ from runners.domain.libraries import LIBRARIES
 from runners.domain.model.calibration import calibration_row
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.status import RunStatus
-from runners.jobs.sweep import code_version, new_run_id
+from runners.jobs.sweep import code_version, fresh_run_id
 
 MAX_FILE_BYTES = 256 * 2**20  # tools print kilobytes; a larger file is something else
 
@@ -99,7 +99,7 @@ def import_files(path: Path, request: ImportRequest) -> ImportResult:
     """Store the request's files as one run (module docstring); `not_analysed` says why
     collsweep's analysis cannot take it, if it cannot."""
     files = read_files(request)
-    run_id = _fresh_run_id(path)
+    run_id = fresh_run_id(path)
     plan = plan_import(files, run_id, request.library)
     run = run_row(files, plan, run_id, request.command_line)
     calibration = imported_calibration(files, run)
@@ -115,14 +115,6 @@ def import_files(path: Path, request: ImportRequest) -> ImportResult:
         plan.notes,
         plan.not_analysed,
     )
-
-
-def _fresh_run_id(path: Path) -> str:
-    """A new run id the store does not hold (merging would add points to a run of that id)."""
-    while True:
-        run_id = new_run_id()
-        if not path.exists() or store.get_run(path, run_id) is None:
-            return run_id
 
 
 def imported_calibration(files: Sequence[ToolFile], run: dict[str, Any]) -> dict | None:

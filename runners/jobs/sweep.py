@@ -30,6 +30,7 @@ from runners.domain.libraries.catalog import has_forced
 from runners.domain.libraries.switching import LAUNCH, RUNTIME
 from runners.domain.status import PointStatus, RunStatus
 from runners.domain.sweep.plan import Group, Plan, plan_sweep
+from runners.domain.sweep.simulated_run import simulated_words
 from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.units import counted, format_seconds, wrapped
 from runners.domain.verdict.assumptions import caution_notes
@@ -68,6 +69,15 @@ class SweepOutcome:
 def new_run_id() -> str:
     """A short unique id that sorts by start time."""
     return datetime.now(UTC).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def fresh_run_id(path: Path) -> str:
+    """A new run id the store at ``path`` does not hold (storing a run of a taken id would add
+    points to that run)."""
+    while True:
+        run_id = new_run_id()
+        if not path.exists() or store.get_run(path, run_id) is None:
+            return run_id
 
 
 def code_version() -> str:
@@ -341,5 +351,8 @@ def resume_spec(path: Path, run_id: str) -> SweepSpec:
     tool = imported_tool(text)
     if tool:
         raise SpecError(f"run {run_id} was imported from {tool}, not swept: nothing to resume")
+    simulated = simulated_words(text)
+    if simulated:
+        raise SpecError(f"run {run_id} was {simulated}: nothing to resume (simulate it again)")
     spec = parse_spec(text)  # a damaged stored spec is a SpecError here
     return spec if "launches" in tomllib.loads(text) else spec.with_values(launches=1)

@@ -84,6 +84,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/sql.py": (0, {"ex", "sql", "ref_table"}, "info"),
     "lab/page.py": (1, set(), "info"),
     "views/workload.py": (0, set(), "info"),  # the demo store holds no workload report
+    "views/scale.py": (0, set(), "info"),  # nor a simulated run (test_dashboard_scale.py)
 }
 
 

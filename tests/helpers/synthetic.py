@@ -408,3 +408,32 @@ def write_tuning_file(
     path.write_text(json.dumps(mpir))
     mpich_tuning.posix_path(path).write_text(json.dumps(posix))
     return path
+
+
+def add_simulated_run(
+    path: Path,
+    ranks: Sequence[int] = (8, 64, 256),
+    sizes: Sequence[int] = SIZES,
+    algorithms: Sequence[str] = ("recursive_doubling", "rabenseifner", "ring"),
+) -> str:
+    """A simulated run stored and analysed as `collsweep simulate` stores one, its times the
+    model's on the crossbar (each schedule's critical path at alpha, beta, gamma: what
+    SimGrid gives within 1% there, tests/simulator/test_crossbar.py), so that no test of the
+    store's readers needs SimGrid; its id."""
+    from runners.analysis.run_analysis import analyze_run
+    from runners.domain.model.platform import crossbar
+    from runners.domain.sweep.simulated_run import DEFAULT_MARGIN, SimulationFacts
+    from runners.domain.sweep.simulation import simulation_calls
+    from runners.domain.sweep.spec import SweepSpec
+    from runners.jobs.simulated_run import schedule_version, store_simulated_run
+
+    spec = SweepSpec(sizes=tuple(sizes), ranks=tuple(ranks), algorithms=tuple(algorithms))
+    platform = crossbar()
+    calls, _ = simulation_calls(spec)
+    facts = SimulationFacts(
+        "SimGrid 3.32.0", "auto", DEFAULT_MARGIN, platform, schedule_version(calls)
+    )
+    simulated = [(call, call.closed_form_s(platform)) for call in calls]
+    run_id = store_simulated_run(path, spec, facts, simulated, "synthetic", datetime.now())
+    analyze_run(path, run_id, lambda _line: None)
+    return run_id

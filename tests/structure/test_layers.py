@@ -165,7 +165,15 @@ def test_the_wing_rules_can_fail(tmp_path: Path) -> None:
 
 CLI = ROOT / "runners" / "cli"
 # modules of the CLI that are no command: shared by several commands
-CLI_HELPERS = {"__init__", "__main__", "main", "common", "spec_flags", "workload_texts"}
+CLI_HELPERS = {
+    "__init__",
+    "__main__",
+    "main",
+    "common",
+    "spec_flags",
+    "simulating",
+    "workload_texts",
+}
 # the actions of `collsweep workload`, each a module the workload command registers
 WORKLOAD_ACTIONS = {"workload_report", "workload_from", "workload_export"}
 

@@ -10,6 +10,8 @@ predictions.calibration_id, model_accuracy.calibration_id):
 - `launches:<run>`: a run's launches' calibrations combined (id and source)
 - `fitted:<run>`: fitted to a run's own timings (id and source)
 - `imported:<run>`: an imported run's, from its tool's file; its source `imported:<tool>`
+- `platform:<run>`: a simulated run's platform (its network link's alpha and beta, its
+  gammas); its source `platform:<platform name>`
 
 each ending with its library's suffix (LibrarySpec.calibration_suffix: `@openmpi`, `@impi`;
 none for MPICH) when another library's ranks measured it. Pure: no MPI, no I/O.
@@ -36,6 +38,7 @@ class CalibrationKind(StrEnum):
     LAUNCHES = "launches"  # a run's launches' calibrations combined
     FITTED = "fitted"  # fitted to a run's own collective timings
     IMPORTED = "imported"  # fitted from an imported file's ping-pong and reductions
+    PLATFORM = "platform"  # the modelled platform a simulated run ran on (nothing measured)
 
     @property
     def prefix(self) -> str:

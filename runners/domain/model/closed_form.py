@@ -220,9 +220,33 @@ def _many_counts(
         path.sent * (count / parts) * itemsize,
         path.reduced * (count / parts) * itemsize,
     )
+    few = _interpolated_counts if p > WALKED_RANKS else _scaled_counts
     for i in np.flatnonzero(~scaled):
-        messages[i], sent[i], reduced[i] = _scaled_counts(schedule, p, count[i], itemsize, parts)
+        messages[i], sent[i], reduced[i] = few(schedule, p, count[i], itemsize, parts)
     return messages, sent, reduced
+
+
+WALKED_RANKS = 64  # above this, a size below one element a block is priced by interpolation
+
+
+def _interpolated_counts(
+    schedule: Schedule, p: int, count: float, itemsize: int, parts: int
+) -> tuple[float, float, float]:
+    """_scaled_counts for fewer elements than blocks on many ranks, from the schedule's counts
+    at the two powers of two around ``count`` (linear between them): each walk of a p-rank
+    schedule costs O(p^2) steps, and a smooth grid asks for every count below p. There the
+    bytes are a few elements a round, so the interpolation moves a price by a fraction of one
+    element's beta a round; the message count is the schedule's own."""
+    whole = max(1, math.ceil(count))
+    low = 1 << (whole.bit_length() - 1)
+    high = min(2 * low, parts)
+    if low == whole or high <= low:
+        return _scaled_counts(schedule, p, whole, itemsize, parts)
+    a, b = (critical_path(schedule, p, n) for n in (low, high))
+    share = (whole - low) / (high - low)
+    sent = a.sent + share * (b.sent - a.sent)
+    reduced = a.reduced + share * (b.reduced - a.reduced)
+    return float(max(a.messages, b.messages)), sent * itemsize, reduced * itemsize
 
 
 def _resolve(algorithm: str) -> str:

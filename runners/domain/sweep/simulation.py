@@ -1,20 +1,25 @@
 """What `collsweep simulate` runs: the spec's grid as calls of schedules (pure: no SimGrid).
 
 A hand-written algorithm is simulated by its own schedule; a library's forced algorithm by the
-schedule that models it (its descriptor's `modelled_by`), said in the call's note; a library's
-own choice (the autotuned default) and forced algorithms no schedule models are not simulated,
-with the reason. A point an algorithm cannot run (its requirements, the collective's block
-rule) is left out with its reason, as a sweep skips it.
+schedule that models it (its descriptor's `modelled_by`), said in the call's note. MPICH's own
+choice (`mpi`, the autotuned default) is simulated point by point as the algorithm MPICH's
+shipped selection table names for that call (runners.domain.libraries.mpich_selection), said in
+`chosen`; the other libraries' own choices and forced algorithms no schedule models are not
+simulated, with the reason. A point an algorithm cannot run (its requirements, the collective's
+block rule) is left out with its reason, as a sweep skips it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runners.domain.collectives.collective import NO_OP
 from runners.domain.collectives.datatypes import DTYPES, op_spec
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import Step
-from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.libraries import DEFAULT
+from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of
+from runners.domain.libraries.mpich_selection import Call, documented_choice
 from runners.domain.model.closed_form import predict
 from runners.domain.model.contention_free import contention_free_s
 from runners.domain.model.platform import Platform, schedule_exact
@@ -33,6 +38,7 @@ class SimulatedCall:
     bytes: int
     dtype: str
     op: str
+    chosen: str = ""  # for MPICH's `mpi`: the algorithm its selection table names here
 
     @property
     def itemsize(self) -> int:
@@ -101,16 +107,30 @@ def schedule_for(algorithm: str) -> tuple[str, str]:
 
 
 def simulation_calls(spec: SweepSpec) -> tuple[list[SimulatedCall], dict[str, str]]:
-    """The calls to simulate in grid order, and per algorithm left out, why."""
+    """The calls to simulate in grid order, and what was left out, why (once per reason)."""
     calls: list[SimulatedCall] = []
     left_out: dict[str, str] = {}
     for ranks, algorithm, op, nbytes, dtype in grid(spec):
-        runs, why = schedule_for(algorithm)
-        if not runs:
-            left_out[algorithm] = why
-            continue
-        if ranks == 1 or skip_reason(runs, ranks, op, nbytes, dtype) is not None:
+        if ranks == 1:
             continue
         collective = ALGORITHMS[algorithm].collective
-        calls.append(SimulatedCall(collective, algorithm, runs, ranks, nbytes, dtype, op))
+        chosen = ""
+        if algorithm == autotuned_of(DEFAULT.name, collective):
+            count = nbytes // DTYPES[dtype].itemsize
+            found, words = documented_choice(Call(collective, ranks, nbytes, count, _commutes(op)))
+            if found is None:
+                left_out.setdefault(words, f"{algorithm} at {nbytes} B on {ranks} ranks: {words}")
+                continue
+            chosen = found
+        runs, why = schedule_for(chosen or algorithm)
+        if not runs:
+            left_out.setdefault(why, why)
+            continue
+        if skip_reason(runs, ranks, op, nbytes, dtype) is not None:
+            continue
+        calls.append(SimulatedCall(collective, algorithm, runs, ranks, nbytes, dtype, op, chosen))
     return calls, left_out
+
+
+def _commutes(op: str) -> bool:
+    return op == NO_OP or op_spec(op).commutative

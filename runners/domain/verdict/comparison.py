@@ -5,7 +5,8 @@ launch (or, for a forced library algorithm that needs a launch of its own, in th
 of launches). Each shared (launch, pass) gives one paired ratio of their medians: machine
 states that slow both alike cancel out of it. The ratio of the median launch gets the 95%
 interval of runners.domain.sweep.repetition, on log ratios (launches resampled, then passes); the
-comparison is *decided* when that interval excludes 1, and a tie otherwise.
+comparison is *decided* when that interval excludes 1, and a tie otherwise. A simulated run's
+points are one deterministic figure each: there, `within_margin` decides by a stated margin.
 """
 
 from __future__ import annotations
@@ -88,3 +89,11 @@ def compare_many(
                 len(per_launch),
             )
     return found
+
+
+def within_margin(a_s: float, b_s: float, margin: float) -> Comparison:
+    """a's time over b's where each is one deterministic figure (a simulated point): no
+    launches to pair, so the ratio's band is the stated ``margin`` around it (a fraction:
+    0.02 is 2%), and the comparison is decided when the two differ by more than it."""
+    ratio = a_s / b_s
+    return Comparison(ratio, ratio / (1 + margin), ratio * (1 + margin), units=1, launches=0)

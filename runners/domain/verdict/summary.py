@@ -15,6 +15,7 @@ from typing import Any
 from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, group_title
 from runners.domain.libraries.catalog import local_name
 from runners.domain.model.calibration_id import with_caveat
+from runners.domain.sweep.simulated_run import is_simulated_pairing
 from runners.domain.units import format_bytes
 from runners.domain.verdict.provisional import short_reason, stored_reason
 
@@ -44,13 +45,15 @@ UNDECIDABLE = "one launch: cannot decide"  # a tie of points with no paired laun
 def bands(cells: Sequence[Mapping[str, Any]]) -> list[Band]:
     """One group's winners rows, ordered by size, folded into bands of one answer; a tie whose
     two points share no two launches (or passes) to pair, as imported files of one launch
-    each, says it cannot be decided (UNDECIDABLE)."""
+    each, says it cannot be decided (UNDECIDABLE); a simulated run's tie, its margin."""
     out: list[Band] = []
     for cell in sorted(cells, key=lambda c: c["bytes"]):
         decided = bool(cell["decided"])
         answer = cell["winner"] if decided else TIE
         detail = "" if decided else " ~ ".join(sorted((cell["winner"], cell["runner_up"])))
-        if not decided and cell.get("launches") == 0:
+        if not decided and is_simulated_pairing(cell.get("pairing")):
+            detail += f" ({cell['pairing']})"
+        elif not decided and cell.get("launches") == 0:
             detail += f" ({UNDECIDABLE})"
         if out and out[-1].answer == answer and out[-1].detail == detail:
             out[-1] = Band(answer, out[-1].low, int(cell["bytes"]), detail)
@@ -63,10 +66,11 @@ def change_lines(
     group_bands: Sequence[Band],
     crossovers: Sequence[Mapping[str, Any]],
     calibrations: Sequence[str] = (),
+    found_by: str = "measured",
 ) -> list[str]:
     """Where the decided winner changes: the measured crossover of the two winners with its
     interval, beside the predicted one of the first of `calibrations` (the run's, most direct
-    first) that predicts one."""
+    first) that predicts one; `found_by` says how the run's points were found ('simulated')."""
 
     def rank(row: Mapping[str, Any]) -> int:
         cal = row.get("calibration_id")
@@ -81,16 +85,16 @@ def change_lines(
         rows = [c for c in crossovers if {c["algorithm_a"], c["algorithm_b"]} == pair]
         measured = [c for c in rows if c["kind"] == "measured"]
         predicted = sorted((c for c in rows if c["kind"] == "predicted"), key=rank)
-        lines.append(_change(before, after, measured, predicted))
+        lines.append(_change(before, after, measured, predicted, found_by))
     return lines
 
 
-def _change(before: Band, after: Band, measured: list, predicted: list) -> str:
+def _change(before: Band, after: Band, measured: list, predicted: list, found_by: str) -> str:
     head = f"{before.answer} -> {after.answer}"
     if measured:
         m = min(measured, key=lambda c: abs(c["low_bytes"] - before.high))
         where = (
-            f"measured between {format_bytes(m['low_bytes'])} and {format_bytes(m['high_bytes'])}"
+            f"{found_by} between {format_bytes(m['low_bytes'])} and {format_bytes(m['high_bytes'])}"
         )
     else:
         where = (
@@ -129,6 +133,7 @@ def verdict_lines(
     `oversubscribed` are flagged, predictions taken from `calibrations` in that order; winners
     stored as provisional (a busy or unsteady machine) say so, first, with the reason."""
     lines = []
+    found_by = "simulated" if any(is_simulated_pairing(w.get("pairing")) for w in winners) else ""
     reason = stored_reason(winners)
     if reason is not None:
         lines.append(
@@ -145,5 +150,6 @@ def verdict_lines(
         title = group_title(ranks, dtype, op, collective)
         lines.append(f"{title}{flag}: " + "; ".join(b.describe() for b in group_bands))
         mine = [c for c in crossovers if _group(c) == (ranks, dtype, op, collective)]
-        lines += [f"    {line}" for line in change_lines(group_bands, mine, calibrations)]
+        changes = change_lines(group_bands, mine, calibrations, found_by or "measured")
+        lines += [f"    {line}" for line in changes]
     return lines

@@ -25,6 +25,7 @@ A workload file is a JSON object:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,20 @@ class Workload:
         for index, times in self.order or ((i, 1) for i in range(len(self.calls))):
             counts[index] = counts.get(index, 0) + times
         return counts
+
+    def on_ranks(self, ranks: int) -> Workload:
+        """The same job on ``ranks`` ranks: every call on a group of that size, the sizes as
+        recorded. Only for a job whose calls all run on one group (WorkloadError otherwise:
+        which group would grow to what is not recorded)."""
+        groups = sorted({call.ranks for call in self.calls})
+        if len(groups) > 1:
+            raise WorkloadError(
+                f"the workload's calls run on groups of {', '.join(map(str, groups))} ranks: "
+                "--ranks scales a job whose calls all run on one group"
+            )
+        calls = tuple(dataclasses.replace(call, ranks=ranks) for call in self.calls)
+        note = f"every call priced on {ranks} ranks (recorded on {groups[0] if groups else 0})"
+        return dataclasses.replace(self, calls=calls, notes=(*self.notes, note))
 
     def as_json(self) -> dict[str, Any]:
         """The file's JSON object."""

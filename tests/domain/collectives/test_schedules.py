@@ -9,7 +9,14 @@ import pytest
 
 from runners.domain.algorithms import HAND_WRITTEN, library
 from runners.domain.collectives.descriptor import AlgorithmSpec
-from runners.domain.collectives.schedule import Step, block_bounds, critical_path, simulate
+from runners.domain.collectives.schedule import (
+    _COUNTED,
+    Step,
+    block_bounds,
+    critical_path,
+    simulate,
+    walked_path,
+)
 from runners.domain.libraries.catalog import ALGORITHMS, modelled_spec
 
 SIZES = range(1, 11)
@@ -115,3 +122,13 @@ def test_the_simulator_catches_a_receive_nobody_sends() -> None:
 
     with pytest.raises(ValueError, match="no match"):
         simulate(lonely, 2, 4)
+
+
+@pytest.mark.parametrize("schedule", list(_COUNTED), ids=lambda s: s.__module__)
+def test_a_counted_critical_path_is_the_walks_exactly(schedule) -> None:
+    """A schedule's registered path count (schedule.counted_by) gives the walk's counts, even
+    and uneven blocks, fewer elements than ranks, none at all."""
+    for size in range(1, 41):
+        for count in {0, 1, size - 1, size, size + 1, 3 * size + 2, 1000}:
+            if count >= 0:
+                assert critical_path(schedule, size, count) == walked_path(schedule, size, count)

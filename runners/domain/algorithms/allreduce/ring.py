@@ -5,7 +5,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from runners.domain.collectives.descriptor import AlgorithmSpec
-from runners.domain.collectives.schedule import CORE, Step, block_bounds
+from runners.domain.collectives.schedule import (
+    CORE,
+    CriticalPath,
+    Step,
+    block_bounds,
+    counted_by,
+)
 
 
 @lru_cache(maxsize=1024)
@@ -22,6 +28,17 @@ def schedule(rank: int, size: int, count: int) -> tuple[Step, ...]:
     reduced = ring_pass(rank, size, count, first=rank, phase="reduce-scatter", reduce=True)
     gathered = ring_pass(rank, size, count, first=rank + 1, phase="allgather", start=size - 1)
     return (*reduced, *gathered)
+
+
+@counted_by(schedule)
+def critical_path(size: int, count: int) -> CriticalPath:
+    """The ring's critical path without its O(p^2) steps: in every round each block moves once
+    (and is reduced once in the reduce-scatter), so each of the 2(p-1) rounds costs the
+    largest block."""
+    if size == 1:
+        return CriticalPath(0, 0, 0)
+    largest = -(-count // size)
+    return CriticalPath(2 * (size - 1), 2 * (size - 1) * largest, (size - 1) * largest)
 
 
 def ring_pass(
