@@ -18,7 +18,8 @@ from runners.analysis.run_analysis import analyze_run
 from runners.cli.common import UsageError, store_path
 from runners.domain.collectives.collective import group_title
 from runners.domain.model.fitting import PINGPONG_SOURCE
-from runners.domain.model.platform import Platform, crossbar, from_calibration, load_platform
+from runners.domain.model.platform import Platform, crossbar, from_calibration
+from runners.domain.model.platform_file import load_platform
 from runners.domain.sweep.simulated_run import DEFAULT_MARGIN, SimulationFacts
 from runners.domain.sweep.simulation import SimulatedCall, simulation_calls
 from runners.domain.sweep.spec import SweepSpec

@@ -154,7 +154,8 @@ def _star(sg: Any, platform: Platform, nodes: int) -> list[Any]:
 
 
 def _cluster(sg: Any, platform: Platform) -> list[Any]:
-    """A fat-tree or torus cluster zone of SimGrid's, every link the platform's link."""
+    """A fat-tree, torus or dragonfly cluster zone of SimGrid's, every link the platform's
+    link."""
     root = sg.NetZone.create_full_zone("platform")
     made: dict[int, Any] = {}
 
@@ -173,6 +174,12 @@ def _cluster(sg: Any, platform: Platform) -> list[Any]:
         params = sg.FatTreeParams(levels, list(down), list(up), list(count))
         zone = sg.NetZone.create_fatTree_zone(
             "fat_tree", root, params, callbacks, link.bandwidth_Bps, link.latency_s, duplex
+        )
+    elif platform.dragonfly is not None:
+        groups, chassis, routers, nodes = platform.dragonfly
+        shape = sg.DragonflyParams(groups, chassis, routers, nodes)
+        zone = sg.NetZone.create_dragonfly_zone(
+            "dragonfly", root, shape, callbacks, link.bandwidth_Bps, link.latency_s, duplex
         )
     else:
         dims = list(platform.torus or ())

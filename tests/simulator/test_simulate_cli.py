@@ -10,7 +10,8 @@ import pytest
 from conftest import run_cli
 from helpers.simgrid_here import needs_simgrid
 
-from runners.domain.model.platform import PlatformError, load_platform, parse_platform
+from runners.domain.model.platform import PlatformError
+from runners.domain.model.platform_file import load_platform, parse_platform
 
 PLATFORMS = Path(__file__).resolve().parents[2] / "data" / "platforms"
 KEYS = {"collective", "algorithm", "ranks", "bytes", "dtype", "op", "simulated_s", "predicted_s"}

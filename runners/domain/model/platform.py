@@ -8,7 +8,10 @@ r on node r // ranks_per_node), a reduction costing gamma per byte:
 - `fat_tree`: SimGrid's k-level fat-tree (levels, down, up and link counts per level: fewer up
   than down links is a taper, e.g. down 4, up 2 is 2:1), every link the same latency and
   bandwidth, a message crossing 2 links within a leaf switch, 4 through the next level, ...;
-- `torus`: nodes on a wrap-around grid, a message crossing one link per hop in each dimension.
+- `torus`: nodes on a wrap-around grid, a message crossing one link per hop in each dimension;
+- `dragonfly`: SimGrid's dragonfly (groups of chassis of routers, each router holding nodes),
+  a message crossing its node's link, the routers' links of SimGrid's minimal route, and the
+  target node's link.
 Ranks of one node talk over `intra_node`.
 
 `route` gives a message's latency and bandwidth alone on the network, which
@@ -20,10 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from runners.domain.collectives.descriptor import AlgorithmSpec
@@ -31,7 +32,10 @@ from runners.domain.errors import BadInput
 from runners.domain.model.calibration_id import GammaKey
 from runners.domain.model.pricing import Costs, MessageCost, schedule_prediction
 
-TOPOLOGIES = ("crossbar", "fat_tree", "torus")
+TOPOLOGIES = ("crossbar", "fat_tree", "torus", "dragonfly")
+# a dragonfly's shape: (groups, blue links between two groups), (chassis a group, black links
+# between two of them), (routers a chassis, green links between two of them), nodes a router
+Dragonfly = tuple[tuple[int, int], tuple[int, int], tuple[int, int], int]
 MAX_FILE_BYTES = 64 * 1024
 MAX_NODES = 65536
 MAX_RANKS_PER_NODE = 4096
@@ -67,6 +71,7 @@ class Platform:
     source: str = ""
     fat_tree: tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None
     torus: tuple[int, ...] | None = None
+    dragonfly: Dragonfly | None = None
     gammas: dict[str, float] = field(default_factory=dict)  # per GammaKey ('float32/sum')
 
     @property
@@ -76,6 +81,9 @@ class Platform:
             return math.prod(self.fat_tree[1])
         if self.torus is not None:
             return math.prod(self.torus)
+        if self.dragonfly is not None:
+            (groups, _), (chassis, _), (routers, _), nodes = self.dragonfly
+            return groups * chassis * routers * nodes
         return None
 
     @property
@@ -121,6 +129,8 @@ class Platform:
                 if a // span == b // span:
                     return 2 * (level + 1)
             return 2 * self.fat_tree[0]
+        if self.dragonfly is not None:
+            return dragonfly_links(self.dragonfly, a, b)
         if self.torus is not None:
             hops, stride = 0, 1
             for size in self.torus:
@@ -143,6 +153,47 @@ class Platform:
         if gamma is not None:
             changed = dataclasses.replace(changed, gamma_s_per_byte=gamma, gammas={})
         return checked(changed)
+
+
+def _dragonfly_of(raw: Any) -> Dragonfly | None:
+    """A dragonfly's shape from JSON's lists."""
+    if not raw:
+        return None
+    groups, chassis, routers, nodes = raw
+    return (groups[0], groups[1]), (chassis[0], chassis[1]), (routers[0], routers[1]), int(nodes)
+
+
+def dragonfly_coordinates(shape: Dragonfly, node: int) -> tuple[int, int, int]:
+    """(group, chassis, router) of a node, numbered as SimGrid's dragonfly zone numbers them."""
+    (_, _), (chassis, _), (routers, _), nodes = shape
+    router = node // nodes
+    return router // (chassis * routers), router // routers % chassis, router % routers
+
+
+def dragonfly_links(shape: Dragonfly, a: int, b: int) -> int:
+    """Links a message crosses between two nodes of a dragonfly on SimGrid's minimal route."""
+    here, there = dragonfly_coordinates(shape, a), dragonfly_coordinates(shape, b)
+    return 2 + _router_hops(here, there)
+
+
+def _router_hops(here: tuple[int, int, int], there: tuple[int, int, int]) -> int:
+    """Router-to-router links between two routers (group, chassis, router) as SimGrid 3.32's
+    dragonfly zone routes (DragonflyZone::get_local_route, checked against its routes for
+    every pair in tests/simulator/): toward another group, a green link to the router of the
+    chassis numbered as that group, a black link to chassis 0 where not there yet, then the
+    blue link, landing on router (target group, chassis 0, numbered as the source group);
+    then a green link to the target's router number and a black link to its chassis. After
+    that green link SimGrid's route continues from that router number in chassis 0,
+    whichever chassis the link was in, so a black link is then taken only toward a chassis
+    other than 0."""
+    hops = 0
+    group, chassis, router = here
+    if group != there[0]:
+        hops += int(router != there[0]) + int(chassis != 0) + 1
+        group, chassis, router = there[0], 0, here[0]
+    if router != there[2]:
+        hops, chassis = hops + 1, 0
+    return hops + int(chassis != there[1])
 
 
 def _positive(what: str, value: float) -> float:
@@ -234,129 +285,11 @@ def platform_of_json(data: Mapping[str, Any]) -> Platform:
                 "intra_node": Link(**inside) if inside else None,
                 "fat_tree": (tree[0], *(tuple(level) for level in tree[1:])) if tree else None,
                 "torus": tuple(data["torus"]) if data.get("torus") else None,
+                "dragonfly": _dragonfly_of(data.get("dragonfly")),
                 "gammas": dict(data.get("gammas") or {}),
             }
         )
     )
-
-
-# --- files --------------------------------------------------------------------------------------
-
-
-def load_platform(path: Path) -> Platform:
-    """A platform file (TOML), checked; PlatformError for anything it cannot be."""
-    try:
-        if not path.is_file():
-            raise PlatformError(f"{path}: not a platform file (no such regular file)")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise PlatformError(f"{path}: over {MAX_FILE_BYTES} bytes, too large for a platform")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlatformError(f"cannot read platform {path}: {exc}") from None
-    return parse_platform(text, path.stem)
-
-
-def parse_platform(text: str, default_name: str) -> Platform:
-    """A platform from its TOML text (keys: docs/guide/simulation.md)."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PlatformError(f"platform {default_name}: not TOML ({exc})") from None
-    unknown = set(raw) - set(_KEYS)
-    if unknown:
-        raise PlatformError(
-            f"platform {default_name}: unknown key {sorted(unknown)[0]!r}; known: "
-            f"{', '.join(_KEYS)}"
-        )
-    topology = _text(raw, "topology", "crossbar")
-    for table in ("fat_tree", "torus"):
-        if table in raw and table != topology:
-            raise PlatformError(
-                f"platform {default_name}: [{table}] given, but topology is {topology!r}"
-            )
-    inside = raw.get("intra_node")
-    return checked(
-        Platform(
-            name=_text(raw, "name", default_name),
-            topology=topology,
-            link=_link(raw.get("link"), "link"),
-            gamma_s_per_byte=_number(raw, "gamma_ns_per_byte", 1.0) * 1e-9,
-            ranks_per_node=int(_number(raw, "ranks_per_node", 1)),
-            intra_node=None if inside is None else _link(inside, "intra_node"),
-            source=_text(raw, "source", ""),
-            fat_tree=_fat_tree(raw.get("fat_tree")) if topology == "fat_tree" else None,
-            torus=_torus(raw.get("torus")) if topology == "torus" else None,
-        )
-    )
-
-
-_KEYS = (
-    "name",
-    "source",
-    "topology",
-    "ranks_per_node",
-    "gamma_ns_per_byte",
-    "link",
-    "intra_node",
-    "fat_tree",
-    "torus",
-)
-
-
-def _text(raw: dict[str, Any], key: str, default: str) -> str:
-    value = raw.get(key, default)
-    if not isinstance(value, str) or len(value) > 2000:
-        raise PlatformError(f"platform key {key}: give a string (at most 2000 characters)")
-    return value
-
-
-def _number(raw: dict[str, Any], key: str, default: float) -> float:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PlatformError(f"platform key {key}: give a number, not {value!r}")
-    return float(value)
-
-
-def _link(raw: Any, what: str) -> Link:
-    if not isinstance(raw, dict) or set(raw) != {"latency_us", "bandwidth_GBps"}:
-        raise PlatformError(f"platform [{what}]: give latency_us and bandwidth_GBps, nothing else")
-    return Link(
-        _number(raw, "latency_us", 0) * 1e-6,
-        _number(raw, "bandwidth_GBps", 0) * 1e9,
-    )
-
-
-def _counts(raw: dict[str, Any], key: str, length: int | None) -> tuple[int, ...]:
-    value = raw.get(key)
-    if (
-        not isinstance(value, list)
-        or not value
-        or any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4096 for v in value)
-        or (length is not None and len(value) != length)
-    ):
-        wanted = f"{length} " if length is not None else ""
-        raise PlatformError(f"platform key {key}: give a list of {wanted}whole numbers 1..4096")
-    return tuple(value)
-
-
-def _fat_tree(raw: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    if not isinstance(raw, dict) or set(raw) != {"levels", "down", "up", "link_count"}:
-        raise PlatformError("platform [fat_tree]: give levels, down, up and link_count")
-    levels = int(_number(raw, "levels", 0))
-    if not 1 <= levels <= 6:
-        raise PlatformError("platform [fat_tree] levels: give 1 to 6")
-    return (
-        levels,
-        _counts(raw, "down", levels),
-        _counts(raw, "up", levels),
-        _counts(raw, "link_count", levels),
-    )
-
-
-def _torus(raw: Any) -> tuple[int, ...]:
-    if not isinstance(raw, dict) or set(raw) != {"dimensions"}:
-        raise PlatformError("platform [torus]: give dimensions")
-    return _counts(raw, "dimensions", None)
 
 
 # --- prices -------------------------------------------------------------------------------------
