@@ -194,6 +194,13 @@ def _wins(data: queries.WorkloadData) -> None:
     policy = ui.choose("Policy", names, "policy", "best")
     calls = data.calls_of(policy)
     row = data.policy(policy) or {}
+    if calls.empty or not calls["delta_s"].fillna(0).any():
+        st.info(  # a chart of no bars says nothing: not drawn
+            f"{policy} prices none of the workload's calls."
+            if calls.empty
+            else f"{policy} runs the default's choice at every call: nothing won or lost."
+        )
+        return
     ui.chart(charts.wins_figure(calls, policy), "workload_wins")
     st.caption(
         f"{policy}: {row.get('faster_calls', 0)} calls decidedly faster, saving "

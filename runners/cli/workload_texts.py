@@ -3,6 +3,7 @@ report` and `sweep --workload` print the same text."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from runners.domain.units import format_bytes, format_ratio, format_seconds
@@ -119,6 +120,7 @@ def report_text(report) -> str:
     default = report.priced[0]
     lines.append(f"where the job's time goes under {default.row['policy']} (calls x median):")
     lines += call_lines(default)
+    lines += gap_lines(default)
     best = next((p for p in report.priced if p.row["kind"] == "best"), None)
     if best is not None and best.policy.choices != default.policy.choices:
         lines.append("best's choice per call:")
@@ -128,9 +130,80 @@ def report_text(report) -> str:
     return "\n".join(lines)
 
 
+GAP_SHARE = 0.01  # a breakdown further than this from its total has its gap said
+
+
+def gap_lines(priced) -> list[str]:
+    """The gap between a policy's total and the sum of its breakdown, named and sized where it
+    is more than 1%: the total is the median launch's job total, the breakdown each call's
+    median, and launches that differ make the two differ."""
+    parts = sum(call["time_s"] for call in priced.calls)
+    total = priced.row["total_s"]
+    if not total or abs(parts - total) <= GAP_SHARE * total:
+        return []
+    return [
+        f"  these sum to {format_seconds(parts)}; the total {format_seconds(total)} is the "
+        f"median launch's job total, {format_ratio(total / parts)} the sum: the launches "
+        "timed the calls differently (each call's median comes from its own launches)"
+    ]
+
+
+FACTORS = (  # (replay's measure over the one before it, what that step changes)
+    ("isolated_s", "estimate_s", "the calls alone then vs in the sweep (machine state)"),
+    ("sequenced_s", "isolated_s", "the job's order (cache state between calls)"),
+    ("replayed_s", "sequenced_s", "back to back without Barriers"),
+)
+
+
+def replay_verdicts(report) -> list[str]:
+    """Warnings where a replay does not confirm the points: a replayed total outside the
+    points' 95% interval (with the step that moved it most), and a policy the points call
+    decidedly faster or slower than the default whose replay says the opposite."""
+    rows = {p.row["policy"]: p.row for p in report.priced}
+    replays = {r["policy"]: r for r in report.replays}
+    lines = []
+    for name, r in replays.items():
+        row = rows.get(name, {})
+        low, high = row.get("interval_low_s"), row.get("interval_high_s")
+        if low is None or high is None or low <= r["replayed_s"] <= high:
+            continue
+        step, factor = max(
+            ((words, r[a] / r[b]) for a, b, words in FACTORS if r.get(a) and r.get(b)),
+            key=lambda item: abs(math.log(item[1])),
+            default=("unknown", 1.0),
+        )
+        lines.append(
+            f"warning: the replay does not confirm the points for {name}: "
+            f"{format_seconds(r['replayed_s'])} is outside their 95% interval "
+            f"{_interval_text(low, high)}; the largest factor: {step}, {format_ratio(factor)}"
+        )
+    lines += _reversals(rows, replays)
+    return lines
+
+
+def _reversals(rows: dict[str, dict], replays: dict[str, dict]) -> list[str]:
+    """Policies whose replay against the default's replay says the opposite of the points'
+    decided verdict."""
+    default = next((n for n, row in rows.items() if row["kind"] == "default"), None)
+    if default not in replays:
+        return []
+    lines = []
+    for name, r in replays.items():
+        verdict = rows.get(name, {}).get("verdict")
+        replayed = r["replayed_s"] / replays[default]["replayed_s"]
+        if (verdict == "faster" and replayed > 1) or (verdict == "slower" and replayed < 1):
+            lines.append(
+                f"warning: the replay reverses the points on {name}: the points say "
+                f"{format_ratio(rows[name]['ratio'])} {verdict} than {default}, the replays "
+                f"{format_ratio(replayed)}"
+            )
+    return lines
+
+
 def replay_lines(report) -> list[str]:
     """Per replayed policy: the replayed job time beside the total from the run's points, and
-    where the difference comes from, step by step."""
+    where the difference comes from, step by step; then the warnings where the replay does
+    not confirm the points."""
     lines = []
     for r in report.replays:
         lines.append(
@@ -143,4 +216,4 @@ def replay_lines(report) -> list[str]:
             f"the job's order (cache state between calls) x "
             f"{format_ratio(r['replayed_s'] / r['sequenced_s'])} back to back without Barriers"
         )
-    return lines
+    return lines + replay_verdicts(report)

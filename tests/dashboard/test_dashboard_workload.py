@@ -301,3 +301,14 @@ def test_without_a_workload_report_the_page_says_how_to_make_one(
     assert "collsweep workload report W.json --run RUN" in info.value
     assert "collsweep sweep data/quick.toml --workload W.json" in info.value
     assert not at.get("plotly_chart")
+
+
+def test_a_policy_that_changes_no_call_draws_no_chart(
+    reported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default against itself wins and loses nothing: said, and no empty chart drawn."""
+    at = open_workload(reported, monkeypatch)
+    at.selectbox(key="policy").set_value("default").run()
+    assert "delta" not in figures(at)
+    said = " ".join(i.value for i in at.info)
+    assert "default runs the default's choice at every call" in said
