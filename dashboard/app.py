@@ -49,7 +49,7 @@ def main() -> None:
         st.Page(script, title=title, url_path=url, icon=icon, default=i == 0)
         for i, (script, title, url, icon) in enumerate(PAGES)
     ]
-    page = st.navigation(pages)
+    page = st.navigation(pages, expanded=True)  # every page listed, no "View more"
     st.sidebar.caption(f"Store: `{ui.store_path()}`")
     exposed = hostcheck.exposure_warning(
         st.get_option("server.address"),
