@@ -59,6 +59,7 @@ from runners.analysis.points import (
     load_points,
     model_of,
 )
+from runners.analysis.validation import validation_lines
 from runners.analysis.verdict import run_tables, run_verdict
 from runners.analysis.winners import (
     ALL_LIBRARIES,
@@ -327,6 +328,8 @@ def tell_the_story(
             progress(line)
     progress("verdict (decided winners by size; ties where the launches disagree):")
     for line in run_verdict(path, run):
+        progress(line)
+    for line in validation_lines(path, run):  # a tuning file's validation: its own verdict
         progress(line)
 
 

@@ -255,6 +255,30 @@ def file_warnings(tunings: Tunings, library: LibrarySpec) -> list[str]:
     return out
 
 
+def reach_notes(tunings: Tunings, library: LibrarySpec) -> list[str]:
+    """Where a file's band names an algorithm for sizes never measured: below the smallest
+    swept size (down to 0 bytes) and above the largest (every larger call)."""
+    out = []
+    for collective, groups in tunings.items():
+        for ranks, tuning in sorted(groups.items()):
+            found = file_bands(tuning, library)
+            if not found or not tuning.sizes:
+                continue
+            sizes = [s.nbytes for s in tuning.sizes]
+            label = group_label(collective, ranks)
+            if found[0].algorithm:
+                out.append(
+                    f"{label}: {found[0].algorithm} is named below {format_bytes(min(sizes))}, "
+                    "the smallest size measured, down to 0 bytes"
+                )
+            if found[-1].algorithm and found[-1].upto is None:
+                out.append(
+                    f"{label}: {found[-1].algorithm} is named for every size above "
+                    f"{format_bytes(max(sizes))}, the largest measured"
+                )
+    return out
+
+
 def group_label(collective: str, ranks: int) -> str:
     """A tuned group in a line: `p=2` for allreduce, `bcast p=2` for another collective."""
     return f"p={ranks}" if collective == DEFAULT_COLLECTIVE else f"{collective} p={ranks}"

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from runners.analysis.tuning_files import TuneRequest, file_bands, file_warnings, group_label, tune
+from runners.analysis.tuning_files import (
+    TuneRequest,
+    file_bands,
+    file_warnings,
+    group_label,
+    reach_notes,
+    tune,
+)
 from runners.cli.common import (
     add_run_argument,
     add_store_option,
@@ -48,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{group_label(collective, ranks)}{over}: " + "; ".join(texts))
     for warning in file_warnings(tunings, lib):
         print(f"warning: {warning}")
+    for note in reach_notes(tunings, lib):
+        print(f"unmeasured: {note}")
     for name, value in lib.tuning_env(out).items():
         print(f"wrote {value} ({name})")
     print(f"      {provenance_path(out)} (where every boundary comes from)")

@@ -40,6 +40,20 @@ ORDER BY collective <> 'allreduce', collective, scope <> 'run', scope <> 'dedica
          calibration_id
 """
 
+AGAINST_DEFAULT_SQL = """
+SELECT collective, ranks, dtype, op, bytes, algorithm, baseline, ratio, ratio_low, ratio_high,
+       verdict, launches
+FROM against_default
+WHERE run_id = ?
+ORDER BY collective, ranks, dtype, op, algorithm, bytes
+"""
+
+INTERVALS_SQL = """
+SELECT collective, ranks, dtype, op, bytes, algorithm, median_s, interval_low_s, interval_high_s
+FROM points
+WHERE run_id = ? AND status = 'ok' AND median_s > 0
+"""
+
 EARLIER_SQL = """
 SELECT o.run_id FROM runs r
 JOIN runs o ON o.host = r.host AND o.run_id <> r.run_id AND o.started_at < r.started_at
@@ -56,6 +70,16 @@ def stored_winners(source: Source, run_id: str) -> pd.DataFrame:
     """A run's stored winners per cell (every library together): decided, or a tie; the
     winner's speed-up over the library default with its interval (domain.verdict.speedup)."""
     return read_frame(source, WINNERS_SQL, [run_id])
+
+
+def stored_against_default(source: Source, run_id: str) -> pd.DataFrame:
+    """A run's stored comparisons of each library algorithm with its default, per size."""
+    return read_frame(source, AGAINST_DEFAULT_SQL, [run_id])
+
+
+def point_intervals(source: Source, run_id: str) -> pd.DataFrame:
+    """A run's ok points with their medians and 95% intervals over launches."""
+    return read_frame(source, INTERVALS_SQL, [run_id])
 
 
 def stored_agreement(source: Source, run_id: str) -> pd.DataFrame:

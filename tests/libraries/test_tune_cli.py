@@ -14,6 +14,7 @@ from runners.analysis.tuning import group_tunings
 from runners.cli.main import main
 from runners.domain.libraries import DEFAULT, mpich_tuning, tuning
 from runners.domain.sweep.spec import load_spec
+from runners.domain.units import format_bytes
 from runners.host.tuning_files import tuning_problem
 
 RUN_A = synthetic.demo_specs()[0].run_id
@@ -35,6 +36,20 @@ def test_tune_writes_a_whole_table_its_companions_and_a_validation_spec(
     sized = json.loads(out.read_text())[mpich_tuning.ALLREDUCE]["comm_type=intra"]
     assert list(sized) == ["comm_size<2", "comm_size<=2", "comm_size=any"]  # p=2 only: the
     assert "p=2: " in printed and "p=3" not in printed  # other groups are oversubscribed
+    measured = [s.nbytes for s in expected.sizes]
+    first, last = expected.bands[0], expected.bands[-1]
+    reaches = [
+        f"unmeasured: p=2: {first.algorithm} is named below {format_bytes(min(measured))}"
+        if first.algorithm
+        else "",
+        f"unmeasured: p=2: {last.algorithm} is named for every size above "
+        f"{format_bytes(max(measured))}"
+        if last.algorithm and last.upto is None
+        else "",
+    ]
+    for said in reaches:
+        assert (said in printed) if said else True
+    assert printed.count("unmeasured:") == sum(map(bool, reaches))
     provenance = json.loads(tuning.provenance_path(out).read_text())
     assert provenance["run_id"] == RUN_A and provenance["library"].startswith("MPICH 5.0.")
     bands = provenance["collectives"]["allreduce"]["groups"]["2"]["bands"]
@@ -140,6 +155,9 @@ def test_tune_writes_each_collectives_subtree_from_its_own_winners(
     assert main([*argv, "--validate-spec", str(check)]) == 0
     printed = capsys.readouterr().out
     assert "bcast p=2: up to " in printed and "and larger: mpi:binomial" in printed
+    largest = format_bytes(max(sizes))
+    said = f"unmeasured: bcast p=2: bcast.mpi:binomial is named for every size above {largest}"
+    assert said in printed  # a band reaching sizes the run never measured is said
     assert "\np=2" not in printed  # allreduce: nothing decided against its default
     table = json.loads(out.read_text())
     generic = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)

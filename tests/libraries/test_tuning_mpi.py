@@ -50,6 +50,10 @@ def test_a_sweep_times_mpi_tuned_in_its_own_launches_with_the_files_provenance(
     )
     result = run_cli("sweep", str(spec), "--store", str(db), "--tuning-file", str(path))
     assert result.returncode == 0, result.stderr
+    said = " ".join((result.stdout + result.stderr).split())  # the validation's own verdict
+    assert "validation (the tuned entry against the library default, paired by launch):" in said
+    verdicts = said.split("p=2 float32 sum: 8 B ", 1)[1].split("; 8 KiB ", 1)
+    assert verdicts[0].split()[0] in ("faster", "slower", "within", "unknown")
     points = store.query(db, "SELECT algorithm, status, job, launches FROM points")
     tuned = points[points.algorithm == "mpi:tuned"]
     assert len(tuned) == 2 and set(tuned.status) == {"ok"} and set(tuned.launches) == {2}
