@@ -41,6 +41,12 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_simulation_options(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per point")
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="every point's table even for a stored grid of more than 60 points (which "
+        "otherwise ends with the run's verdict)",
+    )
+    parser.add_argument(
         "--no-store",
         action="store_true",
         help="print the points only; by default they are also stored as a simulated run",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from runners import store
 from runners.analysis.run_analysis import analyze_run
+from runners.analysis.verdict import run_verdict
 from runners.cli.common import UsageError, store_path
 from runners.domain.collectives.collective import group_title
 from runners.domain.model.fitting import PINGPONG_SOURCE
@@ -33,6 +34,7 @@ from runners.simulator.simgrid_module import simgrid, version
 BUILT_IN = Path(__file__).resolve().parents[2] / "data" / "platforms"
 THIS_HOST = "this-host"
 MAX_WORKERS = 256
+TABLE_POINTS = 60  # a stored grid with more points prints its verdict, not every point
 
 
 def platform_of(args: argparse.Namespace) -> Platform:
@@ -91,16 +93,24 @@ def simulate_spec(args: argparse.Namespace, spec: SweepSpec, quiet: bool = False
     started, started_at = time.monotonic(), datetime.now(UTC)
     rows = _simulated_rows(args, calls, platform, args.json and not quiet)
     elapsed = time.monotonic() - started
-    if not (args.json or quiet):
+    talking = not (args.json or quiet)
+    every_point = path is None or getattr(args, "verbose", False) or len(rows) <= TABLE_POINTS
+    if talking:
         for why in left_out.values():
             print(wrapped(f"not simulated: {why}"))
         print(_headline(len(calls), args.mode, platform, elapsed))
-        for line in _tables(rows):
+        for line in _tables(rows) if every_point else []:
             print(line)
     if path is None:
         return None
     done = list(zip(calls, rows, strict=True))
-    return _store_run(args, path, spec, platform, done, started_at, quiet)
+    run_id = _store_run(args, path, spec, platform, done, started_at, quiet)
+    if talking and not every_point:  # a large grid: its verdict, as a sweep ends
+        with store.Store.open(path) as db:
+            for line in run_verdict(db, store.get_run(db, run_id) or {"run_id": run_id}):
+                print(wrapped(line))
+        print(f"every point's table: --verbose; `collsweep crossovers {run_id}` for the pairs")
+    return run_id
 
 
 def _simulated_rows(

@@ -149,3 +149,17 @@ def test_a_workload_priced_at_scale_from_a_simulated_run(tmp_path: Path) -> None
 
 def _mpi(collective: str) -> str:
     return "mpi" if collective == "allreduce" else f"{collective}.mpi"
+
+
+@needs_simgrid
+@pytest.mark.slow
+def test_a_large_stored_grid_ends_with_its_verdict_not_every_point(tmp_path: Path) -> None:
+    sizes = "8,64,512,4K,32K,256K,2M,16M"
+    words = ["--ranks", "8,16", "--sizes", sizes, "--algorithms", "recursive_doubling,ring"]
+    words += ["--collectives", "allreduce", "--dtypes", "float32,float64"]  # 64 points
+    done = run_cli("simulate", *words, "--store", str(tmp_path / "s.duckdb"))
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "simulated 64 points" in said and "contention-free" not in said
+    assert "p=8 float32 sum: 8 B" in said and "every point's table: --verbose" in said
+    assert len(done.stdout.splitlines()) < 40
