@@ -281,15 +281,20 @@ def show_imported(path: Path, run_id: str) -> None:
     st.info(note + ".", icon=":material/input:")
 
 
-def show_simulated(path: Path, run_id: str) -> None:
-    """Say that a run was simulated (runs.environment.simulated): every figure on the page is
-    the simulator's, where the page says 'measured' it means simulated, and ties are the run's
-    stated margin, not noise."""
+def simulated_facts(path: Path, run_id: str) -> dict | None:
+    """How a simulated run was simulated (runs.environment.simulated), or None for another."""
     details = queries.run_details(path, [run_id])
     environment = details["environment"].iloc[0] if len(details) else None
     if isinstance(environment, str):
         environment = json.loads(environment)
-    simulated = (environment or {}).get("simulated") if isinstance(environment, dict) else None
+    found = (environment or {}).get("simulated") if isinstance(environment, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def show_simulated(path: Path, run_id: str) -> None:
+    """Say that a run was simulated: every figure on the page is the simulator's, where the
+    page says 'measured' it means simulated, and ties are the run's stated margin, not noise."""
+    simulated = simulated_facts(path, run_id)
     if not simulated:
         return
     platform = simulated.get("platform") or {}

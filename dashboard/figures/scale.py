@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.best import _best_grid, _heatmap_trace, _legend_traces, tie_names
-from dashboard.figures.style import _empty_figure, color
+from dashboard.figures.style import _empty_figure, color, short_name
 from runners.domain.units import format_bytes
 
 AGREES, DIFFERS = "●", "✗"  # a measured cell's mark: the same winner, another one
@@ -16,7 +16,8 @@ AGREES, DIFFERS = "●", "✗"  # a measured cell's mark: the same winner, anoth
 def scale_heatmap(simulated: pd.DataFrame, measured: pd.DataFrame) -> go.Figure:
     """The simulated winners (ties grey) over ranks (rows) x size (columns); where a measured
     run decided a winner at the same cell, the cell is marked ● (the same winner) or ✗
-    (another), with the measured winner and its run in the hover."""
+    (another), with the measured winner and its run in the hover; a cell only measured shows
+    the measured answer in brackets."""
     if simulated.empty:
         return _empty_figure("No simulated winners for this collective, dtype and op.")
     ranks = sorted(set(simulated["ranks"]) | set(measured["ranks"]))
@@ -28,10 +29,13 @@ def scale_heatmap(simulated: pd.DataFrame, measured: pd.DataFrame) -> go.Figure:
         i, j = ranks.index(r), sizes.index(b)
         decided = rows[rows["decided"].astype(bool)]
         said = decided.iloc[0] if len(decided) else rows.iloc[0]
-        same = bool(len(decided)) and said["algorithm"] == _winner_at(simulated, r, b)
-        text[i][j] = f"{text[i][j]} {AGREES if same or not len(decided) else DIFFERS}".strip()
         found = said["algorithm"] if len(decided) else f"tie {said['algorithm']}"
         hover[i][j] = f"{hover[i][j] or 'not simulated'}; measured: {found} (run {said['run_id']})"
+        if not text[i][j]:  # measured only: the measured answer, in brackets
+            text[i][j] = f"({short_name(said['algorithm']) if len(decided) else 'tie'})"
+            continue
+        same = bool(len(decided)) and said["algorithm"] == _winner_at(simulated, r, b)
+        text[i][j] = f"{text[i][j]} {AGREES if same or not len(decided) else DIFFERS}"
     labels = ([format_bytes(s) for s in sizes], [f"p={r}" for r in ranks])
     fig = go.Figure([_heatmap_trace(z, text, "simulated", labels, algs, hover)])
     fig.add_traces(_legend_traces(algs))

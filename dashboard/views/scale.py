@@ -50,7 +50,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     st.caption(
         "Simulated winners, grey where two algorithms are within the run's margin. A mark is "
         f"a cell a measured run decided too: {charts.AGREES} the same winner, "
-        f"{charts.DIFFERS} another (hover: which, and the run)."
+        f"{charts.DIFFERS} another (hover: which, and the run); (in brackets): measured only."
     )
     st.subheader("Where the choice flips, as p grows")
     pairs = charts.flipping_pairs(data.winners, data.crossovers)

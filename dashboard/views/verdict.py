@@ -23,10 +23,11 @@ def main(path: Path, overview: queries.Overview) -> None:
         return
     run_id, _ = chosen
     data = queries.verdict_data(path, run_id)
-    st.caption(
-        f"Precision: {data.points_met} of {data.points_ok} points met their target (the "
-        "interval over launches as tight as the run asked)"
-    )
+    if ui.simulated_facts(path, run_id) is None:  # a simulated point has one value: no target
+        st.caption(
+            f"Precision: {data.points_met} of {data.points_ok} points met their target (the "
+            "interval over launches as tight as the run asked)"
+        )
     if data.provisional_reason:
         st.warning(
             f"Provisional (†): {short_reason(data.provisional_reason)}; measure again on a "

@@ -68,9 +68,14 @@ def test_the_heatmap_is_the_stored_winners_with_measured_cells_marked(
         (rows[i], columns[j])
         for i, row in enumerate(trace["text"])
         for j, text in enumerate(row)
-        if text.endswith((AGREES, DIFFERS))
+        if text.endswith((AGREES, DIFFERS)) or text.startswith("(")
     }
     assert marked == {(f"p={r}", format_bytes(b)) for r, b in measured}
+    simulated_cells = {(f"p={r}", format_bytes(b)) for r, b, _, _ in stored}
+    for i, row in enumerate(trace["text"]):
+        for j, text in enumerate(row):
+            if text.startswith("("):  # measured only: no simulated cell there
+                assert (rows[i], columns[j]) not in simulated_cells
     assert "p=256" in rows and "p=2" in rows  # simulated and measured group sizes on one map
 
 
@@ -108,3 +113,16 @@ def test_every_page_of_a_simulated_run_says_it_was_not_measured(
     assert not at.exception, at.exception
     said = " ".join(w.value for w in at.warning)
     assert "Simulated in SimGrid" in said and "not measured" in said
+
+
+def test_the_verdict_of_a_simulated_run_claims_no_precision(
+    scale_store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One value a point has no interval to meet a target with: the Verdict page says none."""
+    path, run_id = scale_store
+    monkeypatch.setenv(store.STORE_ENV, str(path))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update({"run": run_id})
+    at.run()
+    assert not at.exception, at.exception
+    assert not any("Precision:" in c.value for c in at.caption)
