@@ -64,8 +64,8 @@ def test_every_route_is_simgrids(shape) -> None:
 @pytest.mark.slow
 def test_a_dragonfly_never_beats_its_contention_free_price() -> None:
     platform = dragonfly(SHAPES[1])
-    chosen = calls((8, 24, 48), (64 * 1024, 1 << 20))
-    simulated = engine.simulate([engine.point_of(c, platform) for c in chosen], platform, ranks=48)
+    chosen = calls((8, 24), (1 << 20,))
+    simulated = engine.simulate([engine.point_of(c, platform) for c in chosen], platform, ranks=24)
     ratios = [s / c.predicted_s(platform) for c, s in zip(chosen, simulated, strict=True)]
     assert min(ratios) > 1 - 1e-6
     assert max(ratios) > 1.05  # links are shared somewhere: contention is simulated

@@ -111,7 +111,8 @@ def test_the_verdict_says_simulated_and_measurements_only_commands_refuse(
 @pytest.mark.slow
 def test_no_store_leaves_the_store_alone(tmp_path: Path) -> None:
     path = tmp_path / "untouched.duckdb"
-    done = run_cli("simulate", *GRID, "--algorithms", "ring", "--no-store", "--store", str(path))
+    words = ["--sizes", "8", "--ranks", "8", "--algorithms", "ring"]
+    done = run_cli("simulate", *words, "--no-store", "--store", str(path))
     assert done.returncode == 0, done.stderr
     assert not path.exists() and "stored as run" not in done.stdout
 
@@ -119,11 +120,11 @@ def test_no_store_leaves_the_store_alone(tmp_path: Path) -> None:
 @needs_simgrid
 @pytest.mark.slow
 def test_a_workload_priced_at_scale_from_a_simulated_run(tmp_path: Path) -> None:
-    """`workload report --simulate --ranks 64`: the preset job's calls simulated on 64 ranks,
+    """`workload report --simulate --ranks 16`: the preset job's calls simulated on 16 ranks,
     each policy's total the calls times their simulated points, the default MPICH's choice."""
     path = tmp_path / "w.duckdb"
     done = run_cli(
-        "workload", "report", "data/workload.json", "--simulate", "--ranks", "64",
+        "workload", "report", "data/workload.json", "--simulate", "--ranks", "16",
         "--platform", "fat-tree-edr", "--json", "--store", str(path),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -134,7 +135,7 @@ def test_a_workload_priced_at_scale_from_a_simulated_run(tmp_path: Path) -> None
             (c, n, a): m
             for c, n, a, m in con.execute(
                 "SELECT collective, bytes, algorithm, median_s FROM points "
-                "WHERE run_id = ? AND ranks = 64",
+                "WHERE run_id = ? AND ranks = 16",
                 [report["run_id"]],
             ).fetchall()
         }
