@@ -15,6 +15,7 @@ from dashboard.figures.style import (
     dash_legend,
     family_color,
     library_dash,
+    ratio_ticks,
     rgba,
     short_name,
 )
@@ -168,9 +169,10 @@ def _prediction_trace(alg: str, rows: pd.DataFrame) -> go.Scatter | None:
     )
 
 
-def _algorithm_traces(alg: str, rows: pd.DataFrame) -> list[go.Scatter]:
-    """Band (where known), measured median and (if any) dashed prediction of one algorithm."""
-    band = _band_trace(alg, rows) if rows["y_low"].notna().any() else None
+def _algorithm_traces(alg: str, rows: pd.DataFrame, bands: bool) -> list[go.Scatter]:
+    """Band (where asked and known), measured median and (if any) dashed prediction of one
+    algorithm."""
+    band = _band_trace(alg, rows) if bands and rows["y_low"].notna().any() else None
     traces = [band, _median_trace(alg, rows), _prediction_trace(alg, rows)]
     return [t for t in traces if t is not None]
 
@@ -284,42 +286,96 @@ def busbw_factors(points: pd.DataFrame) -> pd.Series:
     )
 
 
+SPAN_MARGIN = 2.0  # the y axis reaches this factor beyond the outermost medians
+
+
+def _median_span(values: pd.DataFrame, relative: bool) -> tuple[float, float]:
+    """The y axis' ends: the medians' (and predictions') span with a margin; the relative
+    view starts just below 1 (the fastest)."""
+    shown = pd.concat([values["y"], values["y_pred"]]).replace([np.inf, -np.inf], np.nan)
+    shown = shown[shown > 0].dropna()
+    if shown.empty:
+        return 0.5, 2.0
+    if relative:
+        return 0.95, max(float(shown.max()) * 1.3, 1.2)
+    return float(shown.min()) / SPAN_MARGIN, float(shown.max()) * SPAN_MARGIN
+
+
+def _clipped(values: pd.DataFrame, low: float, high: float) -> pd.DataFrame:
+    """The values with every interval and band cut to the axis' span, `cut` marking points
+    whose interval reached past its top."""
+    out = values.copy()
+    out["cut"] = out["y_int_high"].astype(float) > high
+    for column in ("y_int_low", "y_int_high", "y_low", "y_high"):
+        out[column] = out[column].astype(float).clip(lower=low, upper=high)
+    return out
+
+
+def _cut_trace(cut: pd.DataFrame, high: float) -> go.Scatter:
+    """Triangles at the axis' top where an interval runs past it."""
+    return go.Scatter(
+        x=cut["bytes"].astype(float).tolist(),
+        y=[high] * len(cut),
+        mode="markers",
+        marker={"symbol": "triangle-up", "size": 9, "color": "#555555"},
+        name="interval runs past the axis",
+        hovertext=[
+            f"{r.algorithm}, {format_bytes(r.bytes)}: its 95% interval runs past the axis"
+            for r in cut.itertuples(index=False)
+        ],
+        hoverinfo="text",
+        meta={"role": "cut"},
+    )
+
+
 def curves_figure(
     points: pd.DataFrame,
     crossovers: pd.DataFrame,
     metric: str = "time",
+    bands: bool = False,
 ) -> go.Figure:
     """Metric vs bytes: per algorithm a p5-p95 band, the measured median and the model's
     prediction (thin long-dash-dot) in the same colour, crossovers marked and labelled, on
     log-log axes; the colour is the algorithm's family (`ring`, `ring@openmpi`, `ring@impi`
     alike), the line style its library (solid MPICH, dash Open MPI, dot Intel MPI), which the
     legend's title says when a library other than MPICH is drawn;
-    `relative` draws each median over the fastest at its size, with its interval, on a linear
-    axis from 1 (how much slower each one is, where the absolute curves merge).
+    `relative` draws each median over the fastest at its size, with its interval, on a log
+    axis from 1 (how much slower each one is, where the absolute curves merge). The y axis
+    spans the medians (and predictions), never an interval or band: one wide interval cannot
+    flatten the medians; an interval that leaves the axis is cut at its edge and marked by a
+    triangle there. The p5-p95 bands only with `bands`.
 
-    Points that break an assumption are drawn as crosses (the page says why, above).
+    Points that break an assumption are drawn as crosses (the page says why).
     """
     ok = points[(points["status"] == PointStatus.OK) & points["median_s"].notna()]
     if ok.empty:
         return _empty_figure("No successfully measured points in this view.")
     values = metric_values(ok, metric)
     fig = go.Figure()
+    low, high = _median_span(values, relative=metric == "relative")
+    values = _clipped(values, low, high)
     for alg, rows in values.groupby("algorithm", sort=True):
-        fig.add_traces(_algorithm_traces(str(alg), rows.sort_values("bytes")))
+        fig.add_traces(_algorithm_traces(str(alg), rows.sort_values("bytes"), bands))
+    cut = values[values["cut"]]
+    if not cut.empty:
+        fig.add_trace(_cut_trace(cut, high))
     relative = metric == "relative"
     for kind in () if relative else ("measured", "predicted"):
         rows = crossovers[crossovers["kind"] == kind] if not crossovers.empty else crossovers
         if not rows.empty:
             fig.add_trace(_crossover_trace(values, rows, kind))
     _bytes_axis(fig, values["bytes"].tolist())
+    span = [math.log10(low), math.log10(high)]
     if relative:
         fig.add_hline(y=1, line_dash="dot")
-        top = float(values["y_int_high"].replace(np.inf, np.nan).max())
-        fig.update_yaxes(type="linear", range=[0.95, max(top, 1.2) * 1.05],
-                         tickformat=".2~f", ticksuffix="x", title_text=METRICS[metric])  # fmt: skip
+        ticks = [t for t in ratio_ticks(low, high) if low <= t <= high]
+        labels = [f"{t:g}x" for t in ticks]
+        fig.update_yaxes(type="log", range=span, tickvals=ticks, ticktext=labels,
+                         title_text=METRICS[metric])  # fmt: skip
     else:
         # "~g": 0.0001 and 100000 as numbers, never SI prefixes ("100µ" GB/s read as a unit)
-        fig.update_yaxes(type="log", dtick=1, tickformat="~g", title_text=METRICS[metric])
+        fig.update_yaxes(type="log", range=span, dtick=1, tickformat="~g",
+                         title_text=METRICS[metric])  # fmt: skip
     styles = dash_legend(values["algorithm"].unique().tolist())
     rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW) + bool(styles)
     fig.update_layout(

@@ -129,31 +129,34 @@ def main(path: Path, overview: queries.Overview) -> None:
     in_view = _on_libraries(in_view)
     algorithms = ui.choose_many("Algorithms", sorted(in_view["algorithm"].unique()), "alg")
     collective = str(grid["collective"].iloc[0])
-    ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks), collective), run_id)
-    chart_slot = st.container()  # the chart comes first; its options sit below it
+    chart_slot = st.container()  # the chart comes first; its options and words below it
     left, right = st.columns(2)
     cal = _calibration(path, run_id, left)
+    bands = ui.toggle("p5-p95 bands", "bands", container=left) if metric != "relative" else False
     scope = queries.Scope(run_id, ranks, dtype, op, tuple(algorithms), cal, collective)
     data = queries.curves_data(path, scope)
     marked = _crossovers_shown(data, right)
     with chart_slot:
-        ui.show_run_assumptions(path, run_id, data.summary, scope.words())
-        ui.chart(charts.curves_figure(data.points, marked, metric), "curves_chart")
+        ui.chart(charts.curves_figure(data.points, marked, metric, bands), "curves_chart")
         note = queries.crossover_note(marked)
         if note and metric != "relative":
             st.info(note, icon=":material/info:")
         st.caption(
             "Each algorithm's median over the fastest median at that size (1x: the fastest), "
             "with its 95% interval over launches (bars): how much slower each one is. The "
-            "absolute curves, bands, predictions and crossovers: Metric time, algbw or busbw."
+            "absolute curves, bands, predictions and crossovers: Metric time, algbw or busbw. "
+            "A triangle at the top: an interval that runs past the axis."
             if metric == "relative"
             else "Lines with markers: measured median with its 95% interval over launches "
-            "(bars) and its p5-p95 band. Thin dash-dot, same colour: the model's prediction "
+            "(bars; a triangle at the top where one runs past the axis), and with the toggle "
+            "below its p5-p95 band. Thin dash-dot, same colour: the model's prediction "
             "(one legend entry toggles both). Filled diamonds: measured crossovers, open "
             "diamonds: predicted ones (bars: their uncertainty). Crosses: points that break an "
             "assumption. Several libraries: the colour is the algorithm, the line style the "
             "library (solid MPICH, dashed Open MPI, dotted Intel MPI)."
         )
+        ui.show_verdict(queries.verdict(path, run_id, dtype, op, int(ranks), collective), run_id)
+        ui.show_run_assumptions(path, run_id, data.summary, scope.words())
     _details(path, scope, data)
 
 

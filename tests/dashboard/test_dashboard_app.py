@@ -300,13 +300,23 @@ def test_curves_draw_predictions_and_crossovers(demo: Path) -> None:
 
 def test_curves_open_on_each_time_over_the_fastest(demo: Path) -> None:
     """By default Curves answers "by how much": each median over the fastest at its size on a
-    linear axis from 1, with its interval; no bands, predictions or crossovers there."""
+    log axis from 1 that the medians span (an interval past it is cut and marked by a
+    triangle), with its interval; no bands, predictions or crossovers there."""
     at = open_app("views/curves.py", run=RUN_A, ranks="2")
     assert at.radio(key="metric").value == "relative"
     (figure,) = charts(at)
     roles = {t["meta"]["role"] for t in figure["data"]}
-    assert roles == {"measured"} and figure["layout"]["yaxis"]["type"] == "linear"
-    ys = [list(t["y"]) for t in figure["data"]]
+    assert "measured" in roles and roles <= {"measured", "cut"}
+    assert figure["layout"]["yaxis"]["type"] == "log"
+    measured = [t for t in figure["data"] if t["meta"]["role"] == "measured"]
+    ys = [list(t["y"]) for t in measured]
+    top = 10 ** figure["layout"]["yaxis"]["range"][1]
+    assert top == pytest.approx(max(max(y) for y in ys) * 1.3)  # the medians set the axis
+    for trace in measured:  # every bar ends on the axis
+        assert all(
+            y + up <= top * (1 + 1e-9)
+            for y, up in zip(trace["y"], trace["error_y"]["array"], strict=True)
+        )
     assert min(min(y) for y in ys) == 1.0
     for position in range(len(ys[0])):  # one algorithm is the fastest at every size
         assert min(y[position] for y in ys if len(y) > position) == pytest.approx(1.0)

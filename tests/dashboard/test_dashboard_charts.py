@@ -162,10 +162,11 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo_store:
     """Per algorithm: a band, a solid median and a thin dash-dot prediction of the same colour
     (for the autotuned 'mpi', the lower bound, and labelled so). Both axes are logarithmic."""
     data = _view(demo_store)
-    fig = charts.curves_figure(data.points, data.crossovers, "time")
+    fig = charts.curves_figure(data.points, data.crossovers, "time", bands=True)
     algorithms = sorted(data.points["algorithm"].unique())
     assert [t.meta["algorithm"] for t in _traces(fig, "measured")] == algorithms
     assert len(_traces(fig, "band")) == len(algorithms)
+    assert not _traces(charts.curves_figure(data.points, data.crossovers, "time"), "band")
     predicted = {t.meta["algorithm"]: t for t in _traces(fig, "predicted")}
     assert set(predicted) == set(algorithms)
     for measured in _traces(fig, "measured"):
@@ -184,7 +185,8 @@ def test_curves_have_band_median_and_dashed_prediction_per_algorithm(demo_store:
     assert predicted["mpi:ring"].name == "mpi:ring (model: ring)"
     legend = [t.name for t in fig.data if t.showlegend is not False]
     assert legend[: len(algorithms)] == algorithms  # one entry per algorithm, below the plot
-    assert all("crossover" in name for name in legend[len(algorithms) :])
+    rest = legend[len(algorithms) :]  # then the crossovers, and intervals cut at the axis
+    assert all("crossover" in name or name == "interval runs past the axis" for name in rest)
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
     assert not fig.layout.legend.title.text  # one library: nothing to say about line styles
 
@@ -256,30 +258,39 @@ def test_a_figure_of_one_other_library_still_says_what_its_dashes_mean() -> None
 
 
 def test_band_spans_p5_to_p95(demo_store: Path) -> None:
-    """The band goes out along p95 and back along p5."""
+    """The band goes out along p95 and back along p5 (cut at the axis' ends)."""
     data = _view(demo_store, algorithms=("ring",))
-    band = _traces(charts.curves_figure(data.points, data.crossovers, "time"), "band")[0]
+    fig = charts.curves_figure(data.points, data.crossovers, "time", bands=True)
+    band = _traces(fig, "band")[0]
+    low, high = (10**end for end in fig.layout.yaxis.range)
     ring = data.points.sort_values("bytes")
     n = len(ring)
-    np.testing.assert_allclose(band.y[:n], ring["p95_s"] * 1e6)
-    np.testing.assert_allclose(band.y[n:], ring["p5_s"][::-1] * 1e6)
+    np.testing.assert_allclose(band.y[:n], (ring["p95_s"] * 1e6).clip(low, high))
+    np.testing.assert_allclose(band.y[n:], (ring["p5_s"][::-1] * 1e6).clip(low, high))
     assert band.fill == "toself"
 
 
 def test_each_median_carries_its_interval_over_launches(demo_store: Path) -> None:
-    """Error bars reach the stored interval_low_s .. interval_high_s; in bandwidth they flip."""
+    """Error bars reach the stored interval_low_s .. interval_high_s (cut at the axis' ends,
+    which the medians set); in bandwidth they flip."""
     data = _view(demo_store, algorithms=("ring",))
     ring = data.points.sort_values("bytes")
     assert (ring["launches"] == 3).all()
-    time = _traces(charts.curves_figure(data.points, data.crossovers, "time"), "measured")[0]
+    fig = charts.curves_figure(data.points, data.crossovers, "time")
+    low, high = (10**end for end in fig.layout.yaxis.range)
+    time = _traces(fig, "measured")[0]
     np.testing.assert_allclose(
-        np.asarray(time.y) + np.asarray(time.error_y.array), ring["interval_high_s"] * 1e6
+        np.asarray(time.y) + np.asarray(time.error_y.array),
+        (ring["interval_high_s"] * 1e6).clip(low, high),
     )
     np.testing.assert_allclose(
-        np.asarray(time.y) - np.asarray(time.error_y.arrayminus), ring["interval_low_s"] * 1e6
+        np.asarray(time.y) - np.asarray(time.error_y.arrayminus),
+        (ring["interval_low_s"] * 1e6).clip(low, high),
     )
-    algbw = _traces(charts.curves_figure(data.points, data.crossovers, "algbw"), "measured")[0]
-    top = ring["bytes"] / ring["interval_low_s"] / 1e9
+    fig = charts.curves_figure(data.points, data.crossovers, "algbw")
+    low, high = (10**end for end in fig.layout.yaxis.range)
+    algbw = _traces(fig, "measured")[0]
+    top = (ring["bytes"] / ring["interval_low_s"] / 1e9).clip(low, high)
     np.testing.assert_allclose(np.asarray(algbw.y) + np.asarray(algbw.error_y.array), top)
     assert "over 3 launches" in time.hovertext[0]
 
@@ -583,3 +594,20 @@ def test_tables_are_shown_in_human_units() -> None:
     assert shown["median (us)"].tolist() == pytest.approx([2.5, 1000.0])
     assert shown["bytes"].tolist() == [78, 4096] and shown["algorithm"].tolist() == ["ring", ""]
     assert frame["median_s"].iloc[0] == 2.5e-6  # the caller's frame is left alone
+
+
+def test_one_wide_interval_cannot_flatten_the_medians(demo_store: Path) -> None:
+    """A single interval 1000x its median leaves the axis where the medians put it: the bar is
+    cut at the top and a triangle marks it (the 1200x axis of #45)."""
+    data = _view(demo_store, algorithms=("ring", "rabenseifner"))
+    calm = charts.curves_figure(data.points, data.crossovers, "relative")
+    wide = data.points.copy()
+    row = wide.index[0]
+    wide.loc[row, "interval_high_s"] = wide.loc[row, "median_s"] * 1000
+    fig = charts.curves_figure(wide, data.crossovers, "relative")
+    assert fig.layout.yaxis.range == calm.layout.yaxis.range
+    assert fig.layout.yaxis.type == "log"
+    (cut,) = _traces(fig, "cut")
+    before = {x for t in _traces(calm, "cut") for x in t.x}
+    assert set(cut.x) == before | {float(wide.loc[row, "bytes"])}
+    assert list(cut.y) == pytest.approx([10 ** fig.layout.yaxis.range[1]] * len(cut.y))
