@@ -365,8 +365,16 @@ def curves_figure(
         if not rows.empty:
             fig.add_trace(_crossover_trace(values, rows, kind))
     _bytes_axis(fig, values["bytes"].tolist())
+    _y_axis(fig, metric, low, high)
+    _legend_below(fig, values)
+    return fig
+
+
+def _y_axis(fig: go.Figure, metric: str, low: float, high: float) -> None:
+    """A log y axis from ``low`` to ``high``: ratios ticked as 1x, 2x, ... in the relative
+    view, plain numbers otherwise."""
     span = [math.log10(low), math.log10(high)]
-    if relative:
+    if metric == "relative":
         fig.add_hline(y=1, line_dash="dot")
         ticks = [t for t in ratio_ticks(low, high) if low <= t <= high]
         labels = [f"{t:g}x" for t in ticks]
@@ -376,17 +384,15 @@ def curves_figure(
         # "~g": 0.0001 and 100000 as numbers, never SI prefixes ("100µ" GB/s read as a unit)
         fig.update_yaxes(type="log", range=span, dtick=1, tickformat="~g",
                          title_text=METRICS[metric])  # fmt: skip
+
+
+def _legend_below(fig: go.Figure, values: pd.DataFrame) -> None:
+    """The legend below the plot (the plot keeps the page's width), the figure tall enough."""
     styles = dash_legend(values["algorithm"].unique().tolist())
     rows_of_legend = math.ceil(values["algorithm"].nunique() / LEGEND_PER_ROW) + bool(styles)
     fig.update_layout(
         height=660 + 24 * rows_of_legend,
-        margin={
-            "l": 60,
-            "r": 20,
-            "t": 30,
-            "b": 70 + 24 * rows_of_legend,
-        },
-        # below the plot, so the plot keeps the page's width
+        margin={"l": 60, "r": 20, "t": 30, "b": 70 + 24 * rows_of_legend},
         legend={
             "groupclick": "togglegroup",
             "orientation": "h",
@@ -398,4 +404,3 @@ def curves_figure(
         },
         hovermode="closest",
     )
-    return fig
