@@ -23,6 +23,7 @@ from runners.domain.errors import CollsweepError
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.outputs import write_texts
 from runners.domain.sweep.run_labels import run_title
+from runners.domain.sweep.simulated_run import not_measured_words, simulation_of
 from runners.domain.verdict.provisional import short_reason
 from runners.domain.verdict.winner_table import by_group, group_sentence
 
@@ -58,7 +59,10 @@ def report_html(path: Path | str, run_id: str) -> str:
     labels = run.iloc[0].to_dict() if len(run) else {}
     name = run_title(run_id, labels.get("name"), labels.get("tags"))
     parts = [f"<h1>collsweep report: {html.escape(name)}</h1>"]
-    parts += _verdict(data, figures)
+    simulation = simulation_of(labels.get("environment"))
+    if simulation is not None:
+        parts.append(f"<p class='warning'>{html.escape(not_measured_words(simulation))}</p>")
+    parts += _verdict(data, figures, simulated=simulation is not None)
     parts += _curves(path, run_id, figures)
     parts += _assumptions(path, run_id)
     parts += _provenance(path, run_id)
@@ -69,11 +73,12 @@ def report_html(path: Path | str, run_id: str) -> str:
     )
 
 
-def _verdict(data: queries.VerdictData, figures: Figures) -> list[str]:
+def _verdict(data: queries.VerdictData, figures: Figures, simulated: bool = False) -> list[str]:
     parts = ["<h2>Verdict</h2>"]
-    parts.append(
-        f"<p>Precision: {data.points_met} of {data.points_ok} points met their target.</p>"
-    )
+    if not simulated:  # a simulated point is one value: no precision target
+        parts.append(
+            f"<p>Precision: {data.points_met} of {data.points_ok} points met their target.</p>"
+        )
     if data.provisional_reason:
         short, reason = (
             html.escape(t) for t in (short_reason(data.provisional_reason), data.provisional_reason)

@@ -22,6 +22,7 @@ from dashboard import badges, queries
 from dashboard.serve import store_from_args
 from runners import store
 from runners.domain.sweep.run_labels import run_title
+from runners.domain.sweep.simulated_run import not_measured_words, simulation_of
 from runners.domain.units import seconds_column
 
 STORE_KEY = "collsweep_store"
@@ -284,27 +285,18 @@ def show_imported(path: Path, run_id: str) -> None:
 def simulated_facts(path: Path, run_id: str) -> dict | None:
     """How a simulated run was simulated (runs.environment.simulated), or None for another."""
     details = queries.run_details(path, [run_id])
-    environment = details["environment"].iloc[0] if len(details) else None
-    if isinstance(environment, str):
-        environment = json.loads(environment)
-    found = (environment or {}).get("simulated") if isinstance(environment, dict) else None
-    return found if isinstance(found, dict) else None
+    return simulation_of(details["environment"].iloc[0]) if len(details) else None
 
 
 def show_simulated(path: Path, run_id: str) -> None:
     """Say that a run was simulated: every figure on the page is the simulator's, where the
     page says 'measured' it means simulated, and ties are the run's stated margin, not noise."""
     simulated = simulated_facts(path, run_id)
-    if not simulated:
-        return
-    platform = simulated.get("platform") or {}
-    st.warning(
-        f"Simulated in {simulated.get('simulator')} on platform {platform.get('name')} "
-        f"({platform.get('topology')}), not measured: on this page 'measured' means simulated, "
-        f"and two algorithms within {float(simulated.get('margin', 0)):.0%} of each other are "
-        "a tie. The Scale page sets it beside the measured runs.",
-        icon=":material/lan:",
-    )
+    if simulated:
+        words = not_measured_words(simulated)
+        st.warning(
+            f"{words} The Scale page sets it beside the measured runs.", icon=":material/lan:"
+        )
 
 
 def choose_collective(grid: pd.DataFrame) -> tuple[str, pd.DataFrame]:

@@ -126,3 +126,15 @@ def test_the_verdict_of_a_simulated_run_claims_no_precision(
     at.run()
     assert not at.exception, at.exception
     assert not any("Precision:" in c.value for c in at.caption)
+
+
+def test_the_shareable_report_of_a_simulated_run_says_so_first(
+    scale_store: tuple[Path, str],
+) -> None:
+    from dashboard.report import report_html
+
+    path, run_id = scale_store
+    page = report_html(path, run_id)
+    body = page.split("<body>", 1)[1]
+    assert body.index("Simulated in SimGrid") < body.index("<h2>Verdict</h2>")
+    assert "not measured" in body and "Precision:" not in body

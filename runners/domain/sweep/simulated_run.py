@@ -196,3 +196,26 @@ def simulated_words(spec_toml: str | None) -> str:
 def found_by(spec_toml: str | None) -> str:
     """How a stored run's points were found, as its tables say it: 'simulated' or 'measured'."""
     return "simulated" if simulated_table(spec_toml) is not None else "measured"
+
+
+def simulation_of(environment: object) -> dict[str, Any] | None:
+    """runs.environment's `simulated` record (a dict, or its JSON text), or None for a run
+    that was not simulated."""
+    if isinstance(environment, str):
+        try:
+            environment = json.loads(environment)
+        except ValueError:
+            return None
+    found = environment.get(SIMULATED_TABLE) if isinstance(environment, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def not_measured_words(simulation: dict[str, Any]) -> str:
+    """What every surface showing a simulated run says first."""
+    platform = simulation.get("platform") or {}
+    return (
+        f"Simulated in {simulation.get('simulator')} on platform {platform.get('name')} "
+        f"({platform.get('topology')}), not measured: where it says 'measured' it means "
+        f"simulated, and two algorithms within {float(simulation.get('margin', 0)):.0%} of each "
+        "other are a tie."
+    )
