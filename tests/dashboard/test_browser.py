@@ -295,6 +295,19 @@ def test_the_verdict_is_the_front_page_with_its_strip_in_view(server, page, demo
     assert shown == decided and ("tie" in cells) == (not winners.decided.all())
 
 
+def test_the_curves_chart_starts_above_a_laptops_fold(server, page) -> None:
+    """At 1280 px the Curves chart starts within the first 900 px of a provisional,
+    oversubscribed view (the verdict and the assumptions' words sit below it) and its y axis
+    is log, set by the medians."""
+    with width_of(page, 1280):
+        load(page, f"{server}/curves?run={RUN_A}&ranks=3")
+        plot = "document.querySelector('.js-plotly-plot')"
+        top = page.evaluate(f"{plot}.getBoundingClientRect().top")
+        assert top < 900, f"the chart starts {top} px down: below a laptop's fold"
+        assert page.evaluate(f"{plot}.layout.yaxis.type") == "log"
+        assert "not_oversubscribed violated" in text(page)  # still said, below the chart
+
+
 def test_the_runs_page_lists_the_runs(server, page) -> None:
     """/runs shows the runs of the store."""
     load(page, f"{server}/runs", plotted=False)
