@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 from pathlib import Path
 
 from runners.analysis.run_analysis import analyze_run
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.collectives.collective import COLLECTIVES
+from runners.domain.errors import Stopped
 from runners.domain.imports import FORMATS
 from runners.domain.libraries import LIBRARIES
 from runners.jobs.importing import ImportRequest, import_files
+from runners.jobs.sweep import signals_as_exceptions
 
 MAX_RANKS = 1 << 24  # a group size no tool's output comes from: a typo, refused
 
@@ -29,7 +32,12 @@ def run(args: argparse.Namespace) -> int:
         collective=args.collective,
         command_line=command_line(args),
     )
-    result = import_files(store_path(args), request)
+    try:
+        with signals_as_exceptions():
+            result = import_files(store_path(args), request)
+    except Stopped as stop:  # all or nothing: the main store was not touched, staging is gone
+        print(f"collsweep import: stopped by {stop}: nothing imported", file=sys.stderr)
+        return 128 + int(getattr(signal, str(stop), signal.SIGTERM))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     launches = "one launch each" if result.launches == 1 else f"up to {result.launches} launches"

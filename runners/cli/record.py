@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from runners.cli.common import UsageError
 from runners.cli.workload_texts import show_text
+from runners.domain.errors import Stopped
 from runners.domain.libraries import RUNNABLE
 from runners.jobs import recorder_build
 from runners.jobs.recording import record
+from runners.jobs.sweep import signals_as_exceptions
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +30,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise UsageError("--out W is required: the workload file to write")
-    workload = record(command, Path(args.out), args.name, args.library)
+    try:
+        with signals_as_exceptions():
+            workload = record(command, Path(args.out), args.name, args.library)
+    except Stopped as stop:  # the program's group and the records' folder are gone with it
+        print(f"collsweep record: stopped by {stop}: the program was killed, nothing written",
+              file=sys.stderr)  # fmt: skip
+        return 128 + int(getattr(signal, str(stop), signal.SIGTERM))
     for note in workload.notes:
         print(f"collsweep record: note: {note}", file=sys.stderr)
     print(show_text(replace(workload, notes=())))

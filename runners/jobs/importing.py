@@ -29,6 +29,8 @@ from runners.domain.model.calibration import calibration_row
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.status import RunStatus
 from runners.jobs.sweep import code_version, fresh_run_id
+from runners.process.faults import hold_at
+from runners.process.reaper import reaped
 
 MAX_FILE_BYTES = 256 * 2**20  # tools print kilobytes; a larger file is something else
 
@@ -138,12 +140,14 @@ def _store(
 ) -> None:
     """The run with its points and samples (and calibration) into the main store in one
     transaction."""
-    with tempfile.TemporaryDirectory(prefix="collsweep-import-") as folder:
+    scratch = tempfile.TemporaryDirectory(prefix="collsweep-import-", ignore_cleanup_errors=True)
+    with scratch as folder, reaped(Path(folder)):  # gone however the command ends
         staging = Path(folder) / "staging.duckdb"
         if calibration is not None:
             store.add_calibration(staging, calibration)
         store.create_run(staging, run)
         store.add_points(staging, plan.points, plan.samples)
+        hold_at("import-staged")
         results = store.merge_shards(path, [staging])
     if results[0].left:
         raise BadInput(f"the import was not stored: {results[0].left}")

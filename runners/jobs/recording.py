@@ -13,8 +13,10 @@ becomes collsweep's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,7 @@ from runners.domain.workload.recorded import recorded_workload
 from runners.domain.workload.recording import read_records
 from runners.host import libraries
 from runners.jobs.recorder_build import recorder
+from runners.process.reaper import Reaper, reaped
 
 DIR_ENV = "COLLSWEEP_RECORD_DIR"  # the folder the ranks write their records into
 MAX_ORDER_ENV = "COLLSWEEP_RECORD_MAX_ORDER"  # order runs a rank keeps
@@ -110,12 +113,22 @@ def program_env(lib: LibrarySpec, preload: Path, folder: Path) -> dict[str, str]
     return env
 
 
-def run_program(argv: Sequence[str], env: dict[str, str]) -> None:
-    """Run the command to its end, its output on ours; ProgramFailed when it fails."""
+def run_program(argv: Sequence[str], env: dict[str, str], reaper: Reaper) -> None:
+    """Run the command to its end in a process group of its own, its output on ours, the
+    group killed however this ends (a stop, or collsweep killed outright: the reaper);
+    ProgramFailed when it fails."""
     try:
-        status = subprocess.run(list(argv), env=env, check=False).returncode
+        proc = subprocess.Popen(list(argv), env=env, start_new_session=True)
     except OSError as exc:
         raise BadCommand(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+    reaper.watch(proc.pid)
+    try:
+        status = proc.wait()
+    except BaseException:  # a stop: the program's launcher and every rank it started
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     if status < 0:
         raise ProgramFailed(
             f"the program was killed by signal {-status}: nothing written", 128 - status
@@ -133,8 +146,13 @@ def record(
     program = resolved_program(argv)
     lib = library_for(program, library)
     preload = recorder(lib)
-    with tempfile.TemporaryDirectory(prefix="collsweep-record-") as folder:
-        run_program(argv, program_env(lib, preload, Path(folder)))
+    with (
+        tempfile.TemporaryDirectory(
+            prefix="collsweep-record-", ignore_cleanup_errors=True
+        ) as folder,
+        reaped(Path(folder)) as reaper,
+    ):
+        run_program(argv, program_env(lib, preload, Path(folder)), reaper)
         records = read_records(Path(folder))
     source = {
         "kind": "recorded",

@@ -4,8 +4,9 @@ signal, say) while the command is surely in that stage, whatever the machine's s
 command creates that name + ".held" once parked. Stages: analysis (before the analysis),
 write-points (inside DuckDB's execution of a store write with points, before its COMMIT:
 runners.store.writes), write-analysis (the same, storing a run's analysis), user-query (the
-process of a user's SQL, its limits armed: runners.store.user_query). The ranks' own hooks
-(crash, hang, garble, hold at an algorithm) are runners.ranks.sweep_worker's.
+process of a user's SQL, its limits armed: runners.store.user_query), import-staged (`collsweep
+import` with its staging store written, before it is merged: runners.jobs.importing). The
+ranks' own hooks (crash, hang, garble, hold at an algorithm) are runners.ranks.sweep_worker's.
 """
 
 from __future__ import annotations
