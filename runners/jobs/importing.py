@@ -9,7 +9,6 @@ price its points (catalog algorithms, datatypes and ops). No MPI here.
 
 from __future__ import annotations
 
-import json
 import stat
 import tempfile
 import tomllib
@@ -28,6 +27,7 @@ from runners.domain.libraries import LIBRARIES
 from runners.domain.model.calibration import calibration_row
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.status import RunStatus
+from runners.domain.sweep.spec_keys import toml_value
 from runners.jobs.sweep import code_version, fresh_run_id
 from runners.process.faults import hold_at
 from runners.process.reaper import reaped
@@ -200,18 +200,13 @@ def spec_text(files: Sequence[ToolFile], plan: ImportPlan) -> str:
     lines = [
         "# imported, not swept: each file is one launch of the tool",
         f"[{IMPORTED_TABLE}]",
-        f"tool = {_toml(files[0].tool)}",
-        f"format = {_toml(files[0].format)}",
-        f"libraries = [{', '.join(_toml(lib) for lib in plan.libraries)}]",
-        f"files = [{', '.join(_toml(f.name) for f in files)}]",
-        f"sha256 = [{', '.join(_toml(f.sha256) for f in files)}]",
-        f"median = {_toml(files[0].median_column)}",
+        f"tool = {toml_value(files[0].tool)}",
+        f"format = {toml_value(files[0].format)}",
+        f"libraries = [{', '.join(toml_value(lib) for lib in plan.libraries)}]",
+        f"files = [{', '.join(toml_value(f.name) for f in files)}]",
+        f"sha256 = [{', '.join(toml_value(f.sha256) for f in files)}]",
+        f"median = {toml_value(files[0].median_column)}",
     ]
     text = "\n".join(lines) + "\n"
     tomllib.loads(text)  # a name with characters TOML cannot hold would fail here, not later
     return text
-
-
-def _toml(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)

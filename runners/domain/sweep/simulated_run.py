@@ -29,6 +29,7 @@ from runners.domain.status import PointStatus
 from runners.domain.sweep.point_row import PointRow
 from runners.domain.sweep.records import PointKey
 from runners.domain.sweep.simulation import SimulatedCall
+from runners.domain.sweep.spec_keys import toml_value
 from runners.domain.sweep.stats import bandwidths
 
 SIMULATED_TABLE = "simulated"  # the table a simulated run's spec_toml ends with
@@ -74,22 +75,17 @@ def spec_text(spec_toml: str, facts: SimulationFacts) -> str:
             "",
             "# simulated, not measured: every point is SimGrid's time for its schedule",
             f"[{SIMULATED_TABLE}]",
-            f"simulator = {_toml(facts.simulator)}",
-            f"mode = {_toml(facts.mode)}",
+            f"simulator = {toml_value(facts.simulator)}",
+            f"mode = {toml_value(facts.mode)}",
             f"margin = {facts.margin!r}",
-            f"platform = {_toml(facts.platform.name)}",
-            f"topology = {_toml(facts.platform.topology)}",
-            f"schedule_version = {_toml(facts.schedule_version)}",
+            f"platform = {toml_value(facts.platform.name)}",
+            f"topology = {toml_value(facts.platform.topology)}",
+            f"schedule_version = {toml_value(facts.schedule_version)}",
         ]
     )
     text = spec_toml.rstrip("\n") + "\n" + table + "\n"
     tomllib.loads(text)  # a platform name TOML cannot hold fails here, before anything is stored
     return text
-
-
-def _toml(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)
 
 
 def environment(facts: SimulationFacts) -> dict[str, Any]:

@@ -10,6 +10,7 @@ module also reads a key's TOML value (`parsed`) and writes it back (`toml_value`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from typing import Any, get_args, get_origin, get_type_hints
@@ -100,8 +101,8 @@ def toml_value(value: Any) -> str:
     """A key's value as TOML text that `parsed` reads back equal."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, str):  # JSON's string escapes are TOML's (control characters too)
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return repr(value)
