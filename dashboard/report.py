@@ -23,7 +23,7 @@ from runners.domain.errors import CollsweepError
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.outputs import write_texts
 from runners.domain.sweep.run_labels import run_title
-from runners.domain.sweep.simulated_run import not_measured_words, simulation_of
+from runners.domain.sweep.simulated_run import not_measured_words, simulated_table
 from runners.domain.verdict.provisional import short_reason
 from runners.domain.verdict.winner_table import by_group, group_sentence
 
@@ -59,7 +59,7 @@ def report_html(path: Path | str, run_id: str) -> str:
     labels = run.iloc[0].to_dict() if len(run) else {}
     name = run_title(run_id, labels.get("name"), labels.get("tags"))
     parts = [f"<h1>collsweep report: {html.escape(name)}</h1>"]
-    simulation = simulation_of(labels.get("environment"))
+    simulation = simulated_table(labels.get("spec_toml"))
     if simulation is not None:
         parts.append(f"<p class='warning'>{html.escape(not_measured_words(simulation))}</p>")
     parts += _verdict(data, figures, simulated=simulation is not None)

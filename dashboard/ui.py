@@ -8,7 +8,6 @@ address. The store comes from the session (tests), ``--store`` after ``--`` on t
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -18,11 +17,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import badges, queries
+from dashboard import badges, queries, run_banners
 from dashboard.serve import store_from_args
 from runners import store
 from runners.domain.sweep.run_labels import run_title
-from runners.domain.sweep.simulated_run import not_measured_words, simulation_of
 from runners.domain.units import seconds_column
 
 STORE_KEY = "collsweep_store"
@@ -256,47 +254,10 @@ def choose_run_with_points(
     if grid.empty:
         st.info("This run has no points yet.")
         return None
-    show_imported(path, run_id)
-    show_simulated(path, run_id)
+    run_banners.show_kind(path, run_id)
     if one_collective:
         _, grid = choose_collective(grid)
     return run_id, grid
-
-
-def show_imported(path: Path, run_id: str) -> None:
-    """Say that a run was imported from another tool (runs.environment.imported): one launch
-    per file, so one file gives no interval over launches; and why it was not analysed."""
-    details = queries.run_details(path, [run_id])
-    environment = details["environment"].iloc[0] if len(details) else None
-    if isinstance(environment, str):
-        environment = json.loads(environment)
-    imported = (environment or {}).get("imported") if isinstance(environment, dict) else None
-    if not imported:
-        return
-    words = str(imported.get("launches", f"imported from {imported.get('tool')}"))
-    note = f"{words[:1].upper()}{words[1:]}: each file is one launch of the tool"
-    if words.startswith("one launch"):
-        note += ", so its points have no interval over launches and no winner is decided"
-    if imported.get("not_analysed"):
-        note += f". Not analysed: {imported['not_analysed']}"
-    st.info(note + ".", icon=":material/input:")
-
-
-def simulated_facts(path: Path, run_id: str) -> dict | None:
-    """How a simulated run was simulated (runs.environment.simulated), or None for another."""
-    details = queries.run_details(path, [run_id])
-    return simulation_of(details["environment"].iloc[0]) if len(details) else None
-
-
-def show_simulated(path: Path, run_id: str) -> None:
-    """Say that a run was simulated: every figure on the page is the simulator's, where the
-    page says 'measured' it means simulated, and ties are the run's stated margin, not noise."""
-    simulated = simulated_facts(path, run_id)
-    if simulated:
-        words = not_measured_words(simulated)
-        st.warning(
-            f"{words} The Scale page sets it beside the measured runs.", icon=":material/lan:"
-        )
 
 
 def choose_collective(grid: pd.DataFrame) -> tuple[str, pd.DataFrame]:

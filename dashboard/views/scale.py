@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import charts, queries, ui
+from dashboard import charts, queries, run_banners, ui
 from runners.domain.units import format_bytes
 
 
@@ -37,7 +37,7 @@ def main(path: Path, overview: queries.Overview) -> None:
     run_id = _pick_run(path)
     if run_id is None:
         return
-    ui.show_simulated(path, run_id)
+    run_banners.show_kind(path, run_id)
     groups = queries.scale_groups(path, run_id)
     if groups.empty:
         st.info(f"Run {run_id} has no winners yet: `collsweep analyze {run_id}` makes them.")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import charts, queries, ui
+from dashboard import charts, queries, run_banners, ui
 from dashboard.report import report_html
 from runners.domain.collectives.collective import group_title
 from runners.domain.verdict.provisional import short_reason
@@ -23,7 +23,9 @@ def main(path: Path, overview: queries.Overview) -> None:
         return
     run_id, _ = chosen
     data = queries.verdict_data(path, run_id)
-    if ui.simulated_facts(path, run_id) is None:  # a simulated point has one value: no target
+    if (
+        run_banners.simulation_of_run(path, run_id) is None
+    ):  # a simulated point has one value: no target
         st.caption(
             f"Precision: {data.points_met} of {data.points_ok} points met their target (the "
             "interval over launches as tight as the run asked)"

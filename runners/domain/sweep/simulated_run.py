@@ -15,7 +15,6 @@ algorithms are told apart only when their times differ by more than the run's st
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from collections.abc import Iterable
@@ -194,24 +193,11 @@ def found_by(spec_toml: str | None) -> str:
     return "simulated" if simulated_table(spec_toml) is not None else "measured"
 
 
-def simulation_of(environment: object) -> dict[str, Any] | None:
-    """runs.environment's `simulated` record (a dict, or its JSON text), or None for a run
-    that was not simulated."""
-    if isinstance(environment, str):
-        try:
-            environment = json.loads(environment)
-        except ValueError:
-            return None
-    found = environment.get(SIMULATED_TABLE) if isinstance(environment, dict) else None
-    return found if isinstance(found, dict) else None
-
-
-def not_measured_words(simulation: dict[str, Any]) -> str:
-    """What every surface showing a simulated run says first."""
-    platform = simulation.get("platform") or {}
+def not_measured_words(table: dict[str, Any]) -> str:
+    """What every surface showing a simulated run says first (from its `[simulated]` table)."""
     return (
-        f"Simulated in {simulation.get('simulator')} on platform {platform.get('name')} "
-        f"({platform.get('topology')}), not measured: where it says 'measured' it means "
-        f"simulated, and two algorithms within {float(simulation.get('margin', 0)):.0%} of each "
+        f"Simulated in {table.get('simulator')} on platform {table.get('platform')} "
+        f"({table.get('topology')}), not measured: where it says 'measured' it means "
+        f"simulated, and two algorithms within {float(table.get('margin', 0)):.0%} of each "
         "other are a tie."
     )
