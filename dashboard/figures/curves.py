@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard.figures.span import clipped, cut_trace, median_span
 from dashboard.figures.style import (
     METRICS,
     _bytes_axis,
@@ -286,48 +287,6 @@ def busbw_factors(points: pd.DataFrame) -> pd.Series:
     )
 
 
-SPAN_MARGIN = 2.0  # the y axis reaches this factor beyond the outermost medians
-
-
-def _median_span(values: pd.DataFrame, relative: bool) -> tuple[float, float]:
-    """The y axis' ends: the medians' (and predictions') span with a margin; the relative
-    view starts just below 1 (the fastest)."""
-    shown = pd.concat([values["y"], values["y_pred"]]).replace([np.inf, -np.inf], np.nan)
-    shown = shown[shown > 0].dropna()
-    if shown.empty:
-        return 0.5, 2.0
-    if relative:
-        return 0.95, max(float(shown.max()) * 1.3, 1.2)
-    return float(shown.min()) / SPAN_MARGIN, float(shown.max()) * SPAN_MARGIN
-
-
-def _clipped(values: pd.DataFrame, low: float, high: float) -> pd.DataFrame:
-    """The values with every interval and band cut to the axis' span, `cut` marking points
-    whose interval reached past its top."""
-    out = values.copy()
-    out["cut"] = out["y_int_high"].astype(float) > high
-    for column in ("y_int_low", "y_int_high", "y_low", "y_high"):
-        out[column] = out[column].astype(float).clip(lower=low, upper=high)
-    return out
-
-
-def _cut_trace(cut: pd.DataFrame, high: float) -> go.Scatter:
-    """Triangles at the axis' top where an interval runs past it."""
-    return go.Scatter(
-        x=cut["bytes"].astype(float).tolist(),
-        y=[high] * len(cut),
-        mode="markers",
-        marker={"symbol": "triangle-up", "size": 9, "color": "#555555"},
-        name="interval runs past the axis",
-        hovertext=[
-            f"{r.algorithm}, {format_bytes(r.bytes)}: its 95% interval runs past the axis"
-            for r in cut.itertuples(index=False)
-        ],
-        hoverinfo="text",
-        meta={"role": "cut"},
-    )
-
-
 def curves_figure(
     points: pd.DataFrame,
     crossovers: pd.DataFrame,
@@ -352,13 +311,13 @@ def curves_figure(
         return _empty_figure("No successfully measured points in this view.")
     values = metric_values(ok, metric)
     fig = go.Figure()
-    low, high = _median_span(values, relative=metric == "relative")
-    values = _clipped(values, low, high)
+    low, high = median_span(values, relative=metric == "relative")
+    values = clipped(values, low, high)
     for alg, rows in values.groupby("algorithm", sort=True):
         fig.add_traces(_algorithm_traces(str(alg), rows.sort_values("bytes"), bands))
     cut = values[values["cut"]]
     if not cut.empty:
-        fig.add_trace(_cut_trace(cut, high))
+        fig.add_trace(cut_trace(cut, high))
     relative = metric == "relative"
     for kind in () if relative else ("measured", "predicted"):
         rows = crossovers[crossovers["kind"] == kind] if not crossovers.empty else crossovers

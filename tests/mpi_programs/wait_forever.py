@@ -1,10 +1,10 @@
 """An MPI program that never ends: each rank writes its process ids to a file in the folder
-it is given (itself, its parent, its parent's parent), then sleeps, for the tests that stop
-`collsweep record` while the program runs."""
+it is given (itself, its parent, its parent's parent), then waits for a signal, for the tests
+that stop `collsweep record` while the program runs."""
 
 import os
+import signal
 import sys
-import time
 from pathlib import Path
 
 from mpi4py import MPI
@@ -20,5 +20,5 @@ MPI.COMM_WORLD.Barrier()
 ids = [os.getpid(), os.getppid(), parent_of(os.getppid())]
 Path(sys.argv[1], f"rank{rank}.tmp").write_text(" ".join(map(str, ids)))
 Path(sys.argv[1], f"rank{rank}.tmp").rename(Path(sys.argv[1], f"rank{rank}"))
-while True:
-    time.sleep(0.5)
+while True:  # only a signal ends it (the default action of SIGTERM and SIGKILL)
+    signal.pause()
