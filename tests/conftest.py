@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# The fault hooks (runners.process.faults) work only where the suite turns them on: here, for
+# every command a test starts.
+os.environ["COLLSWEEP_TEST_HOOKS"] = "1"
 
 
 def run_cli(

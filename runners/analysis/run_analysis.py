@@ -348,6 +348,12 @@ def winners_frame(path: store.Target, run_id: str) -> pd.DataFrame:
     return run_reads.stored_winners(path, run_id)
 
 
+def analysis_missing(path: store.Target, run_id: str) -> bool:
+    """Whether the run has ok points but no stored analysis (a stop ended it, or it failed)."""
+    ok = store.point_ids(path, run_id, [PointStatus.OK])
+    return bool(ok) and run_reads.stored_winners(path, run_id).empty
+
+
 def agreement_frame(path: store.Target, run_id: str) -> pd.DataFrame:
     """A run's stored agreement rows, the whole run first."""
     _require_run(path, run_id)

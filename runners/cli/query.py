@@ -12,8 +12,6 @@ from runners.cli.common import (
     render,
     store_path,
 )
-from runners.domain.units import format_bytes, parse_bytes
-from runners.host.memory import available_bytes
 from runners.store.user_query import run_user_query
 
 
@@ -24,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
             f"--timeout must be > 0 and at most {MAX_QUERY_S:g} seconds, --max-rows between 1 "
             f"and {MAX_ROWS}"
         )
-    store.storefile.set_read_memory_limit(f"{memory_limit(args.memory_limit) // 2**20}MiB")
+    store.storefile.set_read_memory_limit(args.memory_limit)
     sql = sys.stdin.read() if args.sql == "-" else args.sql
     frame = run_user_query(  # in a child process, so that its limits hold
         store_path(args), sql, time_limit=args.timeout, max_rows=args.max_rows
@@ -43,24 +41,6 @@ MAX_QUERY_S = 3600.0
 
 
 MAX_ROWS = 10_000_000
-
-
-MIN_QUERY_MEMORY = 16 * 2**20
-
-
-def memory_limit(text: str) -> int:
-    """--memory-limit in bytes: a size (512MiB, 2GiB) between 16 MiB and the memory available
-    now, so no limit can be lifted by a negative or absurd value."""
-    try:
-        limit = parse_bytes(text)
-    except ValueError:
-        limit = -1
-    if not MIN_QUERY_MEMORY <= limit <= max(available_bytes(), MIN_QUERY_MEMORY):
-        raise UsageError(
-            f"--memory-limit must be a size between 16MiB and the {format_bytes(available_bytes())}"
-            f" available now, got {text!r}"
-        )
-    return limit
 
 
 def add(sub: argparse._SubParsersAction) -> None:

@@ -102,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
         return 130
     if args.resume and outcome.total == 0 and outcome.status == RunStatus.COMPLETE:
+        if run_analysis.analysis_missing(path, outcome.run_id):
+            print(f"run {outcome.run_id} is complete: nothing to measure; analysing it", flush=True)
+            return _finish_sweep(path, spec, outcome, args)
         print(
             f"run {outcome.run_id} is complete: nothing to measure; its verdict: "
             f"`collsweep crossovers {outcome.run_id} --summary --store {path}`"

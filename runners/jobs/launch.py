@@ -12,6 +12,7 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
 from runners.domain.sweep.job_file import JobFile
 from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
 from runners.host import libraries
+from runners.process import faults
 from runners.process.children import python
 
 
@@ -71,10 +73,23 @@ def remove_orphan_job_files(folder: Path | None = None) -> list[Path]:
     removed = []
     for path in Path(folder or tempfile.gettempdir()).glob(f"{JOB_FILE_PREFIX}*-*.json"):
         pid = path.name.removeprefix(JOB_FILE_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            path.unlink(missing_ok=True)
+        if pid.isdigit() and _ours(path) and not _alive(int(pid)):
+            try:
+                path.unlink()
+            except OSError:  # gone meanwhile, or not ours to remove (sticky /tmp)
+                continue
             removed.append(path)
     return removed
+
+
+def _ours(path: Path) -> bool:
+    """A regular file of this user: a directory, link or another user's file named like a
+    job file is left where it is."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
 
 
 def _alive(pid: int) -> bool:
@@ -154,7 +169,8 @@ def job_env(job: Job) -> dict[str, str]:
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     parent = f"{socket.gethostname()}:{os.getpid()}"
     extra = libraries.launch_env(LIBRARIES[job.library])
-    return {**os.environ, **job.knobs, **extra, "PATH": path, PARENT_ENV: parent}
+    ours = faults.without_disabled_hooks(os.environ)
+    return {**ours, **job.knobs, **extra, "PATH": path, PARENT_ENV: parent}
 
 
 def start(job: Job) -> subprocess.Popen:

@@ -40,6 +40,7 @@ from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import PlannedLaunch, Progress
 from runners.jobs.run_writer import PARTIAL, RunWriter, sweep_status
 from runners.jobs.sweep_jobs import GroupRunner, switching_mode
+from runners.process.faults import hold_at
 from runners.store.journal import JournalUnwritable, RunLock, journal_dir
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -170,7 +171,23 @@ def run_sweep(
             live = progress_out is _stderr and sys.stderr.isatty()
             progress = Progress(verbose=verbose, live=live, out=progress_out)
             new_run = {**run_row(spec, run_id, command_line), **(labels or {})}
-            return _sweep_locked(spec, path, new_run, retry_failed, progress)
+            try:
+                return _sweep_locked(spec, path, new_run, retry_failed, progress)
+            except Interrupted as exc:  # stopped between the run's row and the launches
+                return _stopped_before_launches(path, run_id, str(exc))
+
+
+def _stopped_before_launches(path: Path, run_id: str, signal_name: str) -> SweepOutcome:
+    """A stop that came after the run's row was written but before its first launch: the
+    row says interrupted (never `running`), unless the run was stored finished meanwhile."""
+    run = store.get_run(path, run_id)
+    if run is None:
+        raise Interrupted(signal_name)  # nothing was written: nothing to mark
+    if run["status"] != RunStatus.RUNNING:
+        return SweepOutcome(run_id, RunStatus(run["status"]), run["status_reason"] or "", 0, 0)
+    reason = f"received {signal_name} before any rank started"
+    store.update_run(path, run_id, {"status": RunStatus.INTERRUPTED, "status_reason": reason})
+    return SweepOutcome(run_id, RunStatus.INTERRUPTED, reason, 0, 0)
 
 
 def _sweep_locked(
@@ -184,6 +201,7 @@ def _sweep_locked(
     say = progress.out
     run_id = new_run["run_id"]
     statuses = _start_run(spec, path, new_run)
+    hold_at("sweep-created")
     kept = {pid for pid, st in statuses.items() if not retry_failed or st in KEPT}
     writer = RunWriter(path, run_id, say)
     history = PointHistory.load(path, run_id) if statuses else PointHistory()

@@ -203,7 +203,8 @@ def inject_fault(comm: MPI.Comm, algorithm: str, cell: tuple) -> None:
     that algorithm (garble: rank 0 reports a malformed point, a bug in the parent's eyes);
     hold:<alg>[:<n>] parks it there (in the n-th cell this launch runs it in, when given)
     until the file named by COLLSWEEP_FAULT_RELEASE exists, so that a test acts while a sweep
-    is surely mid-point, whatever the machine's speed."""
+    is surely mid-point, whatever the machine's speed. The launch passes COLLSWEEP_FAULT to
+    the ranks only when the test suite turned the hooks on (runners.process.faults)."""
     kind, _, target = os.environ.get("COLLSWEEP_FAULT", "").partition(":")
     target, _, nth = target.partition(":")
     if target != algorithm:

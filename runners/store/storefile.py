@@ -24,7 +24,8 @@ import duckdb
 import pandas as pd
 
 from runners.domain.errors import BadInput
-from runners.domain.units import format_seconds
+from runners.domain.units import format_bytes, format_seconds, parse_bytes
+from runners.host.memory import available_bytes
 from runners.process import stops
 
 LOCK_TIMEOUT_S = 30.0  # the default wait for a store another process holds
@@ -37,7 +38,8 @@ HEADER_BYTES = 3 * 4096  # DuckDB's main header and two database headers precede
 
 Connection = duckdb.DuckDBPyConnection
 
-_read_memory_limit = os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_READ_MEMORY
+MIN_READ_MEMORY = 16 * 2**20
+_read_memory_limit = ""  # set_read_memory_limit's, else COLLSWEEP_READ_MEMORY_LIMIT's, else 1GiB
 
 
 class StoreError(BadInput):
@@ -64,21 +66,44 @@ class QueryLimit(QueryError):
     exit_status = 1
 
 
-def set_read_memory_limit(limit: str) -> None:
-    """Memory limit of this process's read connections (DuckDB syntax, e.g. '512MiB', '4GB')."""
-    global _read_memory_limit
+def bounded_memory_limit(text: str, what: str = "--memory-limit") -> int:
+    """A read memory limit in bytes: a size (512MiB, 2GiB) between 16 MiB and the memory
+    available now (or 1GiB, the default), so no limit can be lifted by a negative or absurd
+    value; StoreError else."""
     try:
-        duckdb.connect(config={"memory_limit": limit}).close()
-    except duckdb.Error as exc:
-        raise StoreError(f"not a memory limit: {limit!r} ({exc})") from None
-    _read_memory_limit = limit
+        limit = parse_bytes(text)
+    except ValueError:
+        limit = -1
+    available = max(available_bytes(), parse_bytes(DEFAULT_READ_MEMORY))
+    if not MIN_READ_MEMORY <= limit <= available:
+        raise StoreError(
+            f"{what} must be a size between 16MiB and the {format_bytes(available)} available "
+            f"now, got {text[:40]!r}"
+        )
+    return limit
+
+
+def set_read_memory_limit(limit: str, what: str = "--memory-limit") -> None:
+    """Memory limit of this process's read connections (a size: '512MiB', '4GiB', bounded by
+    bounded_memory_limit; `what` names the value's source when it is refused)."""
+    global _read_memory_limit
+    _read_memory_limit = f"{bounded_memory_limit(limit, what) // 2**20}MiB"
+
+
+def _memory_limit() -> str:
+    """The read connections' limit: set by the command, else the environment's (checked), else
+    1GiB."""
+    if not _read_memory_limit:
+        text = os.environ.get(MEMORY_ENV, "").strip()
+        set_read_memory_limit(text, MEMORY_ENV) if text else None
+    return _read_memory_limit or DEFAULT_READ_MEMORY
 
 
 def read_only_config() -> dict[str, Any]:
     """Config of every read connection: no file access from SQL, bounded memory, no spilling."""
     return {
         "enable_external_access": False,
-        "memory_limit": _read_memory_limit,
+        "memory_limit": _memory_limit(),
         "temp_directory": "",
         "lock_configuration": True,
     }
@@ -313,7 +338,7 @@ def bounded_query(
         raise QueryLimit(f"the query was stopped after {timeout_s:g} s (its time limit)") from None
     except duckdb.OutOfMemoryException as exc:
         raise QueryLimit(
-            f"the query needs more than the read memory limit of {_read_memory_limit} "
+            f"the query needs more than the read memory limit of {_memory_limit()} "
             f"({_first_line(str(exc))})"
         ) from None
     except duckdb.Error as exc:

@@ -11,12 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, processes_with
+from conftest import ROOT, processes_with, run_cli
 
 from dashboard import queries
 from runners import store
-from runners.process.faults import FAULT_ENV, RELEASE_ENV
+from runners.process.faults import FAULT_ENV, HOOKS_ENV, RELEASE_ENV
 from runners.store import user_query
+from runners.store.storefile import MEMORY_ENV
 from runners.store.user_query import run_user_query
 
 PEAK = (
@@ -95,3 +96,27 @@ def test_a_query_process_that_dies_is_said_in_one_line(tmp_path: Path) -> None:
     with errors.open("rb") as said, pytest.raises(store.QueryLimit, match="signal 9") as caught:
         user_query._result(b"\x80\x04partial", -9, 30.0, "1GiB", said)
     assert str(caught.value).endswith("memory limit of 1GiB?): last words")
+
+
+def test_the_fault_hooks_do_nothing_outside_the_test_suite(
+    demo_store: Path, tmp_path: Path
+) -> None:
+    """COLLSWEEP_FAULT in a user's environment, without the suite's COLLSWEEP_TEST_HOOKS=1:
+    the query runs at once instead of parking forever."""
+    never = tmp_path / "never"
+    env = {FAULT_ENV: "hold:user-query", RELEASE_ENV: str(never), HOOKS_ENV: ""}
+    done = run_cli("query", "SELECT 41 + 1 AS answer", "--store", str(demo_store), env=env)
+    assert done.returncode == 0 and "42" in done.stdout
+    assert not Path(f"{never}.held").exists()
+
+
+@pytest.mark.parametrize("value", ["-1", "100TiB", "lots"])
+def test_a_read_memory_limit_from_the_environment_is_bounded(
+    demo_store: Path, value: str, reliability
+) -> None:
+    """COLLSWEEP_READ_MEMORY_LIMIT cannot lift the limit: refused like --memory-limit."""
+    done = run_cli("runs", "--store", str(demo_store), env={MEMORY_ENV: value})
+    said = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(said) == 1
+    assert f"{MEMORY_ENV} must be a size between 16MiB" in said[0]
+    reliability.bad_input(f"{MEMORY_ENV}={value}", True)

@@ -77,3 +77,17 @@ def test_a_job_file_left_by_a_killed_sweep_is_removed_by_the_next(tmp_path) -> N
     mine.write_text("{}")
     assert [str(p) for p in launch.remove_orphan_job_files(tmp_path)] == [left]
     assert not os.path.exists(left) and mine.exists()
+
+
+def test_a_folder_or_link_named_like_a_job_file_is_left_alone(tmp_path):
+    """One stale name must not block every sweep on the host (a directory, a link, or another
+    user's file in sticky /tmp named like a job file): it is skipped, never a traceback."""
+    dead = 2**22 + 7  # above the largest pid Linux can give (2**22): never alive
+    folder = tmp_path / f"{launch.JOB_FILE_PREFIX}{dead}-a.json"
+    folder.mkdir()
+    link = tmp_path / f"{launch.JOB_FILE_PREFIX}{dead}-b.json"
+    link.symlink_to(tmp_path / "elsewhere")
+    stale = tmp_path / f"{launch.JOB_FILE_PREFIX}{dead}-c.json"
+    stale.write_text("{}")
+    assert launch.remove_orphan_job_files(tmp_path) == [stale]
+    assert folder.is_dir() and link.is_symlink() and not stale.exists()

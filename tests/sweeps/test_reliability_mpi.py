@@ -232,7 +232,7 @@ def test_a_stop_signal_during_the_analysis_leaves_a_true_status_and_says_how_to_
 ) -> None:
     """SIGTERM while the sweep analyses its stored run (parked there: hold:analysis): exit
     130 with one line naming `collsweep analyze`; the run stays complete with every point, and
-    that command then analyses it."""
+    `sweep --resume` (nothing left to measure) then analyses it."""
     spec = write_spec(tmp_path, "sizes = [8, 4096]\n" + QUICK)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     held = HeldPoint(tmp_path, "analysis")
@@ -248,7 +248,8 @@ def test_a_stop_signal_during_the_analysis_leaves_a_true_status_and_says_how_to_
     assert store.get_run(db, run_id)["status"] == "complete" and len(points(db)) == 6
     predictions = "SELECT count(*) n FROM predictions"
     assert store.query(db, predictions).n.item() == 0
-    assert run_cli("analyze", run_id, "--store", str(db)).returncode == 0
+    resumed = run_cli("sweep", "--resume", run_id, "--store", str(db))  # finishes the analysis
+    assert resumed.returncode == 0 and "nothing to measure; analysing it" in resumed.stdout
     assert store.query(db, predictions).n.item() > 0
     assert not rank_processes(sweep.pid)
     reliability.fault("SIGTERM during the analysis", 0, status_is_true(db, run_id, 6))
