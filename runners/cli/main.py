@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from runners import __version__
 from runners.cli.common import command_store, resolve_runs
 from runners.domain.errors import CollsweepError
+from runners.process.terminal import visible_output
 
 # Every command, in the order `collsweep --help` lists them, and the module that is it.
 COMMANDS: dict[str, str] = {
@@ -69,8 +70,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `collsweep` console script."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Entry point of the `collsweep` console script: whatever it prints has its control
+    characters made visible (runners.process.terminal)."""
+    with visible_output():
+        return _command(sys.argv[1:] if argv is None else list(argv))
+
+
+def _command(argv: list[str]) -> int:
+    """Parse `argv` and run its command; an error becomes one line and an exit status."""
     args = build_parser(command_of(argv)).parse_args(argv)
     try:
         with command_store(args) as db:  # a reading command's one open of its store

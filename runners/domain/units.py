@@ -9,6 +9,7 @@ in that unit (999.96 us is "1 ms", not "1000 us").
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 
@@ -184,3 +185,20 @@ def wrapped(line: str, width: int = TERMINAL_WIDTH) -> str:
         break_long_words=False,
         break_on_hyphens=False,
     )
+
+
+# Text from a file or a store can hold terminal escapes (ESC [ ...) that recolour, move the
+# cursor or rewrite a line, and bidirectional overrides that reorder what is read: everything a
+# command prints goes through `visible` (runners.process.terminal wraps the CLI's streams).
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides/isolates
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character (but newline and tab) written as its escape."""
+    return _HIDDEN.sub(_escape, text)

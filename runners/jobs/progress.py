@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from runners.domain.units import format_bytes, format_seconds
+from runners.domain.units import format_bytes, format_seconds, visible
+from runners.process.terminal import raw_stderr
 
 
 def _stderr(line: str) -> None:
@@ -83,7 +84,7 @@ class Progress:
         total_s, point_ranks = self._per_rank
         self._per_rank = (total_s + spent, point_ranks + self._in_launch * launch.ranks)
         if self.live and not self.verbose:
-            sys.stderr.write("\r\x1b[K")
+            raw_stderr().write("\r\x1b[K")
         if not self.verbose:
             self.out(self.line(spent))
 
@@ -129,8 +130,8 @@ class Progress:
 
     def _show(self, line: str) -> None:
         if self.live and not self.verbose:
-            sys.stderr.write("\r\x1b[K" + line)
-            sys.stderr.flush()
+            raw_stderr().write("\r\x1b[K" + visible(line))
+            raw_stderr().flush()
 
 
 def _clock(seconds: float) -> str:
