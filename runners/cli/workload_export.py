@@ -27,7 +27,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     files = {out / f"rank-{rank}.txt": text for rank, text in texts.items()}
     index = "".join(f"{path.resolve()}\n" for path in files)
     out.mkdir(parents=True, exist_ok=True)
-    write_texts({**files, out / INDEX: index})
+    write_texts({**files, out / INDEX: index}, inputs=[Path(args.workload)])
     for note in notes:
         print(wrapped(f"note: {note}"), file=sys.stderr)
     print(f"wrote {len(files)} rank traces and {out / INDEX}")

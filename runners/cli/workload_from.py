@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from runners.cli.common import UsageError
-from runners.domain.outputs import BadOutput, output_problem, write_texts
+from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.units import format_bytes
 from runners.domain.workload.file import Workload, workload_from_json
 from runners.domain.workload.sources import read_json_file
@@ -75,7 +75,8 @@ def positive_mb(text: str) -> float:
 
 def cmd_from_ddp(args: argparse.Namespace) -> int:
     """Write the workload of DDP over the model PARAMS.json describes."""
-    out, source = _checked_target(args.out), Path(args.params)
+    source = Path(args.params)
+    out = _checked_target(args.out, source)
     if args.steps > MAX_STEPS:
         raise UsageError(f"--steps {args.steps} is more than {MAX_STEPS}")
     model = model_from_json(read_json_file(source, "parameter file"), f"parameter file {source}")
@@ -92,7 +93,8 @@ def cmd_from_ddp(args: argparse.Namespace) -> int:
 
 def cmd_from_param(args: argparse.Namespace) -> int:
     """Write the workload of a PARAM basic comms trace."""
-    out, source = _checked_target(args.out), Path(args.trace)
+    source = Path(args.trace)
+    out = _checked_target(args.out, source)
     data = read_json_file(source, "PARAM trace")
     name = _name(args.name, "param", source)
     workload = param_workload(data, f"PARAM trace {source}", name, args.ranks)
@@ -105,12 +107,11 @@ def cmd_from_param(args: argparse.Namespace) -> int:
     return 0
 
 
-def _checked_target(path: str) -> Path:
-    """--out as a path, refused (exit 2) before any input is read when it cannot be written."""
+def _checked_target(path: str, source: Path) -> Path:
+    """--out as a path, refused (exit 2) before any input is read when it cannot be written
+    or is the input `source` itself."""
     out = Path(path)
-    problem = output_problem(out)
-    if problem:
-        raise BadOutput(problem)
+    check_outputs([out], inputs=[source])
     return out
 
 

@@ -1,9 +1,10 @@
 """Files collsweep writes for people (tuning files, specs, exports): where they may go and how
 they are written.
 
-A target must be absent or a regular file that is not a DuckDB database (a results store is
-never overwritten by an output); a folder, FIFO, device or socket is refused with one line,
-before anything is written. Writing goes to a temporary name in the target's folder, renamed
+A target must be absent or a regular file that is not a DuckDB database nor its write-ahead
+log (a results store is never overwritten by an output), nor one of the command's inputs or
+another of its outputs; a folder, FIFO, device or socket is refused with one line, before
+anything is written. Writing goes to a temporary name in the target's folder, renamed
 over the target at the end, with the permissions an ordinary new file gets (umask applies).
 No MPI.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from runners.domain.errors import BadInput
@@ -44,7 +45,7 @@ def output_problem(path: Path) -> str | None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return None
+        return _companion_problem(path)
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror}"
     if stat.S_ISDIR(mode):
@@ -53,21 +54,50 @@ def output_problem(path: Path) -> str | None:
         return f"cannot write {path}: it is not a regular file (a FIFO, device or socket)"
     if is_duckdb_file(path):
         return f"cannot write {path}: it is a DuckDB database (a results store?); choose another"
+    return _companion_problem(path)
+
+
+def _companion_problem(path: Path) -> str | None:
+    """A store's write-ahead log (STORE.wal, existing or not) is the store's, never an output."""
+    if path.suffix == ".wal" and is_duckdb_file(path.with_suffix("")):
+        return f"cannot write {path}: it is the write-ahead log of the store {path.with_suffix('')}"
     return None
 
 
-def check_outputs(paths: list[Path]) -> None:
-    """BadOutput naming the first path that cannot be written."""
-    for path in paths:
-        problem = output_problem(path)
+def check_outputs(paths: Sequence[Path], inputs: Sequence[Path] = ()) -> None:
+    """BadOutput naming the first path that cannot be written: output_problem's reasons, an
+    output that is one of the command's `inputs`, or two outputs that are one file."""
+    for index, path in enumerate(paths):
+        problem = output_problem(path) or _clash(path, paths[:index], inputs)
         if problem:
             raise BadOutput(problem)
 
 
-def write_texts(files: Mapping[Path, str]) -> None:
+def _clash(path: Path, earlier: Sequence[Path], inputs: Sequence[Path]) -> str | None:
+    """Why writing `path` would overwrite an input or another output of the same command."""
+    for source in inputs:
+        if _same_file(path, source):
+            return f"cannot write {path}: it is the input {source}; choose another output"
+    for other in earlier:
+        if _same_file(path, other):
+            return f"cannot write {path} twice (it is also {other}); give each output its own"
+    return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (through links and `..`), existing or not."""
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def write_texts(files: Mapping[Path, str], inputs: Sequence[Path] = ()) -> None:
     """Write every file to a temporary name beside it, then rename them all into place (none
-    is replaced when any cannot be written); BadOutput when one cannot be."""
-    check_outputs(list(files))
+    is replaced when any cannot be written); BadOutput when one cannot be (check_outputs)."""
+    check_outputs(list(files), inputs)
     staged: list[tuple[Path, Path]] = []
     try:
         for path, text in files.items():

@@ -176,3 +176,23 @@ def test_tune_writes_each_collectives_subtree_from_its_own_winners(
     spec = load_spec(check)
     assert spec.collectives == ("bcast",)
     assert set(spec.algorithms) == {"bcast.mpi", "bcast.mpi:binomial", "bcast.mpi:tuned"}
+
+
+def test_no_output_lands_on_an_input_or_the_store(
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    """--validate-spec naming the tuning file, --out naming the store's write-ahead log (the
+    store's own file is refused as a database already): one line, exit 2, nothing written."""
+    db = tmp_path / "s.duckdb"
+    shutil.copy(demo_store, db)
+    out = tmp_path / "t.json"
+    out.write_text("{}")
+    assert main(["tune", RUN_A, "--store", str(db), "--out", str(out), "--validate-spec",
+                 str(tmp_path / "." / "t.json")]) == 2  # fmt: skip
+    assert "twice" in capsys.readouterr().err and out.read_text() == "{}"
+    wal = tmp_path / "s.duckdb.wal"
+    assert main(["tune", RUN_A, "--store", str(db), "--out", str(wal)]) == 2
+    assert "write-ahead log" in capsys.readouterr().err
+    assert _files(tmp_path) == ["s.duckdb", "t.json"]
+    reliability.bad_input("tune --validate-spec equal to --out", True)
+    reliability.bad_input("tune --out STORE.wal", True)

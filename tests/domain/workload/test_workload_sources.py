@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -363,3 +364,14 @@ def test_output_checked_before_the_input(
     )
     assert status == 2 and "DuckDB" in err
     assert store.read_bytes()[8:12] == b"DUCK"
+
+
+def test_the_output_is_never_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "trace.json"
+    shutil.copy(PARAM_TRACE, trace)
+    before = trace.read_bytes()
+    status, _, err = collsweep(
+        capsys, "workload", "from-param", str(trace), "--out", str(tmp_path / "." / "trace.json")
+    )
+    assert status == 2 and "it is the input" in err and err.count("\n") == 1
+    assert trace.read_bytes() == before
