@@ -4,13 +4,15 @@ library's own rules: LibrarySpec.tuning_problem), and what a run records of one 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
+from runners.domain.inputs import BadInputFile, load_json_text, read_input, read_text_input
 from runners.domain.libraries import LibrarySpec
 from runners.domain.libraries.mpich_tuning import posix_path
 from runners.domain.libraries.tuning import provenance_path
+
+MAX_TUNING_BYTES = 64 * 2**20  # MPICH's own tables are under 100 KiB
 
 
 def tuning_problem(lib: LibrarySpec, tuning_file: str | Path) -> str | None:
@@ -22,12 +24,12 @@ def tuning_problem(lib: LibrarySpec, tuning_file: str | Path) -> str | None:
         return lib.tuning_problem({})
     contents: dict[Path, bytes] = {}
     for path in paths:
-        try:
-            contents[path] = path.read_bytes()
-        except FileNotFoundError:
+        if not path.exists() and not path.is_symlink():
             return f"tuning file {path} does not exist (collsweep tune writes it)"
-        except OSError as exc:
-            return f"tuning file {path} is not readable: {exc}"
+        try:
+            contents[path] = read_input(path, "tuning file", MAX_TUNING_BYTES)
+        except BadInputFile as exc:
+            return str(exc)
         problem = lib.tuning_problem(contents)
         if problem:
             return problem
@@ -43,9 +45,12 @@ def file_record(tuning_file: str | Path) -> dict[str, Any]:
         if key != "file" and not path.exists():
             continue
         record[key] = str(path.resolve())
-        record[f"{key}_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        data = read_input(path, "tuning file", MAX_TUNING_BYTES)
+        record[f"{key}_sha256"] = hashlib.sha256(data).hexdigest()
+    provenance = provenance_path(tuning_file)
     try:
-        record["provenance"] = json.loads(provenance_path(tuning_file).read_text())
-    except (OSError, ValueError):
+        text = read_text_input(provenance, "provenance", MAX_TUNING_BYTES)
+        record["provenance"] = load_json_text(text, "provenance", provenance)
+    except BadInputFile:
         record["provenance"] = None
     return record

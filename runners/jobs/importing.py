@@ -9,7 +9,6 @@ price its points (catalog algorithms, datatypes and ops). No MPI here.
 
 from __future__ import annotations
 
-import stat
 import tempfile
 import tomllib
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from runners.domain.errors import BadInput
 from runners.domain.imports import ImportProblem, ToolFile, read_tool_file
 from runners.domain.imports.points import ImportPlan, plan_import, run_words
 from runners.domain.imports.records import IMPORTED_TABLE
+from runners.domain.inputs import BadInputFile, read_input
 from runners.domain.libraries import LIBRARIES
 from runners.domain.model.calibration import calibration_row
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
@@ -86,15 +86,9 @@ def _contents(path: Path) -> bytes:
     """A file's bytes; ImportProblem (line 0: the file as a whole) for one that is not a regular
     file (a FIFO would block), is larger than any tool's output, or cannot be read."""
     try:
-        status = path.stat()
-        if not stat.S_ISREG(status.st_mode):
-            raise ImportProblem(str(path), 0, "not a regular file")
-        if status.st_size > MAX_FILE_BYTES:
-            limit = MAX_FILE_BYTES // 2**20
-            raise ImportProblem(str(path), 0, f"larger than {limit} MiB: no tool's output is")
-        return path.read_bytes()
-    except OSError as exc:
-        raise ImportProblem(str(path), 0, f"cannot read it: {exc.strerror or exc}") from None
+        return read_input(path, "the file", MAX_FILE_BYTES)
+    except BadInputFile as exc:
+        raise ImportProblem(str(path), 0, exc.reason) from None
 
 
 def import_files(path: Path, request: ImportRequest) -> ImportResult:

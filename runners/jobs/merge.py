@@ -14,11 +14,12 @@ from pathlib import Path
 
 from runners import store
 from runners.domain.errors import BadInput
+from runners.domain.inputs import read_text_input
 from runners.domain.outputs import is_duckdb_file
 from runners.domain.status import RunStatus
 from runners.domain.sweep import slurm
 from runners.domain.sweep.plan import all_point_ids
-from runners.domain.sweep.spec import SpecError, parse_spec
+from runners.domain.sweep.spec import MAX_SPEC_BYTES, SpecError, parse_spec
 from runners.jobs.run_writer import recover_abandoned
 from runners.jobs.sweep import final_status
 from runners.store.run_reads import run_statuses
@@ -68,7 +69,11 @@ def _merged_spec(shards: list[Path], run_id: str):
     (spec.toml, written by collsweep submit) and each shard's own, their group sizes joined; so
     a task that never finished still counts its points as planned."""
     submitted = {s.parent / "spec.toml" for s in shards}
-    texts = [path.read_text() for path in sorted(submitted) if path.exists()]
+    texts = [
+        read_text_input(path, "submitted spec", MAX_SPEC_BYTES)
+        for path in sorted(submitted)
+        if path.exists()
+    ]
     for shard in shards:
         run = store.get_run(shard, run_id) if shard.exists() else None
         if run is not None:

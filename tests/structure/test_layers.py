@@ -43,7 +43,7 @@ WINGS = (
     "verdict",
     "imports",
 )
-SHARED = {"units", "errors", "status", "names", "outputs"}
+SHARED = {"units", "errors", "status", "names", "outputs", "inputs"}
 LAYERS = set(ALLOWED) - {"dashboard"}
 
 

@@ -75,7 +75,7 @@ def test_a_tuning_file_is_read_here_and_checked_by_its_library(tmp_path: Path) -
     assert "lacks collective=allreduce" in str(tuning_problem(mpich, table))  # before the 2nd
     folder = tmp_path / "rules"
     folder.mkdir()
-    assert "rules is not readable" in str(tuning_problem(openmpi, folder))
+    assert "rules: a folder" in str(tuning_problem(openmpi, folder))
     (tmp_path / "bin").write_bytes(b"\xff\xfe\x00")
     assert "not a readable text file" in str(tuning_problem(openmpi, tmp_path / "bin"))
 

@@ -91,7 +91,7 @@ def test_a_bad_workload_is_one_line_and_exit_2(tmp_path, capsys, data, says) -> 
 
 def test_a_file_that_is_not_json_or_not_there_is_refused(tmp_path) -> None:
     (tmp_path / "w.json").write_text("{not json")
-    with pytest.raises(WorkloadError, match="is not JSON"):
+    with pytest.raises(WorkloadError, match=": not JSON"):
         load_workload(tmp_path / "w.json")
     with pytest.raises(WorkloadError, match="not a readable file"):
         load_workload(tmp_path)

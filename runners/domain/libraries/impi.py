@@ -18,7 +18,6 @@ counting user op.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 
 from runners.domain.algorithms.impi import PRESET_VARIABLE
 from runners.domain.collectives.descriptor import IMPI, AlgorithmSpec
+from runners.domain.inputs import BadInputFile, load_json_text
 from runners.domain.libraries.base import Install, LibrarySpec
 from runners.domain.libraries.tuning import Band
 
@@ -88,9 +88,11 @@ class IntelMpi(LibrarySpec):
         """Readable JSON whose top level holds Intel MPI's allreduce tree."""
         ((path, data),) = contents.items()
         try:
-            table = json.loads(data.decode())
-        except ValueError as exc:
-            return f"tuning file {path} is not readable JSON: {exc}"
+            table = load_json_text(data.decode(), "tuning file", path)
+        except BadInputFile as exc:
+            return f"tuning file {path} is not readable JSON: {exc.reason}"
+        except UnicodeDecodeError as exc:
+            return f"tuning file {path} is not readable JSON: not UTF-8 (byte {exc.start})"
         if not isinstance(table, dict) or COLLECTIVE not in table:
             return f"tuning file {path} is not an Intel MPI tuning file (no {COLLECTIVE})"
         return None

@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin
 from runners.domain.collectives.collective import DEFAULT_COLLECTIVE
 from runners.domain.collectives.datatypes import DTYPES, OPS
 from runners.domain.collectives.descriptor import MPICH
+from runners.domain.inputs import BadInputFile, read_text_input
 from runners.domain.libraries import LIBRARIES
 from runners.domain.libraries.catalog import (
     ALGORITHMS,
@@ -330,16 +331,10 @@ def load_spec(
     path: Path, overrides: dict[str, Any] | None = None, notes: list[str] | None = None
 ) -> SweepSpec:
     """Read a spec file (see parse_spec)."""
-    if path.exists() and not path.is_file():
-        raise SpecError(f"spec {path} is not a regular file")
-    if path.is_file() and path.stat().st_size > MAX_SPEC_BYTES:
-        raise SpecError(f"spec {path} is larger than {MAX_SPEC_BYTES // 2**20} MiB: not a spec")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"spec {path} is not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
+        text = read_text_input(path, "spec", MAX_SPEC_BYTES)
+    except BadInputFile as exc:
+        raise SpecError(str(exc)) from None
     return parse_spec(text, overrides, notes)
 
 

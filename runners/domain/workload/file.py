@@ -34,6 +34,7 @@ from typing import Any
 from runners.domain.collectives.collective import COLLECTIVES, NO_OP
 from runners.domain.collectives.datatypes import DTYPES, OPS
 from runners.domain.errors import BadInput
+from runners.domain.inputs import BadInputFile, load_json_text, read_text_input
 
 FORMAT_KEY = "collsweep_workload"
 FORMAT_VERSION = 1
@@ -253,14 +254,9 @@ def workload_from_json(data: Any, where: str = "workload") -> Workload:
 
 def load_workload(path: Path) -> Workload:
     """Read and check a workload file; WorkloadError (one line) for anything else."""
-    if not path.is_file():
-        raise WorkloadError(f"workload {path} is not a readable file")
-    if path.stat().st_size > MAX_WORKLOAD_BYTES:
-        raise WorkloadError(f"workload {path} is larger than 64 MiB: not a workload")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise WorkloadError(f"workload {path} is not JSON: {str(exc).splitlines()[0]}") from None
-    except OSError as exc:
-        raise WorkloadError(f"cannot read workload {path}: {exc.strerror}") from None
+        text = read_text_input(path, "workload", MAX_WORKLOAD_BYTES)
+        data = load_json_text(text, "workload", path)
+    except BadInputFile as exc:
+        raise WorkloadError(str(exc)) from None
     return workload_from_json(data, f"workload {path}")

@@ -11,8 +11,10 @@ from typing import Any
 import pandas as pd
 
 from runners import store
+from runners.domain.inputs import BadInputFile, read_input
 from runners.domain.libraries.catalog import ALGORITHMS, is_tuned
 from runners.domain.libraries.tuning import TUNED
+from runners.host.tuning_files import MAX_TUNING_BYTES
 from runners.store.dashboard_reads.base import Scope, StorePath, _df, _open
 from runners.store.dashboard_reads.override import against_default
 
@@ -58,9 +60,10 @@ def tuning_file_of(path: StorePath, run_id: str) -> dict[str, Any]:
     record["text"], record["why"] = None, ""
     file = Path(record.get("file") or "")
     try:
-        data = file.read_bytes()
-    except OSError:
-        record["why"] = f"{file} is no longer on this machine"
+        data = read_input(file, "tuning file", MAX_TUNING_BYTES)
+    except BadInputFile as exc:
+        gone = not file.exists()
+        record["why"] = f"{file} is " + ("no longer on this machine" if gone else exc.reason)
         return record
     if hashlib.sha256(data).hexdigest() != record.get("file_sha256"):
         record["why"] = f"{file} has changed since the run (its SHA-256 differs)"

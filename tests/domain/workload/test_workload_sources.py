@@ -341,7 +341,7 @@ def test_huge_and_missing_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[s
         os.truncate(handle.fileno(), 64 * MIB + 1)  # sparse: larger than 64 MiB, nothing read
     assert "64 MiB" in refused(capsys, tmp_path / "w.json", "from-param", str(huge))
     missing = str(tmp_path / "absent.json")
-    assert "not a readable file" in refused(
+    assert "cannot be read (No such file" in refused(
         capsys, tmp_path / "w.json", "from-ddp", missing, "--ranks", "2"
     )
 

@@ -9,11 +9,11 @@ with its count and the order run-length encoded, as runners.domain.workload.file
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runners.domain.inputs import BadInputFile, load_json_text, read_text_input
 from runners.domain.workload.file import MAX_ORDER, Call, Workload, WorkloadError
 
 MAX_INPUT_BYTES = 64 * 2**20
@@ -48,18 +48,10 @@ TORCH_ITEMSIZE: dict[str, int] = {
 def read_json_file(path: Path, what: str) -> Any:
     """The JSON value of the file at `path`; WorkloadError (one line) when it is not a readable
     UTF-8 JSON file of at most 64 MiB. `what` names the input in messages."""
-    if not path.is_file():
-        raise WorkloadError(f"{what} {path} is not a readable file")
-    if path.stat().st_size > MAX_INPUT_BYTES:
-        raise WorkloadError(f"{what} {path} is larger than 64 MiB")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WorkloadError(f"{what} {path} is not JSON: {str(exc).splitlines()[0]}") from None
-    except RecursionError:
-        raise WorkloadError(f"{what} {path} is not JSON collsweep reads: nested too deep") from None
-    except OSError as exc:
-        raise WorkloadError(f"cannot read {what} {path}: {exc.strerror}") from None
+        return load_json_text(read_text_input(path, what, MAX_INPUT_BYTES), what, path)
+    except BadInputFile as exc:
+        raise WorkloadError(str(exc)) from None
 
 
 class CallLog:
