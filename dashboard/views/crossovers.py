@@ -49,11 +49,12 @@ def _agreement(data: queries.CrossoverData, run_id: str) -> None:
     def figure(column: str) -> float:
         return math.nan if row is None or column not in row else float(row[column])
 
-    label = "groups with a core per rank" if where == "dedicated" else "whole run"
-    a.metric(f"Model picks the measured best ({label})", _percent(figure("model_pick_share")))
+    label = "groups with a core per rank" if where == "dedicated" else "the whole run"
+    a.metric("Model picks the measured best", _percent(figure("model_pick_share")))
     b.metric("Picks the right schedule", _percent(figure("same_model_share")))
     c.metric("Median slow-down of its pick", _percent(figure("median_slowdown")))
     d.metric("Cells compared", 0 if row is None else int(row["points"]))
+    st.caption(f"Over {label}.")
     if "oversubscribed" in scopes.index:
         st.caption(
             "Oversubscribed groups (more ranks than cores) are left out of these figures; "

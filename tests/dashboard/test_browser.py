@@ -147,8 +147,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
 
 def load(page: Page, url: str, plotted: bool = True) -> None:
     """Open ``url`` and wait until the script run finished (and a Plotly chart is drawn)."""
+    page.evaluate("window.collsweepOldDocument = true")
     page.navigate(url)
-    time.sleep(0.3)  # let the old document go before polling the new one
+    page.wait_for("!window.collsweepOldDocument", 60, "the new document")
     page.wait_for(IDLE, 60, "the script run to finish")
     if plotted:
         page.wait_for(PLOTTED, 60, "a Plotly chart")
@@ -159,9 +160,13 @@ def text(page: Page, selector: str = "body") -> str:
     return page.evaluate(f"document.querySelector({selector!r})?.innerText || ''")
 
 
+SETTLED = "document.getAnimations().every(a => a.playState !== 'running')"
+
+
 def shoot(page: Page, folder: Path, name: str) -> Path:
-    """A screenshot, also copied to $COLLSWEEP_E2E_SHOTS when set."""
-    time.sleep(0.8)  # sidebar and chart transitions
+    """A screenshot once the sidebar's and charts' transitions have ended, also copied to
+    $COLLSWEEP_E2E_SHOTS when set."""
+    page.wait_for(SETTLED, 30, "the transitions to end")
     shot = page.screenshot(folder / f"{name}.png")
     keep = os.environ.get("COLLSWEEP_E2E_SHOTS")
     if keep:
@@ -254,16 +259,57 @@ EVERY_PAGE = (
     ("compare", f"?a={RUN_A}&b={RUN_B}", True),
     ("sql", "", False),
     ("modular-lab", "", True),
+    ("scale", "", False),
 )
 
 
-@pytest.mark.parametrize("width", [1280, 1600])
-def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path, width) -> None:
-    """A screenshot of every page at 1280 and 1600 px (kept in the test's temporary folder, or
-    $COLLSWEEP_E2E_SHOTS); no page shows an exception or an error box."""
-    with width_of(page, width):
-        for name, query, plotted in EVERY_PAGE:
-            load(page, f"{server}/{name}{query}", plotted=plotted)
+# Every chart drawn at its container's width (after a resize, Streamlit redraws each chart)
+RESIZED = """[...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => {
+  const plot = c.querySelector('.js-plotly-plot');
+  return !plot || !plot._fullLayout || Math.abs(plot._fullLayout.width - c.clientWidth) < 2;
+})"""
+# What overlaps or is cut on the page, each as a line: a chart's tick labels running into each
+# other on one axis, its annotations on top of each other, and text wider than its box (a
+# title, card, tab or button label cut or hidden behind an ellipsis).
+FLAWS = """(() => {
+  const flaws = [];
+  const hit = (a, b) => a.width > 0 && b.width > 0 && a.left < b.right - 1 && b.left < a.right - 1
+    && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, n) => {
+    for (const axis of plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above')) {
+      const boxes = [...axis.querySelectorAll('text')].filter(t => t.textContent)
+        .map(t => [t.textContent, t.getBoundingClientRect()]);
+      for (let i = 1; i < boxes.length; i++)
+        if (hit(boxes[i - 1][1], boxes[i][1]))
+          flaws.push(`chart ${n}: ticks '${boxes[i - 1][0]}' and '${boxes[i][0]}' overlap`);
+    }
+    const notes = [...plot.querySelectorAll('.annotation')].filter(a => a.textContent)
+      .map(a => [a.textContent, a.getBoundingClientRect()]);
+    for (let i = 0; i < notes.length; i++)
+      for (let j = i + 1; j < notes.length; j++)
+        if (hit(notes[i][1], notes[j][1]))
+          flaws.push(`chart ${n}: '${notes[i][0]}' and '${notes[j][0]}' overlap`);
+  });
+  const boxed = '[data-testid="stMain"] :is(h1, h2, h3, [data-testid="stMetric"] *, '
+    + '[data-baseweb="tab"], button p)';
+  document.querySelectorAll(boxed).forEach(e => {
+    if (e.innerText && e.scrollWidth > e.clientWidth + 1) flaws.push(`cut: '${e.innerText}'`);
+  });
+  return flaws;
+})()"""
+
+
+def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path) -> None:
+    """Every page loaded once, then seen at 1280 and at 1600 px: no exception or error box,
+    nothing overlapping or cut (FLAWS), and a screenshot of each (kept in the test's temporary
+    folder, or $COLLSWEEP_E2E_SHOTS)."""
+    flaws = []
+    for name, query, plotted in EVERY_PAGE:
+        set_width(page, 1280)
+        load(page, f"{server}/{name}{query}", plotted=plotted)
+        for width in (1280, 1600):
+            set_width(page, width)
+            page.wait_for(RESIZED, 30, f"the charts of {name or 'verdict'} at {width} px")
             broken = page.evaluate(
                 "document.querySelectorAll('[data-testid=\"stException\"]').length"
             )
@@ -271,6 +317,9 @@ def test_every_page_at_two_widths_without_an_exception(server, page, tmp_path, w
             assert "Traceback" not in text(page, '[data-testid="stMain"]'), name
             shot = shoot(page, tmp_path, f"{name or 'verdict'}-{width}")
             assert shot.stat().st_size > 20_000
+            flaws += [f"{name or 'verdict'} at {width} px: {f}" for f in page.evaluate(FLAWS)]
+    set_width(page, WIDTH)
+    assert flaws == [], "\n".join(flaws)
 
 
 def test_the_verdict_is_the_front_page_with_its_strip_in_view(server, page, demo_store) -> None:
