@@ -20,6 +20,9 @@ from runners.domain.sweep import capacity
 from runners.host.memory import available_bytes
 from runners.jobs import calibrate
 
+MAX_BUDGET_S = 3600.0  # an hour of ping-pong: far past any calibration's need
+MAX_TIMEOUT_S = 86400.0
+
 
 def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str], list[str]]:
     """The ping-pong sizes, dtypes and ops asked for; UsageError for anything unusable."""
@@ -30,8 +33,12 @@ def _calibration_request(args: argparse.Namespace) -> tuple[list[int], list[str]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     calibrate.check_request(args.ranks, sizes, calibrate.DEFAULT_REDUCE_SIZES, dtypes, ops)
-    if not args.budget > 0 or (args.timeout is not None and not args.timeout > 0):
-        raise UsageError("--budget and --timeout must be > 0 seconds")
+    timeout_ok = args.timeout is None or 0 < args.timeout <= MAX_TIMEOUT_S
+    if not 0 < args.budget <= MAX_BUDGET_S or not timeout_ok:
+        raise UsageError(
+            f"--budget must be > 0 and at most {MAX_BUDGET_S:g} seconds, --timeout > 0 and at "
+            f"most {MAX_TIMEOUT_S:g}"
+        )
     too_big = capacity.payload_problem(
         [*sizes, *calibrate.DEFAULT_REDUCE_SIZES],
         args.ranks,

@@ -35,6 +35,9 @@ from runners.domain.model.closed_form import NOT_SCHEDULES, predict
 from runners.domain.model.fitting import PINGPONG_SOURCE
 from runners.domain.units import format_bytes, format_per_byte, format_seconds
 
+MAX_RANKS = 4096  # as a sweep's and a simulation's group sizes
+MAX_BYTES = 2**40  # 1 TiB a call
+
 
 def _check_prediction_input(args: argparse.Namespace) -> None:
     """UsageError for an algorithm, size or parameter the models cannot take."""
@@ -54,15 +57,18 @@ def _check_prediction_input(args: argparse.Namespace) -> None:
         )
     if args.algorithm in NOT_SCHEDULES and args.collective != "allreduce":
         raise UsageError(f"{args.algorithm} models allreduce; name a {args.collective} algorithm")
-    if args.ranks < 1 or args.bytes < 0:
-        raise UsageError("--ranks must be >= 1 and --bytes >= 0")
+    if not 1 <= args.ranks <= MAX_RANKS or not 0 <= args.bytes <= MAX_BYTES:
+        raise UsageError(
+            f"--ranks must be between 1 and {MAX_RANKS}, --bytes between 0 and "
+            f"{format_bytes(MAX_BYTES)}"
+        )
     itemsize = DTYPES[args.dtype].itemsize
     if args.bytes % itemsize:
         raise UsageError(f"--bytes must be a multiple of {args.dtype}'s {itemsize} bytes")
-    for name in ("alpha", "beta", "gamma"):
+    for name in ("alpha", "beta", "gamma"):  # seconds, seconds a byte: 1 is far past any network
         value = getattr(args, name)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise UsageError(f"--{name} must be a finite number >= 0, got {value}")
+        if value is not None and not (math.isfinite(value) and 0 <= value <= 1):
+            raise UsageError(f"--{name} must be a number between 0 and 1 (seconds), got {value}")
 
 
 def _stored_parameters(args: argparse.Namespace) -> tuple[float, float, float | None, str, str]:

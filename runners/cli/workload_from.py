@@ -12,7 +12,7 @@ from pathlib import Path
 from runners.cli.common import UsageError
 from runners.domain.outputs import check_outputs, write_texts
 from runners.domain.units import format_bytes
-from runners.domain.workload.file import Workload, workload_from_json
+from runners.domain.workload.file import MAX_RANKS, Workload, workload_from_json
 from runners.domain.workload.sources import read_json_file
 from runners.domain.workload.sources.ddp import DEFAULT_BUCKET_CAP_MB, DdpOptions, ddp_workload
 from runners.domain.workload.sources.ddp_input import model_from_json
@@ -52,13 +52,13 @@ point-to-point, all_to_all and compute entries are counted in its notes."""
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1."""
+    """An argparse type: an integer from 1 to MAX_RANKS (ranks, steps)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    if not 1 <= value <= MAX_RANKS:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to {MAX_RANKS}, got {text!r}")
     return value
 
 

@@ -28,7 +28,7 @@ def show_text(workload: Workload) -> str:
             f"{call.collective:<15} {format_bytes(call.nbytes):>10} {call.dtype:<8} "
             f"{call.op:<6} {call.ranks:>5} {root:>4} {call.calls:>8}{unmeasured}"
         )
-    ordered = f"{len(workload.sequence())} calls in recorded order" if workload.order else "none"
+    ordered = f"{workload.sequence_length} calls in recorded order" if workload.order else "none"
     lines.append(f"order: {ordered}")
     lines += [f"note: {note}" for note in workload.notes]
     return "\n".join(lines)

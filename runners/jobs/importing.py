@@ -74,6 +74,14 @@ def read_files(request: ImportRequest) -> list[ToolFile]:
                 collective=request.collective,
             )
         )
+    seen: dict[str, str] = {}
+    for parsed in files:  # one output counted twice would pose as two launches
+        if parsed.sha256 in seen:
+            raise BadInput(
+                f"{parsed.name} and {seen[parsed.sha256]} are the same output (one SHA-256): "
+                "import each launch's file once"
+            )
+        seen[parsed.sha256] = parsed.name
     tools = {f.tool for f in files}
     if len(tools) > 1:
         raise BadInput(

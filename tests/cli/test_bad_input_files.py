@@ -6,6 +6,7 @@ that nothing was written where it must not be. Each records into the reliability
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import damage_runs_block
+from conftest import ROOT, damage_runs_block
 from helpers import synthetic
 
 from runners import store
@@ -178,6 +179,19 @@ def test_merge_refuses_a_shard_no_sweep_wrote(
         (["query", "SELECT 1", "--max-rows", "99999999999999999999"], "--max-rows between"),
         (["query", "SELECT 1", "--memory-limit", "-1"], "--memory-limit must be"),
         (["query", "SELECT 1", "--memory-limit", "100TiB"], "--memory-limit must be"),
+        (
+            ["predict", "--algorithm", "ring", "--ranks", "100000000", "--bytes", "64"],
+            "--ranks must be between 1",
+        ),
+        (
+            ["predict", "--algorithm", "ring", "--ranks", "8", "--bytes", "64", "--alpha", "1e308"],
+            "--alpha must be",
+        ),
+        (["calibrate", "--budget", "1e9"], "--budget must be > 0 and at most"),
+        (
+            ["sweep", "--sizes", "8", "--ranks", "2", "--launcher", "x" * 1_500_000 + " {ranks}"],
+            "characters long",
+        ),
     ],
 )
 def test_absurd_values_are_refused_before_anything_starts(
@@ -353,3 +367,24 @@ def test_verify_counts_of_equal_block_collectives_are_sized_as_their_whole_vecto
     argv = ["verify", "--ranks", "4", "--dtypes", "float64", "--counts", str(per_rank)]
     assert "--counts (as bytes) up to" in refused(capsys, *argv, "--collectives", "allgather")
     reliability.bad_input("verify --collectives allgather --counts (whole vector too big)", True)
+
+
+def test_a_workload_order_past_what_a_replay_can_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    """50 bytes of order asking for 10^12 calls: refused as it is read, never spelled out."""
+    workload = json.loads((ROOT / "data" / "workload.json").read_text())
+    workload["order"] = [[0, 10**12]]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload))
+    assert "at most 10,000,000 can be replayed" in refused(capsys, "workload", "show", str(path))
+    reliability.bad_input("workload order of 10^12 calls", True)
+
+
+def test_a_ddp_world_past_any_machine_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main(["workload", "from-ddp", "params.json", "--ranks", str(10**9), "--out", "w.json"])
+    assert ended.value.code == 2 and "from 1 to 1048576" in capsys.readouterr().err
+    reliability.bad_input("workload from-ddp --ranks 10^9", True)

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -576,3 +577,50 @@ def test_nccl_tests_timestamp_column_is_one_value() -> None:
     assert len(parsed.rows) == 14
     assert {r.columns["timestamp"] for r in parsed.rows} == {"2026-11-30 09:12:41"}
     assert parsed.rows[0].columns["in_place.time"] == 23.57
+
+
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [
+        ("9223372036854775808      8.14", "past any tool's sizes"),
+        ("8                        0.00", "no time a call takes"),
+        ("8                        1e308", "no time a call takes"),
+    ],
+)
+def test_an_absurd_size_or_time_is_a_broken_row(
+    tmp_path: Path, row: str, words: str, reliability
+) -> None:
+    """A size past 2^40, a zero time or one of 1e308 us: the file is refused at its line."""
+    lines = (FIXTURES / "osu_allreduce.txt").read_text().splitlines()
+    bad = tmp_path / "osu.txt"
+    bad.write_text("\n".join([*lines[:4], row, *lines[5:]]) + "\n")
+    db = tmp_path / "s.duckdb"
+    said = refused(db, str(bad), "--ranks", "2", "--library", "mpich")
+    assert "osu.txt:5: broken row" in said and words in said and not db.exists()
+    reliability.bad_input(f"OSU row {row.split()[0]} B {row.split()[1]} us", True)
+
+
+def test_rows_whose_result_the_tool_found_wrong_are_left_out(tmp_path: Path) -> None:
+    """nccl-tests' #wrong above zero: that size is no measurement (a note says so)."""
+    text = (FIXTURES / "nccl_all_reduce_ring_algo.txt").read_text().splitlines()
+    first = next(i for i, line in enumerate(text) if line.strip()[:1].isdigit())
+    words = text[first].split()
+    words[8] = "5"  # the out-of-place #wrong
+    text[first] = "  ".join(words)
+    wrong = tmp_path / "nccl.txt"
+    wrong.write_text("\n".join(text) + "\n")
+    db = tmp_path / "s.duckdb"
+    done = collsweep("import", str(wrong), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    assert f"{words[0]} B left out: the tool found 5 wrong elements" in done.stdout + done.stderr
+    stored = store.query(db, "SELECT bytes FROM points")["bytes"].tolist()
+    assert int(words[0]) not in stored and stored
+
+
+def test_one_file_given_twice_is_not_two_launches(tmp_path: Path, reliability) -> None:
+    copy = tmp_path / "again.txt"
+    shutil.copy(FIXTURES / "osu_allreduce.txt", copy)
+    db = tmp_path / "s.duckdb"
+    said = refused(db, str(FIXTURES / "osu_allreduce.txt"), str(copy), "--ranks", "2")
+    assert "are the same output" in said and not db.exists()
+    reliability.bad_input("import one file twice", True)

@@ -32,7 +32,7 @@ from runners.domain.imports.records import (
     microseconds,
 )
 from runners.domain.imports.records import number as to_number
-from runners.domain.imports.rows import tool_row
+from runners.domain.imports.rows import tool_row, wrong_note
 
 TOOL = "nccl-tests"
 MEDIAN = "out_of_place.time"
@@ -176,6 +176,9 @@ def _row(
     for column, word in zip(columns, words, strict=True):
         values[column] = _value(column, word, name, number)
     dtype = str(values.get("type", "float"))
+    wrong = values.get("out_of_place.#wrong")
+    if isinstance(wrong, int | float) and wrong > 0:
+        return wrong_note(number, values["size"], wrong)
     return tool_row(
         line=number,
         collective=collective,

@@ -27,13 +27,15 @@ from typing import Any
 from runners.domain.imports.datatypes import NCCL_TYPES
 from runners.domain.imports.nccl import TESTS, TOOL
 from runners.domain.imports.records import (
+    MAX_MICROSECONDS,
+    MAX_PRINTED_INTEGER,
     NCCL_TESTS,
     ImportProblem,
     ToolFile,
     ToolRow,
     broken_row,
 )
-from runners.domain.imports.rows import tool_row
+from runners.domain.imports.rows import tool_row, wrong_note
 
 MEDIAN = "out_of_place.time"
 PER_ITER = "out_of_place_per_iter"
@@ -116,8 +118,13 @@ def _row(result: Any, index: int, name: str, collective: str, ranks: int) -> Too
     iterations = _iterations(values, name, index)
     seconds = values.get(MEDIAN, values.get("out_of_place.cpu_time"))
     size = values.get("size")
-    if not isinstance(size, int) or not isinstance(seconds, int | float) or seconds < 0:
+    if not isinstance(size, int) or not isinstance(seconds, int | float):
         raise broken_row(name, 1, f"results[{index}] lacks a size or an out-of-place time")
+    if not 0 < seconds <= MAX_MICROSECONDS or not 0 <= size <= MAX_PRINTED_INTEGER:
+        raise broken_row(name, 1, f"results[{index}]: {seconds} us for {size} B is no call")
+    wrong = values.get("out_of_place.nwrong")
+    if isinstance(wrong, int | float) and wrong > 0:
+        return wrong_note(where, size, wrong)
     dtype = str(values.get("type", "float"))
     return tool_row(
         line=where,

@@ -192,12 +192,19 @@ def integer(text: str, name: str, line: int, what: str) -> int:
         raise broken_row(name, line, f"{what} {text!r} is not an integer") from None
     if value < 0:
         raise broken_row(name, line, f"{what} {text!r} is negative")
+    if value > MAX_PRINTED_INTEGER:
+        raise broken_row(name, line, f"{what} {text!r} is past any tool's sizes (2^40)")
     return value
 
 
+MAX_PRINTED_INTEGER = 2**40  # a size or count no tool prints: 1 TiB a call
+MAX_MICROSECONDS = 1e9  # 1000 s a call: no benchmark's row
+
+
 def microseconds(text: str, name: str, line: int, what: str) -> tuple[float, float]:
-    """A time printed in microseconds: (the printed value, seconds); positive."""
+    """A time printed in microseconds: (the printed value, seconds); positive and at most
+    1000 s (a zero or an absurd time is a broken row, never a point)."""
     value = number(text, name, line, what)
-    if value < 0:
-        raise broken_row(name, line, f"{what} {text!r} is negative")
+    if not 0 < value <= MAX_MICROSECONDS:
+        raise broken_row(name, line, f"{what} {text!r} is no time a call takes (0, 1e9 us]")
     return value, value / 1e6

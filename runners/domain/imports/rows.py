@@ -14,6 +14,15 @@ from runners.domain.imports.records import ToolRow
 BLOCKED = ("allgather", "reduce_scatter")
 
 
+def wrong_note(line: int, tool_bytes: int, wrong: float) -> str:
+    """Why a row whose result the tool found wrong is left out: it is no measurement of the
+    collective (collsweep keeps only verified results)."""
+    return (
+        f"line {line}: {tool_bytes} B left out: the tool found {wrong:g} wrong elements in its "
+        "result"
+    )
+
+
 def tool_row(
     *,
     line: int,

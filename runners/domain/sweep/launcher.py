@@ -37,8 +37,13 @@ def default_knobs(ranks: int, thread_level: str = "single", *, cores: int) -> di
     return knobs
 
 
+MAX_LAUNCHER_CHARS = 4096  # a long srun line with its options is a few hundred
+
+
 def launcher_syntax_problem(template: str, shell: bool = False) -> str | None:
     """Why a launcher template cannot be used as written, or None (no file system look-ups)."""
+    if len(template) > MAX_LAUNCHER_CHARS:
+        return f"launcher is {len(template)} characters long: at most {MAX_LAUNCHER_CHARS}"
     if "{ranks}" not in template:
         return "launcher must contain {ranks}, e.g. 'mpiexec -n {ranks}'"
     try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,10 @@ FORMAT_VERSION = 1
 CALL_KEYS = ("collective", "bytes", "dtype", "op", "ranks", "calls")  # `show --json`'s keys
 MAX_WORKLOAD_BYTES = 64 * 2**20
 MAX_ORDER = 1_000_000  # order entries kept; a longer recorded order is cut and noted
+MAX_SEQUENCE = 10_000_000  # calls the order may spell out (a replay runs each of them)
+MAX_RANKS = 2**20  # a communicator's size: past the largest machines' ranks
+MAX_INTEGER = 2**53  # any count: exact as a float, as the reports' sums are
+MOST = {"ranks": MAX_RANKS, "root": MAX_RANKS - 1, "bytes": 2**40}
 
 
 class WorkloadError(BadInput, ValueError):
@@ -101,6 +106,11 @@ class Workload:
     def measurable(self) -> tuple[Call, ...]:
         """The calls collsweep can time."""
         return tuple(call for call in self.calls if call.measurable)
+
+    @property
+    def sequence_length(self) -> int:
+        """len(sequence()), without spelling it out."""
+        return sum(times for _, times in self.order) if self.order else len(self.calls)
 
     def sequence(self) -> list[int]:
         """The calls' indices in recorded order (each distinct call once, in file order, where
@@ -164,10 +174,13 @@ def _with_calls(call: Call, calls: int) -> Call:
 # --- reading ------------------------------------------------------------------------------------
 
 
-def integer(value: Any, where: str, least: int = 0) -> int:
-    """`value` when it is an integer >= `least` (not a bool); WorkloadError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise WorkloadError(f"{where} must be an integer >= {least}, got {_shown(value)}")
+def integer(value: Any, where: str, least: int = 0, most: int = MAX_INTEGER) -> int:
+    """`value` when it is an integer from `least` to `most` (not a bool); WorkloadError
+    otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise WorkloadError(
+            f"{where} must be an integer from {least} to {most:,}, got {_shown(value)}"
+        )
     return value
 
 
@@ -177,7 +190,7 @@ def _shown(value: Any) -> str:
 
 
 def _integer(entry: dict, key: str, where: str, least: int) -> int:
-    return integer(entry.get(key), f"{where}: {key}", least)
+    return integer(entry.get(key), f"{where}: {key}", least, MOST.get(key, MAX_INTEGER))
 
 
 def _call(entry: Any, where: str) -> Call:
@@ -210,6 +223,30 @@ def _call(entry: Any, where: str) -> Call:
     return call
 
 
+def cut_order(
+    order: Sequence[Sequence[int]],
+) -> tuple[tuple[tuple[int, int], ...], bool]:
+    """The start of a run-length encoded order that a workload file can hold (MAX_ORDER runs
+    spelling out at most MAX_SEQUENCE calls), and whether anything was cut."""
+    kept: list[tuple[int, int]] = []
+    spelled = 0
+    for index, times in order:
+        take = min(times, MAX_SEQUENCE - spelled)
+        if len(kept) == MAX_ORDER or take < 1:
+            return tuple(kept), True
+        kept.append((index, take))
+        spelled += take
+        if take < times:
+            return tuple(kept), True
+    return tuple(kept), False
+
+
+ORDER_CUT_NOTE = (
+    f"order: only its first {MAX_ORDER:,} runs and {MAX_SEQUENCE:,} calls are kept (the counts "
+    "stay whole)"
+)
+
+
 def _order(raw: Any, calls: int) -> tuple[tuple[int, int], ...]:
     if not isinstance(raw, list) or len(raw) > MAX_ORDER:
         raise WorkloadError(f"order must be a list of at most {MAX_ORDER} [index, times] pairs")
@@ -226,6 +263,12 @@ def _order(raw: Any, calls: int) -> tuple[tuple[int, int], ...]:
                 f"got {entry!r}"
             )
         order.append((entry[0], entry[1]))
+    spelled = sum(times for _, times in order)
+    if spelled > MAX_SEQUENCE:
+        raise WorkloadError(
+            f"order spells out {spelled} calls; at most {MAX_SEQUENCE:,} can be replayed "
+            "(cut the recorded order)"
+        )
     return tuple(order)
 
 

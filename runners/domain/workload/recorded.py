@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from runners.domain.units import counted
-from runners.domain.workload.file import MAX_ORDER, Call, Workload, merged
+from runners.domain.workload.file import (
+    MAX_ORDER,
+    ORDER_CUT_NOTE,
+    Call,
+    Workload,
+    cut_order,
+    merged,
+)
 from runners.domain.workload.rank_agreement import disagreements
 from runners.domain.workload.recording import RankRecord, RecordError, other_note
 
@@ -42,7 +49,7 @@ def merged_order(
             runs[-1][1] += times
         else:
             runs.append([target, times])
-    return tuple((index, times) for index, times in runs[:MAX_ORDER])
+    return cut_order(runs)[0]
 
 
 def _missing_ranks(records: Sequence[RankRecord]) -> list[str]:
@@ -112,4 +119,6 @@ def recorded_workload(records: Sequence[RankRecord], name: str, source: dict[str
             "are counted but not in the order"
         )
     order = merged_order(zero.order, to_merged)
+    if sum(times for _, times in order) < sum(times for _, times in zero.order):
+        notes.append(ORDER_CUT_NOTE)
     return Workload(name, tuple(calls), order, source, tuple(notes))

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.inputs import BadInputFile, load_json_text, read_text_input
-from runners.domain.workload.file import MAX_ORDER, Call, Workload, WorkloadError
+from runners.domain.workload.file import (
+    MAX_ORDER,
+    ORDER_CUT_NOTE,
+    Call,
+    Workload,
+    WorkloadError,
+    cut_order,
+)
 
 MAX_INPUT_BYTES = 64 * 2**20
 
@@ -98,9 +105,9 @@ class CallLog:
             Call(c.collective, c.nbytes, c.dtype, c.op, c.ranks, count, c.root)
             for c, count in zip(self._calls, self._counts, strict=True)
         )
-        if self.order_cut:
-            notes = [*notes, f"order: only the first {MAX_ORDER} runs of calls are kept"]
-        order = tuple((index, times) for index, times in self._order)
+        order, cut = cut_order(self._order)
+        if self.order_cut or cut:
+            notes = [*notes, ORDER_CUT_NOTE]
         return Workload(name, calls, order, source, tuple(notes))
 
     def _index_of(self, call: Call) -> int:
