@@ -20,6 +20,7 @@ from runners.domain.status import PointStatus, RunStatus
 from runners.process import stops
 from runners.process.faults import hold_at, holding
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
+from runners.store.shape import check_shape
 from runners.store.storefile import StoreError, check_checksums, connect
 
 DEFAULT_STORE = Path("data/collsweep.duckdb")
@@ -61,7 +62,15 @@ def _stored_version(con: Connection, path: Path) -> int:
             f"{path} is a DuckDB database but not a collsweep results store "
             "(it has no schema_version table); point --store at another file."
         ) from None
-    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+    value = rows[0][0] if rows else None
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StoreError(
+            f"{path} has a schema_version of {str(value)[:40]!r}, not a version number: damaged "
+            "or made by another program; point --store at another file"
+        )
+    return value
 
 
 def _refuse_newer(path: Path, version: int) -> None:
@@ -87,6 +96,7 @@ def _migrate_open(con: Connection, path: Path) -> int:
     old = _stored_version(con, path)
     _refuse_newer(path, old)
     if old == SCHEMA_VERSION:
+        check_shape(con, path)
         return old
     con.execute("BEGIN TRANSACTION")
     try:

@@ -35,6 +35,7 @@ from runners.store.schema import (
     _writing,
     ensure_current,
 )
+from runners.store.shape import check_shape
 from runners.store.storefile import StoreError, damage_said
 
 
@@ -130,6 +131,7 @@ def _check_readable(con: Connection, path: Path) -> None:
             f"{SCHEMA_VERSION}; upgrade the file once with `collsweep migrate` (or any "
             "command that writes to the store), then try again."
         )
+    check_shape(con, path)
 
 
 @contextlib.contextmanager

@@ -301,7 +301,7 @@ def test_files_that_are_no_tool_output_are_refused(tmp_path: Path) -> None:
     assert "--ranks" in refused(db, str(FIXTURES / "osu_allreduce.txt"))
     assert "--library" in refused(db, str(FIXTURES / "osu_allreduce.txt"), "--ranks", "2")
     assert "cannot be read" in refused(db, str(tmp_path / "missing.txt"))
-    assert f"{tmp_path}:0: not a regular file" in refused(db, str(tmp_path))
+    assert f"{tmp_path}:0: a folder, not a file" in refused(db, str(tmp_path))
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # reading it would block: refused before
     assert "fifo:0: not a regular file" in refused(db, str(fifo))
