@@ -9,6 +9,7 @@ name or address (localhost, 127.x.y.z, [::1]); anything else gets 403. No Stream
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -22,17 +23,25 @@ HOST_CHECK_ENV = "COLLSWEEP_HOST_CHECK"
 REFUSED = b"collsweep dashboard: refused, the Host header does not name this machine's loopback"
 
 
+# A Host header as RFC 9110 allows it: a name or IPv4 address, or an IPv6 address in brackets,
+# then an optional port; nothing else ('127.0.0.1:8501@evil.com' is no loopback name).
+HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9.-]+))(?::\d{1,5})?")
+
+
 def host_name(host_header: str) -> str:
-    """The name or address of a Host header, without its port or IPv6 brackets."""
+    """The name or address of a Host header, without its port or IPv6 brackets; '' for a
+    header that is not a host and port."""
     host = host_header.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host[1:]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    found = HOST.fullmatch(host)
+    if found:
+        return found["v6"] or found["name"]
+    try:  # a bare IPv6 address, as some clients send it
+        return str(ipaddress.IPv6Address(host))
+    except ValueError:
+        return ""
 
 
-def is_loopback_host(host_header: str) -> bool:
-    """True when the Host header names the loopback interface (with or without a port)."""
-    name = host_name(host_header)
+def _is_loopback_name(name: str) -> bool:
     if name in ("localhost", "localhost.") or name.endswith(".localhost"):
         return True
     try:
@@ -41,9 +50,15 @@ def is_loopback_host(host_header: str) -> bool:
         return False
 
 
+def is_loopback_host(host_header: str) -> bool:
+    """True when the Host header names the loopback interface (with or without a port)."""
+    return _is_loopback_name(host_name(host_header))
+
+
 def is_loopback_address(address: str) -> bool:
     """True when a bind address (Streamlit's server.address) serves loopback only."""
-    return bool(address) and is_loopback_host(address)
+    bare = address.strip().lower()
+    return bool(bare) and (_is_loopback_name(bare) or is_loopback_host(bare))
 
 
 def exposure_warning(address: str | None, host_header: str, checked: bool) -> str | None:

@@ -22,6 +22,10 @@ from dashboard.hostcheck import LoopbackHostMiddleware, exposure_warning, is_loo
         ("127.0.0.1.evil.example", False),
         ("localhost.evil.example:80", False),
         ("0.0.0.0:8501", False),
+        ("127.0.0.1:8501@evil.com", False),  # userinfo-like: no host name has an '@'
+        ("127.0.0.1:8501/evil.com", False),
+        ("localhost:80:90", False),
+        ("127.0.0.1 evil.com", False),
         ("192.168.1.10", False),
         ("", False),
     ],
