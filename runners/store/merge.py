@@ -19,6 +19,7 @@ from runners.domain.names import run_id_problem
 from runners.domain.status import PointStatus, RunStatus
 from runners.domain.sweep.run_labels import labels_problem
 from runners.store.schema import POINT_STATUSES, RUN_STATUSES, SCHEMA_VERSION
+from runners.store.shape import foreign_value
 from runners.store.store import writing
 from runners.store.storefile import StoreError, check_checksums
 
@@ -98,6 +99,12 @@ def _check_values(con: duckdb.DuckDBPyConnection, alias: str, shard: Path, runs:
         if problem or status not in RUN_STATUSES:
             why = problem or f"run status {status!r} is not one of {', '.join(RUN_STATUSES)}"
             raise StoreError(f"shard {shard} was not written by a sweep: {why}; nothing merged")
+    foreign = foreign_value(con, alias, ("runs", "points", "samples"))
+    if foreign:
+        raise StoreError(
+            f"shard {shard} was not written by a sweep: {foreign} holds a value no sweep "
+            "writes (not finite, negative or too long); nothing merged"
+        )
     found = con.execute(f"SELECT DISTINCT status FROM {alias}.points").fetchall()
     strange = sorted(str(s) for (s,) in found if s not in POINT_STATUSES)
     if strange:

@@ -60,3 +60,42 @@ def check_shape(con: Connection, path: Path) -> None:
             f"{path} says it is a current collsweep results store but {problem}: damaged or "
             "made by another program; point --store at another file"
         )
+
+
+# What a sweep can write: times, rates and ratios finite, >= 0 and below 1e12; counts and sizes
+# >= 0 and below 2^50; text below 64 KiB (a spec, a command line and the JSON columns below
+# 1 MiB). Anything past these came from elsewhere.
+MAX_NUMBER = 1e12
+MAX_COUNT = 2**50
+MAX_TEXT = 64 * 2**10
+MAX_DOCUMENT = 2**20
+DOCUMENTS = {"spec_toml", "command_line", "environment", "libraries", "interval_history"}
+
+
+def _out_of_bounds(column: str, kind: str) -> str | None:
+    """A SQL condition true for a value of `column` no sweep writes, or None."""
+    quoted = '"' + column.replace('"', '""') + '"'
+    if kind == "DOUBLE":
+        return f"NOT (isfinite({quoted}) AND {quoted} BETWEEN 0 AND {MAX_NUMBER})"
+    if kind in ("INTEGER", "BIGINT"):
+        return f"NOT ({quoted} BETWEEN 0 AND {MAX_COUNT})"
+    if kind in ("VARCHAR", "JSON"):
+        limit = MAX_DOCUMENT if column in DOCUMENTS else MAX_TEXT
+        return f"length(CAST({quoted} AS VARCHAR)) > {limit}"
+    return None
+
+
+def foreign_value(con: Connection, alias: str, tables: tuple[str, ...]) -> str | None:
+    """The first `table.column` of the attached database `alias` holding a value no sweep
+    writes (a NaN or negative time, an infinite sample, a 5 MB name), or None."""
+    checks = []
+    for table in tables:
+        for column, kind in expected_shape()[table]:
+            condition = _out_of_bounds(column, kind)
+            if condition:
+                where = f"{table}.{column}"
+                checks.append(
+                    f"(SELECT '{where}' FROM {alias}.{table} WHERE {condition} LIMIT 1)"
+                )
+    found = con.execute(f"SELECT coalesce({', '.join(checks)})").fetchone()
+    return found[0] if found else None

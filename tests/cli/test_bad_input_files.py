@@ -388,3 +388,26 @@ def test_a_ddp_world_past_any_machine_is_refused(
         main(["workload", "from-ddp", "params.json", "--ranks", str(10**9), "--out", "w.json"])
     assert ended.value.code == 2 and "from 1 to 1048576" in capsys.readouterr().err
     reliability.bad_input("workload from-ddp --ranks 10^9", True)
+
+
+@pytest.mark.parametrize(
+    ("sql", "column"),
+    [
+        ("UPDATE points SET median_s = 'NaN'::DOUBLE", "points.median_s"),
+        ("UPDATE points SET launches = -3", "points.launches"),
+        ("UPDATE samples SET seconds = 'inf'::DOUBLE", "samples.seconds"),
+        ("UPDATE runs SET host = repeat('x', 5000000)", "runs.host"),
+    ],
+)
+def test_merge_refuses_a_shard_holding_values_no_sweep_writes(
+    tmp_path: Path, sql: str, column: str, capsys: pytest.CaptureFixture[str], reliability
+) -> None:
+    shard = tiny_shard(tmp_path, "r20261202-120000-vals")
+    with duckdb.connect(str(shard)) as con:
+        con.execute(sql)
+    main_store = tmp_path / "main.duckdb"
+    store.ensure_current(main_store)
+    err = refused(capsys, "merge", str(shard), "--store", str(main_store))
+    assert f"{column} holds a value no sweep writes" in err and "nothing merged" in err
+    assert store.query(main_store, "SELECT count(*) n FROM points").n.item() == 0
+    reliability.bad_input(f"merge a shard with {sql}", True)
