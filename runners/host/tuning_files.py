@@ -4,13 +4,17 @@ library's own rules: LibrarySpec.tuning_problem), and what a run records of one 
 from __future__ import annotations
 
 import hashlib
+import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from runners.domain.collectives.descriptor import MPICH
 from runners.domain.inputs import BadInputFile, load_json_text, read_input, read_text_input
-from runners.domain.libraries import LibrarySpec
-from runners.domain.libraries.mpich_tuning import posix_path
+from runners.domain.libraries import LIBRARIES, LibrarySpec
+from runners.domain.libraries.mpich_tuning import posix_path, unknown_leaf
 from runners.domain.libraries.tuning import provenance_path
+from runners.host import libraries
 
 MAX_TUNING_BYTES = 64 * 2**20  # MPICH's own tables are under 100 KiB
 
@@ -33,7 +37,25 @@ def tuning_problem(lib: LibrarySpec, tuning_file: str | Path) -> str | None:
         problem = lib.tuning_problem(contents)
         if problem:
             return problem
-    return None
+    known = mpich_algorithms() if lib.name == MPICH else frozenset()
+    return unknown_leaf(contents, known) if known else None
+
+
+@cache
+def mpich_algorithms() -> frozenset[str]:
+    """The `algorithm=` names the installed MPICH's selection reads (its libmpi's strings);
+    empty when it is not installed (then no leaf is refused here)."""
+    folder = libraries.install(LIBRARIES[MPICH]).prefix / "lib"
+    names: set[str] = set()
+    for libmpi in folder.glob("libmpi.so.*"):  # the wheel's library (its symlinks are tiny)
+        try:
+            names |= {m.decode() for m in ALGORITHM_NAME.findall(libmpi.read_bytes())}
+        except OSError:
+            continue
+    return frozenset(names)
+
+
+ALGORITHM_NAME = re.compile(rb"algorithm=([A-Za-z0-9_]+)\x00")
 
 
 def file_record(tuning_file: str | Path) -> dict[str, Any]:

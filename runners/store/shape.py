@@ -94,8 +94,6 @@ def foreign_value(con: Connection, alias: str, tables: tuple[str, ...]) -> str |
             condition = _out_of_bounds(column, kind)
             if condition:
                 where = f"{table}.{column}"
-                checks.append(
-                    f"(SELECT '{where}' FROM {alias}.{table} WHERE {condition} LIMIT 1)"
-                )
+                checks.append(f"(SELECT '{where}' FROM {alias}.{table} WHERE {condition} LIMIT 1)")
     found = con.execute(f"SELECT coalesce({', '.join(checks)})").fetchone()
     return found[0] if found else None

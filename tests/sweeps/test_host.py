@@ -105,3 +105,23 @@ def test_the_domain_reads_nothing_the_host_package_reads() -> None:
         if "/proc/" in text:
             found.append(f"{path.name}: /proc")
     assert found == []
+
+
+def test_an_mpich_table_naming_an_algorithm_mpich_lacks_is_refused(tmp_path: Path) -> None:
+    """A leaf MPICH's selection cannot parse would fail inside the ranks: the installed
+    library's own names (its libmpi's `algorithm=` strings) decide, before any rank starts."""
+    from runners.domain.libraries import LIBRARIES
+    from runners.domain.libraries.mpich_tuning import TABLES, posix_path
+    from runners.host.tuning_files import mpich_algorithms, tuning_problem
+
+    mpich = LIBRARIES["mpich"]
+    assert {"MPIR_Allreduce_intra_ring", "MPIR_Bcast_intra_binomial"} <= mpich_algorithms()
+    table = tmp_path / "t.json"
+    table.write_text((TABLES / "mpir_generic.json").read_text())
+    posix_path(table).write_text((TABLES / "posix_generic.json").read_text())
+    assert tuning_problem(mpich, table) is None  # MPICH's own tables
+    bogus = "MPIR_Allreduce_intra_ring_of_fire"
+    table.write_text(table.read_text().replace("MPIR_Allreduce_intra_recursive_doubling", bogus))
+    assert f"names {bogus}, an algorithm this MPICH does not have" in str(
+        tuning_problem(mpich, table)
+    )

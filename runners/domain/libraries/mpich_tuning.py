@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -246,3 +247,21 @@ def tuning_knobs(tuning_file: str | Path) -> dict[str, str]:
     """Environment that makes MPICH read the tuning file and its shared-memory table."""
     path = Path(tuning_file).resolve()
     return {FILE_CVAR: str(path), POSIX_FILE_CVAR: str(posix_path(path))}
+
+
+def unknown_leaf(contents: Mapping[Path, bytes], known: AbstractSet[str]) -> str | None:
+    """Why a tuning file's tables name an algorithm the installed MPICH does not know (its
+    `algorithm=` names, `known`), or None: MPICH would fail inside the ranks on such a leaf,
+    so it is refused before any starts. Run after tables_problem (the files are JSON)."""
+    for path, data in contents.items():
+        stack = [json.loads(data.decode())]
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, dict):
+                continue
+            for key, child in node.items():
+                name = key.removeprefix("algorithm=")
+                if key.startswith("algorithm=") and name not in known:
+                    return f"tuning file {path} names {name}, an algorithm this MPICH does not have"
+                stack.append(child)
+    return None
