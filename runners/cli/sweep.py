@@ -141,8 +141,10 @@ def _finish_sweep(
         run_analysis.tell_the_story(path, outcome.run_id, verbose=args.verbose)
     if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
+    left_on_a_signal = not outcome.stored and outcome.status != RunStatus.FAILED
+    if outcome.status == RunStatus.INTERRUPTED or left_on_a_signal:
         return 130
-    return 0 if outcome.status == RunStatus.COMPLETE else 1
+    return 0 if outcome.status == RunStatus.COMPLETE and outcome.stored else 1
 
 
 def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:

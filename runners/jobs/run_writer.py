@@ -48,6 +48,11 @@ NOTICE_SECONDS = 10.0  # how often a busy store is reported
 Say = Callable[[str], None]
 
 
+class StoreUnwritable(Exception):
+    """The store refused a write for a reason waiting cannot mend (a full disk, a read-only
+    file system): the sweep ends failed, its points kept by the journal."""
+
+
 class RunWriter:
     """Queues one run's writes, journals each at once, and writes them to the store in batches."""
 
@@ -129,6 +134,11 @@ class RunWriter:
         except store.StoreBusy as exc:
             self._notice(exc.holder)
             return False
+        except (duckdb.Error, OSError, store.StoreError) as exc:
+            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if not isinstance(exc, store.StoreError):
+                said = f"cannot write the store {self.path}: {said}"
+            raise StoreUnwritable(said) from None
         self.pending = []
         self.journal.remove()
         return True

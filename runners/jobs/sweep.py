@@ -9,6 +9,7 @@ SIGHUP, SIGQUIT; a second one leaves at once), crashed or hung ranks, or an unex
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -38,7 +39,7 @@ from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import calibrate, launch, run_writer
 from runners.jobs.point_history import PointHistory
 from runners.jobs.progress import PlannedLaunch, Progress
-from runners.jobs.run_writer import PARTIAL, RunWriter, sweep_status
+from runners.jobs.run_writer import PARTIAL, RunWriter, StoreUnwritable, sweep_status
 from runners.jobs.sweep_jobs import GroupRunner, switching_mode
 from runners.process.faults import hold_at
 from runners.store.journal import JournalUnwritable, RunLock, journal_dir
@@ -237,7 +238,7 @@ def _sweep_locked(
             progress.end_launch()
     except Interrupted as exc:
         interrupted = f"received {exc}"
-    except JournalUnwritable as exc:  # its points go to the store without a journal
+    except (JournalUnwritable, StoreUnwritable) as exc:  # a full disk: the other keeps them
         runner.failures.append(str(exc))
     except Exception as exc:  # the run must be marked whatever went wrong
         error = f"{type(exc).__name__}: {exc}"
@@ -345,11 +346,25 @@ def _finish(writer: RunWriter, status: RunStatus, reason: str, say: Callable[[st
     Waits for a busy store. A stop signal during the wait is reported and the wait goes on;
     a second one leaves at once, with the rest safe in the journal for the next sweep.
     """
-    writer.update_run({"status": status, "status_reason": reason, "finished_at": datetime.now(UTC)})
+    with contextlib.suppress(JournalUnwritable):  # queued for the store all the same
+        writer.update_run(
+            {"status": status, "status_reason": reason, "finished_at": datetime.now(UTC)}
+        )
     while True:
         try:
             writer.flush_until_stored()
             return True
+        except StoreUnwritable as exc:
+            kept = (
+                f"the journal could not be written either ({writer.journal_error}): its last "
+                f"{writer.waiting} points are lost and `collsweep sweep --resume "
+                f"{writer.run_id}` measures them again"
+                if writer.journal_error
+                else f"the run's status and its last {writer.waiting} points are kept in "
+                f"{writer.journal.path}; `collsweep sweep --resume {writer.run_id}` stores them"
+            )
+            say(f"{exc}: {kept}, once the store can be written")
+            return False
         except ForceQuit:
             say(
                 f"left with {writer.waiting} points and the run's status unstored, safe in "

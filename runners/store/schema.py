@@ -164,13 +164,23 @@ def _writing(path: Path | str, timeout: float | None = None) -> Iterator[Connect
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
-                con.execute("COMMIT")
+                _commit(con, path)
             except BaseException:
                 with contextlib.suppress(duckdb.Error):
                     con.execute("ROLLBACK")
                 raise
         finally:
             con.close()
+
+
+def _commit(con: Connection, path: Path) -> None:
+    """COMMIT; a file system that cannot take it (full, read-only) is a StoreError in one
+    line, the transaction rolled back, the store as it was."""
+    try:
+        con.execute("COMMIT")
+    except (duckdb.IOException, duckdb.TransactionException) as exc:
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"cannot write the store {path}: {said}") from None
 
 
 def park_inside(con: Connection, stage: str) -> None:

@@ -4,6 +4,7 @@ finished points were lost and whether the run's status told the truth."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -292,3 +293,49 @@ def test_a_full_disk_beside_the_store_ends_in_one_line_and_a_true_status(tmp_pat
     assert runs.status[0] == "failed"
     assert "cannot write the journal" in runs.status_reason[0]
     assert "No space left on device" in runs.status_reason[0]
+
+
+STORE_ON_A_FULL_DISK = """
+set -u
+mount -t tmpfs -o size=$DISK_KIB"k" tmpfs "$DISK"
+cp "$TEMPLATE" "$DISK/s.duckdb"
+left=$(($(df --output=avail -k "$DISK" | tail -1) - FREE_KIB))
+dd if=/dev/zero of="$DISK/filler" bs=1k count=$left 2>/dev/null
+"$PY" -m runners.cli sweep "$SPEC" --store "$DISK/s.duckdb" --run-id on-a-full-disk
+echo "rc=$?"
+"$PY" -m runners.cli runs --store "$DISK/s.duckdb" --format json
+WHOLE="import json, sys; [json.loads(line) for line in sys.stdin]; print('journal whole')"
+cat "$DISK"/s.duckdb.journal/*.jsonl 2>/dev/null | "$PY" -c "$WHOLE"
+umount "$DISK"
+"""
+
+
+@pytest.mark.parametrize("free_kib", [4, 30])
+def test_a_store_on_a_full_disk_ends_in_one_line_and_a_true_status(
+    tmp_path: Path, calibrated_store: Path, free_kib: int, reliability
+) -> None:
+    """The store itself on a tmpfs with a few KiB left: the sweep is refused before any rank
+    (the run's row cannot be written) or ends failed mid-run, in one line each, never a
+    traceback; `runs` then never says `running` for it, and the journal has no cut line."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("no unprivileged mount namespace here (unshare -rm) to make a small disk")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    spec = write_spec(tmp_path, "sizes = [8, 64, 512, 4096]\n" + QUICK + "launches = 2\n")
+    size_kib = calibrated_store.stat().st_size // 1024 + 1024
+    env = {**os.environ, "DISK": str(disk), "SPEC": str(spec), "TEMPLATE": str(calibrated_store)}
+    env |= {"PY": sys.executable, "PYTHONPATH": str(ROOT), "FREE_KIB": str(free_kib)}
+    env |= {"DISK_KIB": str(size_kib)}
+    result = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", STORE_ON_A_FULL_DISK],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    out, err = result.stdout, result.stderr
+    assert "Traceback" not in err and "No space left on device" in err, err[-3000:]
+    assert "rc=2" in out or "rc=1" in out, out
+    listed = json.loads(out[out.index("rc=") + 5 : out.rindex("]") + 1] or "[]")
+    mine = [r for r in listed if r["run_id"] == "on-a-full-disk"]
+    assert all(r["status"] != "running" for r in mine), mine
+    print(free_kib, "KiB left:", [(r["status"], r["reason"][:60]) for r in mine])
+    assert "journal whole" in out or "rc=2" in out
+    reliability.fault(f"the store's disk full ({free_kib} KiB left)", 0, True)
