@@ -164,7 +164,8 @@ def time_span_note(path: Path | str, run_id: str) -> str:
     if span.empty or pd.isna(span["span_s"].iloc[0]):
         return ""
     halfwidth = span["halfwidth"].iloc[0]
-    width = f" (+-{halfwidth:.0%} at the median dedicated point)" if pd.notna(halfwidth) else ""
+    shown = f"+-{halfwidth:.0%}" if halfwidth <= 10 else "more than +-1000%"
+    width = f" ({shown} at the median dedicated point)" if pd.notna(halfwidth) else ""
     head = (
         f"the intervals{width} cover launch-to-launch variation over "
         f"{format_duration(float(span['span_s'].iloc[0]))}"

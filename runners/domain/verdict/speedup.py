@@ -113,8 +113,15 @@ def margin_words(runner_up_over_winner: tuple[float, float, float], decided: boo
 
 
 def _plain(value: float | None) -> str:
-    """A ratio inside an interval, without its x: 1.21, 2.9, 13."""
-    return "?" if value is None else format_ratio(value).rstrip("x")
+    """A ratio inside an interval, without its x: 1.21, 2.9, 13; beyond a factor of 100
+    either way only that (<0.01, >100): a bound of 1625850 from two launches says no more."""
+    if value is None:
+        return "?"
+    if value > 100:
+        return ">100"
+    if value < 0.01:
+        return "<0.01"
+    return format_ratio(value).rstrip("x")
 
 
 def _number(value: object) -> float | None:

@@ -54,3 +54,9 @@ def test_a_margin_is_always_slower_and_at_least_one_when_decided() -> None:
     tie = margin_of({"ratio": 1.01, "ratio_low": 0.95, "ratio_high": 1.1})
     assert margin_words(tie, decided=False).startswith("tie (0.99")
     assert margin_of({"ratio": float("nan"), "ratio_low": 0.9, "ratio_high": 1.1}) is None
+
+
+def test_an_interval_past_a_factor_of_100_says_only_that() -> None:
+    """Two launches can bound a ratio by 1e-6 and 1.6e6: the words say '<0.01' and '>100'."""
+    assert margin_words((1.43, 0.00000125, 1625850.0), decided=False) == "tie (1.43x [<0.01, >100])"
+    assert margin_words((1.83, 1.06, 3.17), decided=True) == "1.83x slower [1.06, 3.17]"
