@@ -23,18 +23,12 @@ $(STAMP): pyproject.toml Makefile
 	$(VENV)/bin/collsweep record --build || echo "collsweep record builds its recorder on first use"
 	touch $(STAMP)
 
-# The demo also answers for a whole job: the preset workload (data/workload.json, recorded from
-# data/workload_program.py) swept call by call, then replayed under each policy. Last, the
-# allreduce algorithms at 8 to 1024 ranks in SimGrid (data/scale.toml, a few minutes): the
-# newest run, so the dashboard opens on crossovers that exist only at scale.
+# `collsweep demo` (runners/cli/demo.py), a line a step: the preset workload (data/workload.json,
+# recorded from data/workload_program.py) swept call by call and replayed under each policy,
+# allreduce at 8 to 1024 ranks in SimGrid (data/scale.toml), then the quick sweep and its
+# verdict, the newest run, which the dashboard opens on. Each step's output: data/demo-logs/.
 demo: install
-	id=demo-workload-$$(date +%Y%m%d-%H%M%S) && \
-	$(VENV)/bin/collsweep sweep data/quick.toml --workload data/workload.json --dedicated \
-		--run-id $$id && \
-	$(VENV)/bin/collsweep workload report data/workload.json --run $$id --replay --launches 3
-	$(VENV)/bin/collsweep sweep data/quick.toml --dedicated
-	$(VENV)/bin/collsweep simulate data/scale.toml
-	$(VENV)/bin/collsweep runs
+	$(VENV)/bin/collsweep demo
 	$(VENV)/bin/collsweep dashboard --port $(PORT)
 
 # ruff, then the type checker (mypy, configured in pyproject.toml: strict on the domain and store)

@@ -22,6 +22,7 @@ from runners.process.terminal import visible_output
 COMMANDS: dict[str, str] = {
     name: f"runners.cli.{name}_" if keyword.iskeyword(name) else f"runners.cli.{name}"
     for name in [
+        "demo",
         "verify",
         "sweep",
         "simulate",
