@@ -13,11 +13,24 @@ from runners.domain.units import format_bytes
 SPAN_MARGIN = 2.0  # the y axis reaches this factor beyond the outermost medians
 
 
+PREDICTION_REACH = 10.0  # predictions widen the span only within this factor of the medians
+
+
+def _positive(series: pd.Series) -> pd.Series:
+    finite = series.astype(float).replace([np.inf, -np.inf], np.nan)
+    return finite[finite > 0].dropna()
+
+
 def median_span(values: pd.DataFrame, relative: bool) -> tuple[float, float]:
-    """The y axis' ends: the medians' (and predictions') span with a margin; the relative
-    view starts just below 1 (the fastest)."""
-    shown = pd.concat([values["y"], values["y_pred"]]).replace([np.inf, -np.inf], np.nan)
-    shown = shown[shown > 0].dropna()
+    """The y axis' ends: the medians' span with a margin, widened by the predictions that lie
+    within PREDICTION_REACH of it (a model off by orders of magnitude, an imported run's on a
+    foreign calibration, leaves the axis to the measurements); the relative view starts just
+    below 1 (the fastest)."""
+    medians, predicted = _positive(values["y"]), _positive(values["y_pred"])
+    if not medians.empty:
+        low, high = medians.min() / PREDICTION_REACH, medians.max() * PREDICTION_REACH
+        predicted = predicted[(predicted >= low) & (predicted <= high)]
+    shown = pd.concat([medians, predicted])
     if shown.empty:
         return 0.5, 2.0
     if relative:

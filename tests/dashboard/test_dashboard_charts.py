@@ -611,3 +611,19 @@ def test_one_wide_interval_cannot_flatten_the_medians(demo_store: Path) -> None:
     before = {x for t in _traces(calm, "cut") for x in t.x}
     assert set(cut.x) == before | {float(wide.loc[row, "bytes"])}
     assert list(cut.y) == pytest.approx([10 ** fig.layout.yaxis.range[1]] * len(cut.y))
+
+
+def test_a_prediction_orders_of_magnitude_off_leaves_the_axis_to_the_measurements(
+    demo_store: Path,
+) -> None:
+    """An imported run priced on a foreign calibration can predict 1e-12 s: the time axis
+    stays within a factor of the medians (the 1e-6 us axis of an IMB import in #45)."""
+    data = _view(demo_store, algorithms=("ring", "rabenseifner"))
+    calm = charts.curves_figure(data.points, data.crossovers, "time")
+    off = data.points.copy()
+    off["predicted_s"] = off["predicted_s"] * 1e-6
+    fig = charts.curves_figure(off, data.crossovers, "time")
+    medians_us = data.points["median_s"] * 1e6
+    low, high = (10**end for end in fig.layout.yaxis.range)
+    assert low >= medians_us.min() / 10 and high <= medians_us.max() * 10
+    assert fig.layout.yaxis.range[0] >= calm.layout.yaxis.range[0] - 1e-9
