@@ -87,7 +87,8 @@ def set_read_memory_limit(limit: str, what: str = "--memory-limit") -> None:
     """Memory limit of this process's read connections (a size: '512MiB', '4GiB', bounded by
     bounded_memory_limit; `what` names the value's source when it is refused)."""
     global _read_memory_limit
-    _read_memory_limit = f"{bounded_memory_limit(limit, what) // 2**20}MiB"
+    mib = bounded_memory_limit(limit, what) // 2**20
+    _read_memory_limit = f"{mib // 1024}GiB" if mib % 1024 == 0 else f"{mib}MiB"
 
 
 def _memory_limit() -> str:

@@ -48,7 +48,7 @@ def test_a_string_past_the_memory_limit_is_refused_at_once(demo_store: Path) -> 
     sql = "SELECT length(repeat('x', 4000000000))"
     done, said, seconds, peak = query_measured(sql, "--store", str(demo_store))
     print(f"refused after {seconds:.2f} s, peak {peak / 2**20:.0f} MiB")
-    assert done.returncode == 1 and len(said) == 1 and "memory limit of 1024MiB" in said[0]
+    assert done.returncode == 1 and len(said) == 1 and "memory limit of 1GiB" in said[0]
     assert peak < 1.5 * 2**30 and seconds < 25
 
 
