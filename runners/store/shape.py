@@ -62,9 +62,11 @@ def check_shape(con: Connection, path: Path) -> None:
         )
 
 
-# What a sweep can write: times, rates and ratios finite, >= 0 and below 1e12; counts and sizes
-# >= 0 and below 2^50; text below 64 KiB (a spec, a command line and the JSON columns below
-# 1 MiB). Anything past these came from elsewhere.
+# What a sweep can write: measured times finite, >= 0 and below 1e12 s; the numbers derived
+# from them (intervals, rates, relative widths: NaN or infinite where undefined) never
+# negative; counts and sizes >= 0 and below 2^50; text below 64 KiB (a spec, a command line and
+# the JSON columns below 1 MiB). Anything past these came from elsewhere.
+MEASURED = {"median_s", "mean_s", "min_s", "max_s", "p5_s", "p95_s", "seconds"}
 MAX_NUMBER = 1e12
 MAX_COUNT = 2**50
 MAX_TEXT = 64 * 2**10
@@ -75,8 +77,10 @@ DOCUMENTS = {"spec_toml", "command_line", "environment", "libraries", "interval_
 def _out_of_bounds(column: str, kind: str) -> str | None:
     """A SQL condition true for a value of `column` no sweep writes, or None."""
     quoted = '"' + column.replace('"', '""') + '"'
-    if kind == "DOUBLE":
+    if kind == "DOUBLE" and column in MEASURED:
         return f"NOT (isfinite({quoted}) AND {quoted} BETWEEN 0 AND {MAX_NUMBER})"
+    if kind == "DOUBLE":
+        return f"{quoted} < 0"
     if kind in ("INTEGER", "BIGINT"):
         return f"NOT ({quoted} BETWEEN 0 AND {MAX_COUNT})"
     if kind in ("VARCHAR", "JSON"):
