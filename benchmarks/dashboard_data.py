@@ -147,9 +147,12 @@ def compare_page(path: Path) -> None:
     charts.compare_figure(ratios, RUN_A, RUN_B)
 
 
+EXAMPLES = {"count": None}  # how many example queries to time (None: all; --examples)
+
+
 def sql_examples(path: Path) -> None:
     """Every example query of docs/schema.md (the SQL page runs one at a time)."""
-    for example in queries.example_queries():
+    for example in queries.example_queries()[: EXAMPLES["count"]]:
         queries.run_user_sql(path, example.sql)
 
 
@@ -240,7 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", help="store file to build (or reuse, if it exists)")
     parser.add_argument("--repeat", type=int, default=5, help="timed repeats per measurement")
     parser.add_argument("--no-app", action="store_true", help="skip the AppTest page runs")
+    parser.add_argument(
+        "--examples", type=int, help="time only the first N example queries (each is a process)"
+    )
     args = parser.parse_args(argv)
+    EXAMPLES["count"] = args.examples
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.store) if args.store else Path(tmp) / "bench.duckdb"
         if not path.exists():

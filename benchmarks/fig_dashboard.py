@@ -42,7 +42,7 @@ def script_args(mode: Mode, folder: Path) -> list[str]:
     """The script's options: its defaults, or a small store and one repeat in a smoke run."""
     if mode is not Mode.SMOKE:
         return []  # the same in --quick: it takes under a minute
-    return ["--store", str(smoke_store(folder)), "--repeat", "1", "--no-app"]
+    return ["--store", str(smoke_store(folder)), "--repeat", "1", "--no-app", "--examples", "1"]
 
 
 def run(mode: Mode) -> Figure:
