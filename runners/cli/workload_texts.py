@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runners.domain.units import format_bytes, format_ratio, format_seconds
+from runners.domain.units import format_bytes, format_ratio, format_seconds, wrapped
 from runners.domain.workload.file import Workload
 
 SHOWN_CALLS = 8  # per-call lines printed for the chosen policy (all are stored and in --json)
@@ -125,8 +125,8 @@ def report_text(report) -> str:
     if best is not None and best.policy.choices != default.policy.choices:
         lines.append("best's choice per call:")
         lines += call_lines(best)
-    lines += replay_lines(report)
-    lines += [f"note: {n}" for n in report.notes]
+    prose = [*replay_lines(report), *[f"note: {n}" for n in report.notes]]
+    lines += [wrapped(line) for line in prose]
     return "\n".join(lines)
 
 
