@@ -168,9 +168,10 @@ def cli():
 
 # --- the reliability figure ----------------------------------------------------------------------
 # Tests of bad input and injected faults record their outcome here; the session's summary prints
-# the figure: bad inputs tried / refused cleanly, faults injected / points lost / false statuses.
+# the figure: bad inputs tried / refused cleanly, faults injected / points lost / false statuses,
+# and stops checked for what they left behind (processes, folders, files).
 
-RELIABILITY: dict[str, list] = {"bad_inputs": [], "faults": []}
+RELIABILITY: dict[str, list] = {"bad_inputs": [], "faults": [], "stops": []}
 
 
 class Reliability:
@@ -184,6 +185,10 @@ class Reliability:
         """A fault was injected: how many finished points were lost, was the status true?"""
         RELIABILITY["faults"].append((case, points_lost, status_true))
 
+    def stop(self, case: str, left_behind: int) -> None:
+        """A command was stopped: how many processes, folders or files it left behind?"""
+        RELIABILITY["stops"].append((case, left_behind))
+
 
 @pytest.fixture
 def reliability() -> Reliability:
@@ -193,8 +198,8 @@ def reliability() -> Reliability:
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """Print the reliability figure when any test recorded into it."""
-    bad, faults = RELIABILITY["bad_inputs"], RELIABILITY["faults"]
-    if not bad and not faults:
+    bad, faults, stops = RELIABILITY["bad_inputs"], RELIABILITY["faults"], RELIABILITY["stops"]
+    if not bad and not faults and not stops:
         return
     refused = sum(ok for _, ok in bad)
     lost = sum(n for _, n, _ in faults)
@@ -202,7 +207,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.write_sep("-", "reliability")
     terminalreporter.write_line(
         f"bad inputs tried {len(bad)}, refused cleanly {refused}; faults injected {len(faults)}, "
-        f"points lost {lost} (target 0), runs whose status is false {false} (target 0)"
+        f"points lost {lost} (target 0), runs whose status is false {false} (target 0); "
+        f"stops checked {len(stops)}, things left behind {sum(n for _, n in stops)} (target 0)"
     )
     for case, ok in bad:
         if not ok:
@@ -210,6 +216,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
     for case, n, ok in faults:
         if n or not ok:
             terminalreporter.write_line(f"  fault {case}: {n} points lost, status true: {ok}")
+    for case, n in stops:
+        if n:
+            terminalreporter.write_line(f"  stop {case}: {n} left behind")
 
 
 def processes_with(variable: str, value: str) -> list[int]:

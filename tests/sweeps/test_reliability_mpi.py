@@ -135,6 +135,7 @@ def test_ranks_leave_when_the_sweep_is_killed_outright(tmp_path: Path, reliabili
     sweep.kill()
     sweep.wait()
     wait_until(lambda: not rank_processes(sweep.pid), 15)
+    reliability.stop("sweep killed outright (SIGKILL)", len(rank_processes(sweep.pid)))
     assert rank_processes(sweep.pid) == []
     run_id = only_run(db)
     assert "abandoned" in run_cli("runs", "--store", str(db)).stdout

@@ -27,7 +27,9 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=str)
-def test_a_stopped_record_leaves_nothing_behind(tmp_path: Path, sig: signal.Signals) -> None:
+def test_a_stopped_record_leaves_nothing_behind(
+    tmp_path: Path, sig: signal.Signals, reliability
+) -> None:
     ready, scratch, out = tmp_path / "ready", tmp_path / "tmp", tmp_path / "w.json"
     ready.mkdir()
     scratch.mkdir()
@@ -56,14 +58,19 @@ def test_a_stopped_record_leaves_nothing_behind(tmp_path: Path, sig: signal.Sign
         assert said.strip().splitlines() == [
             f"collsweep record: stopped by {sig.name}: the program was killed, nothing written"
         ]
-    assert wait_until(lambda: not any(alive(pid) for pid in pids), 30), "a process outlived it"
-    assert wait_until(lambda: not list(scratch.glob("collsweep-record-*")), 30)
-    assert not out.exists()
+    gone = wait_until(lambda: not any(alive(pid) for pid in pids), 30)
+    cleared = wait_until(lambda: not list(scratch.glob("collsweep-record-*")), 30)
+    left = sum(alive(pid) for pid in pids) + len(list(scratch.glob("collsweep-record-*")))
+    reliability.stop(f"record stopped by {sig.name}", left + out.exists())
+    assert gone, "a process outlived it"
+    assert cleared and not out.exists()
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=str)
-def test_a_stopped_import_leaves_no_staging_and_no_run(tmp_path: Path, sig: signal.Signals) -> None:
+def test_a_stopped_import_leaves_no_staging_and_no_run(
+    tmp_path: Path, sig: signal.Signals, reliability
+) -> None:
     """`collsweep import` stopped with its staging store written, before the merge: no
     staging folder, the store without a run, one line and 128 + the signal where it can."""
     scratch, db, release = tmp_path / "tmp", tmp_path / "s.duckdb", tmp_path / "release"
@@ -90,7 +97,9 @@ def test_a_stopped_import_leaves_no_staging_and_no_run(tmp_path: Path, sig: sign
         assert status == 128 + sig
         said = errors.read_text().strip().splitlines()
         assert said == [f"collsweep import: stopped by {sig.name}: nothing imported"]
-    assert wait_until(lambda: not list(scratch.glob("collsweep-import-*")), 30)
+    cleared = wait_until(lambda: not list(scratch.glob("collsweep-import-*")), 30)
+    reliability.stop(f"import stopped by {sig.name}", len(list(scratch.glob("collsweep-import-*"))))
+    assert cleared
     if db.exists():
         import duckdb
 
