@@ -37,11 +37,11 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# Tests that need no ranks, browser or long wait run two at a time (as `make check` does); the
-# rest one at a time, so no MPI test shares the cores with another.
+# Tests that launch no ranks run two at a time (as `make check` does, with the browser's and the
+# long ones too); the ones that launch ranks one at a time, so no MPI test shares the cores.
 test: install lint
-	$(VENV)/bin/pytest -q -n 2 -m "not mpi and not browser and not slow"
-	$(VENV)/bin/pytest -q --durations=15 -m "mpi or browser or slow"
+	$(VENV)/bin/pytest -q -n 2 --durations=10 -m "not mpi"
+	$(VENV)/bin/pytest -q --durations=15 -m "mpi"
 
 # The inner loop while editing: lint and every test that needs no ranks, browser or long wait.
 check: install lint

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -194,6 +195,20 @@ class Reliability:
 def reliability() -> Reliability:
     """The recorder of the reliability figure."""
     return Reliability()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its records to the controller, which prints the figure."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["reliability"] = json.dumps(RELIABILITY)
+
+
+def pytest_testnodedown(node, error) -> None:
+    """The controller gathers a finished worker's records (pytest-xdist's hook)."""
+    found = json.loads(getattr(node, "workeroutput", {}).get("reliability", "{}"))
+    for kind, records in found.items():
+        RELIABILITY[kind] += [tuple(record) for record in records]
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
