@@ -46,6 +46,7 @@ MAX_SEQUENCE = 10_000_000  # calls the order may spell out (a replay runs each o
 MAX_RANKS = 2**20  # a communicator's size: past the largest machines' ranks
 MAX_INTEGER = 2**53  # any count: exact as a float, as the reports' sums are
 MOST = {"ranks": MAX_RANKS, "root": MAX_RANKS - 1, "bytes": 2**40}
+MAX_NOTES, MAX_NOTE_CHARS = 1000, 4000  # what a maker noticed: a few lines, printed whole
 
 
 class WorkloadError(BadInput, ValueError):
@@ -291,6 +292,10 @@ def workload_from_json(data: Any, where: str = "workload") -> Workload:
         raise WorkloadError(f"{where}: source must be an object")
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise WorkloadError(f"{where}: notes must be a list of strings")
+    if len(notes) > MAX_NOTES or any(len(n) > MAX_NOTE_CHARS for n in notes):
+        raise WorkloadError(
+            f"{where}: notes must be at most {MAX_NOTES} strings of {MAX_NOTE_CHARS} characters"
+        )
     order = _order(data.get("order", []), len(calls))
     return Workload(name, calls, order, source, tuple(notes))
 
