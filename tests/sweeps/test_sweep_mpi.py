@@ -251,6 +251,8 @@ def test_hung_rank_is_caught_by_the_watchdog(tmp_path: Path) -> None:
         *SMALL[2:],
         "--point-timeout",
         "3",
+        "--launches",
+        "1",  # each launch waits out the watchdog: one shows it
         env={"COLLSWEEP_FAULT": "hang:ring"},
     )
     assert result.returncode == 1
