@@ -39,9 +39,9 @@ def rank_calls(record: RankRecord) -> list[Call]:
 
 def merged_order(
     order: Sequence[tuple[int, int]], to_merged: Sequence[int]
-) -> tuple[tuple[int, int], ...]:
+) -> tuple[tuple[tuple[int, int], ...], bool]:
     """A run-length encoded order with its indices mapped, neighbouring runs of one index
-    joined, at most MAX_ORDER runs."""
+    joined, cut to what a workload file holds (cut_order), and whether it was cut."""
     runs: list[list[int]] = []
     for index, times in order:
         target = to_merged[index]
@@ -49,7 +49,7 @@ def merged_order(
             runs[-1][1] += times
         else:
             runs.append([target, times])
-    return cut_order(runs)[0]
+    return cut_order(runs)
 
 
 def _missing_ranks(records: Sequence[RankRecord]) -> list[str]:
@@ -118,7 +118,7 @@ def recorded_workload(records: Sequence[RankRecord], name: str, source: dict[str
             f"order: cut at {MAX_ORDER} runs; rank 0's {counted(zero.dropped, 'later call')} "
             "are counted but not in the order"
         )
-    order = merged_order(zero.order, to_merged)
-    if sum(times for _, times in order) < sum(times for _, times in zero.order):
+    order, cut = merged_order(zero.order, to_merged)
+    if cut:
         notes.append(ORDER_CUT_NOTE)
     return Workload(name, tuple(calls), order, source, tuple(notes))
