@@ -32,6 +32,7 @@ from runners.store.journal import (
     run_record,
 )
 from runners.store.records import RunRecord
+from runners.store.storefile import first_line
 
 PARTIAL = "partial"  # a point stored ok, measured in fewer launches than its spec asks for
 
@@ -134,10 +135,10 @@ class RunWriter:
         except store.StoreBusy as exc:
             self._notice(exc.holder)
             return False
-        except (duckdb.Error, OSError, store.StoreError) as exc:
-            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            if not isinstance(exc, store.StoreError):
-                said = f"cannot write the store {self.path}: {said}"
+        except store.StoreError as exc:
+            raise StoreUnwritable(str(exc)) from None
+        except (duckdb.Error, OSError) as exc:
+            said = f"cannot write the results store {self.path}: {first_line(str(exc))}"
             raise StoreUnwritable(said) from None
         self.pending = []
         self.journal.remove()

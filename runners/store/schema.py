@@ -21,7 +21,7 @@ from runners.process import stops
 from runners.process.faults import hold_at, holding
 from runners.store.migrations import MIGRATIONS, SCHEMA_VERSION, Connection
 from runners.store.shape import check_shape
-from runners.store.storefile import StoreError, check_checksums, connect
+from runners.store.storefile import StoreError, check_checksums, connect, first_line
 
 DEFAULT_STORE = Path("data/collsweep.duckdb")
 STORE_ENV = "COLLSWEEP_STORE"
@@ -179,8 +179,7 @@ def _commit(con: Connection, path: Path) -> None:
     try:
         con.execute("COMMIT")
     except (duckdb.IOException, duckdb.TransactionException) as exc:
-        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise StoreError(f"cannot write the store {path}: {said}") from None
+        raise StoreError(f"cannot write the results store {path}: {first_line(str(exc))}") from None
 
 
 def park_inside(con: Connection, stage: str) -> None:

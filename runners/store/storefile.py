@@ -163,8 +163,8 @@ def _open_failure(path: Path, exc: duckdb.Error) -> StoreError:
     if is_corruption(exc):
         return damaged(path, text)
     if "Read-only file system" in text or "Permission denied" in text:
-        return StoreError(f"cannot write the results store {path}: {_first_line(text)}")
-    return StoreError(f"cannot open the results store {path}: {_first_line(text)}")
+        return StoreError(f"cannot write the results store {path}: {first_line(text)}")
+    return StoreError(f"cannot open the results store {path}: {first_line(text)}")
 
 
 def is_corruption(exc: duckdb.Error) -> bool:
@@ -202,13 +202,14 @@ def check_checksums(con: Connection, path: Path) -> None:
 def damaged(path: Path, why: str) -> StoreError:
     """The one error every command gives for a store that fails DuckDB's checks."""
     return StoreError(
-        f"the results store {path} is damaged ({_first_line(why)}); nothing was written to it. "
+        f"the results store {path} is damaged ({first_line(why)}); nothing was written to it. "
         f"Restore it from a backup, or copy what is readable into a new store with "
         f"`collsweep salvage --store {path} NEW.duckdb`"
     )
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of an error's text (DuckDB's run to several)."""
     return text.strip().splitlines()[0] if text.strip() else text
 
 
@@ -340,12 +341,12 @@ def bounded_query(
     except duckdb.OutOfMemoryException as exc:
         raise QueryLimit(
             f"the query needs more than the read memory limit of {_memory_limit()} "
-            f"({_first_line(str(exc))})"
+            f"({first_line(str(exc))})"
         ) from None
     except duckdb.Error as exc:
         if is_corruption(exc):
             raise  # the damaged store's error, not the query's: see damage_said
-        raise QueryError(_first_line(str(exc))) from exc
+        raise QueryError(first_line(str(exc))) from exc
     finally:
         timer.cancel()
     frame = pd.DataFrame(rows[:max_rows], columns=names)
