@@ -74,11 +74,20 @@ def _read_up_to(fd: int, count: int) -> bytes:
 
 def read_text_input(path: Path | str, what: str, limit: int) -> str:
     """read_input's bytes as UTF-8 text; BadInputFile when they are not."""
-    data = read_input(path, what, limit)
+    return _text(read_input(path, what, limit), what, path)
+
+
+def _text(data: bytes, what: str, path: Path | str) -> str:
+    """`data` as UTF-8 text; BadInputFile when it is not."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInputFile(what, path, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def load_json_bytes(data: bytes, what: str, path: Path | str) -> Any:
+    """load_json_text of UTF-8 bytes already read; BadInputFile when they are not text."""
+    return load_json_text(_text(data, what, path), what, path)
 
 
 def load_json_text(text: str, what: str, path: Path | str) -> Any:

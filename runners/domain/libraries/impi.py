@@ -26,7 +26,7 @@ from typing import Any
 
 from runners.domain.algorithms.impi import PRESET_VARIABLE
 from runners.domain.collectives.descriptor import IMPI, AlgorithmSpec
-from runners.domain.inputs import BadInputFile, load_json_text
+from runners.domain.inputs import BadInputFile, load_json_bytes
 from runners.domain.libraries.base import Install, LibrarySpec
 from runners.domain.libraries.tuning import Band
 
@@ -88,11 +88,9 @@ class IntelMpi(LibrarySpec):
         """Readable JSON whose top level holds Intel MPI's allreduce tree."""
         ((path, data),) = contents.items()
         try:
-            table = load_json_text(data.decode(), "tuning file", path)
+            table = load_json_bytes(data, "tuning file", path)
         except BadInputFile as exc:
             return f"tuning file {path} is not readable JSON: {exc.reason}"
-        except UnicodeDecodeError as exc:
-            return f"tuning file {path} is not readable JSON: not UTF-8 (byte {exc.start})"
         if not isinstance(table, dict) or COLLECTIVE not in table:
             return f"tuning file {path} is not an Intel MPI tuning file (no {COLLECTIVE})"
         return None

@@ -29,7 +29,7 @@ from typing import Any
 
 from runners.domain.algorithms.library import FORCED, OTHER_FORCED
 from runners.domain.collectives.descriptor import AlgorithmSpec
-from runners.domain.inputs import BadInputFile, load_json_text
+from runners.domain.inputs import BadInputFile, load_json_bytes
 from runners.domain.libraries.tuning import Band
 
 TABLES = Path(__file__).with_name("mpich_tables")
@@ -228,11 +228,9 @@ def tables_problem(contents: Mapping[Path, bytes]) -> str | None:
     main = next(iter(contents))
     for path, data in contents.items():
         try:
-            table = load_json_text(data.decode(), "tuning file", path)
+            table = load_json_bytes(data, "tuning file", path)
         except BadInputFile as exc:
             return f"tuning file {path} is not readable JSON: {exc.reason}"
-        except UnicodeDecodeError as exc:
-            return f"tuning file {path} is not readable JSON: not UTF-8 (byte {exc.start})"
         wanted = REQUIRED_COLLECTIVES if path == main else (ALLREDUCE,)
         missing = [c for c in wanted if not isinstance(table, dict) or c not in table]
         if missing:
