@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
             result = import_files(store_path(args), request)
     except Stopped as stop:  # all or nothing: the main store was not touched, staging is gone
         print(f"collsweep import: stopped by {stop}: nothing imported", file=sys.stderr)
-        return 128 + int(getattr(signal, str(stop), signal.SIGTERM))
+        return stop.signal_status
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     launches = "one launch each" if result.launches == 1 else f"up to {result.launches} launches"

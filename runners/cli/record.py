@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     except Stopped as stop:  # the program's group and the records' folder are gone with it
         print(f"collsweep record: stopped by {stop}: the program was killed, nothing written",
               file=sys.stderr)  # fmt: skip
-        return 128 + int(getattr(signal, str(stop), signal.SIGTERM))
+        return stop.signal_status
     for note in workload.notes:
         print(f"collsweep record: note: {note}", file=sys.stderr)
     print(show_text(replace(workload, notes=())))

@@ -7,6 +7,8 @@ any rank starts and before anything is written; other failures exit 1. No MPI he
 
 from __future__ import annotations
 
+import signal
+
 
 class CollsweepError(Exception):
     """A problem worded for the person running collsweep; the CLI exits with `exit_status`."""
@@ -23,4 +25,9 @@ class BadInput(CollsweepError):
 class Stopped(Exception):
     """A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) reached a command that turns signals
     into exceptions (runners.jobs.sweep.signals_as_exceptions); code that catches every
-    Exception to carry on must let this one through."""
+    Exception to carry on must let this one through. Its text is the signal's name."""
+
+    @property
+    def signal_status(self) -> int:
+        """128 + the signal's number: how a shell reports a command that signal ended."""
+        return 128 + int(getattr(signal, str(self), signal.SIGTERM))
