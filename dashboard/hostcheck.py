@@ -41,7 +41,9 @@ def host_name(host_header: str) -> str:
         return ""
 
 
-def _is_loopback_name(name: str) -> bool:
+def is_loopback_host(host_header: str) -> bool:
+    """True when the Host header names the loopback interface (with or without a port)."""
+    name = host_name(host_header)
     if name in ("localhost", "localhost.") or name.endswith(".localhost"):
         return True
     try:
@@ -50,15 +52,9 @@ def _is_loopback_name(name: str) -> bool:
         return False
 
 
-def is_loopback_host(host_header: str) -> bool:
-    """True when the Host header names the loopback interface (with or without a port)."""
-    return _is_loopback_name(host_name(host_header))
-
-
 def is_loopback_address(address: str) -> bool:
     """True when a bind address (Streamlit's server.address) serves loopback only."""
-    bare = address.strip().lower()
-    return bool(bare) and (_is_loopback_name(bare) or is_loopback_host(bare))
+    return bool(address) and is_loopback_host(address)
 
 
 def exposure_warning(address: str | None, host_header: str, checked: bool) -> str | None:
