@@ -23,9 +23,8 @@ def main(path: Path, overview: queries.Overview) -> None:
         return
     run_id, _ = chosen
     data = queries.verdict_data(path, run_id)
-    if (
-        run_banners.simulation_of_run(path, run_id) is None
-    ):  # a simulated point has one value: no target
+    simulated = run_banners.simulation_of_run(path, run_id) is not None
+    if not simulated:  # a simulated point has one value: no precision target
         st.caption(
             f"Precision: {data.points_met} of {data.points_ok} points met their target (the "
             "interval over launches as tight as the run asked)"
