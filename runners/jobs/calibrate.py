@@ -23,10 +23,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from runners import store
 from runners.domain.collectives.datatypes import DTYPES, OPS
@@ -36,7 +37,9 @@ from runners.domain.model.calibration import (
     calibration_row,
 )
 from runners.domain.model.calibration_id import GammaKey
-from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.model.fitting import PINGPONG_SOURCE, network_source
+from runners.domain.model.levels import two_levels
+from runners.domain.nodes.placement import Placement
 from runners.domain.sweep import launcher
 from runners.domain.sweep.events import Calibrated, MalformedEvent, parse_event
 from runners.domain.sweep.job_file import CalibrationJob
@@ -176,6 +179,7 @@ def run_calibration(
     timeout_s: float | None = None,
     reduce_sizes: Sequence[int] | None = None,
     progress: Callable[[str], None] = _stderr,
+    nodes: tuple[Mapping[str, str], Sequence[str]] = ({}, ()),
 ) -> dict:
     """Measure on `ranks` real MPI ranks and return a `calibrations` row (store-ready dict).
 
@@ -183,7 +187,9 @@ def run_calibration(
     `reduce_sizes` the local reduction buffer sizes (default 64 KiB .. 16 MiB by factor 4).
     `budget_s` is the most time spent timing, shared out evenly over every measured size
     (each size usually stops earlier, at a 2% confidence interval of its median).
-    `timeout_s` (default 60 s + 3 x budget) kills a stuck job. Raises CalibrationError.
+    `timeout_s` (default 60 s + 3 x budget) kills a stuck job. `nodes`: the knobs that put
+    the ranks on emulated nodes and the words of their network namespace (none: one host).
+    Raises CalibrationError.
     """
     sizes = list(DEFAULT_SIZES if sizes is None else sizes)
     reduce_sizes = list(DEFAULT_REDUCE_SIZES if reduce_sizes is None else reduce_sizes)
@@ -191,16 +197,19 @@ def run_calibration(
     if not budget_s > 0:
         raise CalibrationRequestError(f"the budget must be > 0 s, got {budget_s}")
     timeout = timeout_s if timeout_s is not None else STARTUP_ALLOWANCE_S + 3 * budget_s
-    knobs = launcher.default_knobs(ranks, cores=physical_cores())
+    knobs = launcher.default_knobs(ranks, cores=physical_cores()) | dict(nodes[0])
     job = worker_job(sizes, reduce_sizes, dtypes, ops, budget_s)
+    where = f"{ranks} emulated nodes, a rank each" if nodes[1] else f"{ranks} ranks"
     progress(
-        f"calibrating on {ranks} ranks: ping-pong over {len(set(sizes))} sizes "
+        f"calibrating on {where}: ping-pong over {len(set(sizes))} sizes "
         f"({format_bytes(min(sizes))} .. {format_bytes(max(sizes))}), local reductions of "
         f"{', '.join(f'{d}/{o}' for d in dtypes for o in ops)}; budget {budget_s:g} s"
     )
     started = time.monotonic()
     with launch.job_file(job) as path:
-        job_of_ranks = launch.Job(ranks, launch.RANKS_ENTRY, ["calibrate", path], knobs)
+        job_of_ranks = launch.Job(
+            ranks, launch.RANKS_ENTRY, ["calibrate", path], knobs, wrap=tuple(nodes[1])
+        )
         result = launch.run(job_of_ranks, timeout)
     if result.timed_out or result.returncode != 0:
         raise _job_failure(result, timeout)
@@ -283,25 +292,78 @@ def sweep_calibration(
     path: Path, spec: SweepSpec, progress: Callable[[str], None] = _stderr
 ) -> str | None:
     """The id of a ping-pong calibration for this host and MPI library that has a gamma for
-    every dtype/op of the sweep, measuring (briefly) and storing one if the store has none.
-    None if that calibration fails: the run then has only its fitted calibration.
+    every dtype/op of the sweep, measuring (briefly) and storing one if the store has none;
+    on emulated nodes, the calibration of both levels (network_calibration). None if that
+    calibration fails: the run then has only its fitted calibration.
     """
+    if spec.nodes.emulated:
+        return network_calibration(path, spec, progress)
+    cal = _host_calibration(path, spec, progress)
+    return cal["calibration_id"] if cal else None
+
+
+def network_calibration(
+    path: Path, spec: SweepSpec, progress: Callable[[str], None] = _stderr
+) -> str | None:
+    """The calibration of both levels of the spec's emulated nodes, one row: the ping-pong
+    across two nodes under the spec's network (the row's alpha, beta and curves) with the one
+    inside a node, this host's shared-memory calibration, in details['levels']."""
+    source = network_source(spec.network)
+    reused = _reusable(path, spec, source, progress)
+    if reused is not None:
+        return reused["calibration_id"]
+    node = _host_calibration(path, replace(spec, ranks_per_node=0, network=""), progress)
+    across = (Placement(1).library_env(2), launch.network_wrapper(spec))
+    network = _measured(spec, progress, across)
+    if network is None or node is None:
+        return None
+    network["source"] = source
+    network["details"]["levels"] = two_levels(node, network, spec.shaped_network)
+    store.add_calibration(path, network)
+    return network["calibration_id"]
+
+
+def _host_calibration(
+    path: Path, spec: SweepSpec, progress: Callable[[str], None]
+) -> Mapping[str, Any] | None:
+    """This host's newest usable ping-pong calibration, or a new one measured and stored."""
+    found = _reusable(path, spec, PINGPONG_SOURCE, progress)
+    if found is None:
+        found = _measured(spec, progress)
+        if found is not None:
+            store.add_calibration(path, found)
+    return found
+
+
+def _reusable(
+    path: Path, spec: SweepSpec, source: str, progress: Callable[[str], None]
+) -> Mapping[str, Any] | None:
+    """The newest calibration of `source` for this host and library with a gamma for every
+    dtype/op of the sweep, or None."""
     keys = {str(GammaKey(d, o)) for d in spec.dtypes for o in spec.ops}
     library = mpi_library_version()
-    latest = store.latest_calibration(path, hostname(), mpi_library=library, source=PINGPONG_SOURCE)
-    if latest is not None and keys <= set(latest.get("gammas") or {}):
-        progress(f"predictions use calibration {latest['calibration_id']}")
-        return latest["calibration_id"]
+    latest = store.latest_calibration(path, hostname(), mpi_library=library, source=source)
+    if latest is None or not keys <= set(latest.get("gammas") or {}):
+        return None
+    progress(f"predictions use calibration {latest['calibration_id']}")
+    return latest
+
+
+def _measured(
+    spec: SweepSpec,
+    progress: Callable[[str], None],
+    nodes: tuple[Mapping[str, str], Sequence[str]] = ({}, ()),
+) -> dict[str, Any] | None:
+    """A short calibration for the sweep (on `nodes`), or None when it fails (said)."""
     sizes = size_range(min(8, min(spec.sizes)), max(PINGPONG_MAX_BYTES, max(spec.sizes)))
+    budget = AUTO_CALIBRATION_BUDGET_S
     try:
-        cal = run_calibration(
-            2, sizes, spec.dtypes, spec.ops, AUTO_CALIBRATION_BUDGET_S, progress=progress
+        return run_calibration(
+            2, sizes, spec.dtypes, spec.ops, budget, progress=progress, nodes=nodes
         )
     except CalibrationError as exc:
         progress(f"calibration failed, so only the fit to the run's own timings is used: {exc}")
         return None
-    store.add_calibration(path, cal)
-    return cal["calibration_id"]
 
 
 def prepare_run(

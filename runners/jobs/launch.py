@@ -27,9 +27,11 @@ from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
 from runners.domain.sweep.job_file import JobFile
 from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
+from runners.domain.sweep.spec import SweepSpec
 from runners.host import libraries
 from runners.process import faults
 from runners.process.children import python
+from runners.process.network_namespace import wrapper
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Job:
     launcher: str = DEFAULT_LAUNCHER
     launcher_shell: bool = False
     library: str = MPICH  # another library's ranks start with its own mpiexec
+    wrap: tuple[str, ...] = ()  # words the launcher runs under (a network namespace's entry)
 
 
 WAITING_TICK_S = 1.0  # how often a job that prints nothing gives its reader a turn
@@ -143,7 +146,13 @@ def libraries_problem(libraries: Sequence[str]) -> str | None:
 
 
 def command(job: Job) -> list[str]:
-    """The full command line: the launcher template, then Python under mpi4py's abort guard.
+    """The full command line: the job's wrapper (if any), the launcher template, then Python
+    under mpi4py's abort guard."""
+    return [*job.wrap, *_launch_words(job)]
+
+
+def _launch_words(job: Job) -> list[str]:
+    """The launcher template, then Python under mpi4py's abort guard.
 
     `python -m mpi4py` calls MPI_Abort when any rank raises, so one failing rank ends the
     whole job instead of leaving the others blocked. A shell launcher runs with sh -c, the
@@ -161,6 +170,12 @@ def command(job: Job) -> list[str]:
     if launcher and launcher[0] == "mpiexec":
         launcher[0] = str(libraries.mpiexec(DEFAULT))
     return [*launcher, *program]
+
+
+def network_wrapper(spec: SweepSpec) -> tuple[str, ...]:
+    """The words a launch on the spec's emulated nodes runs under: a private network namespace
+    whose loopback is the spec's network (runners.process.network_namespace); () on one host."""
+    return tuple(wrapper(spec.shaped_network.qdisc())) if spec.nodes.emulated else ()
 
 
 def job_env(job: Job) -> dict[str, str]:

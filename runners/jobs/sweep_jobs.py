@@ -65,7 +65,16 @@ def event_rows(
         finished_at=_timestamp(event.finished_at),
     )
     status = PointStatus(event.status)
-    row = PointRow(key, status, event.reason, cores, group.switching, group.label, measured)
+    row = PointRow(
+        key,
+        status,
+        event.reason,
+        cores,
+        group.switching,
+        group.label,
+        measured,
+        ranks_per_node=group.ranks_per_node,
+    )
     samples = [{"seconds": s, "pass": p} for s, p in zip(event.samples, event.passes, strict=True)]
     return row, samples
 
@@ -127,6 +136,7 @@ class GroupRunner:
                 spec.launcher,
                 spec.launcher_shell,
                 group.library,
+                launch.network_wrapper(spec),
             )
             return self._follow(launch.RunningJob(job), planned)
 
@@ -218,7 +228,13 @@ class GroupRunner:
             key = PointKey(self.run_id, alg, group.ranks, cell.nbytes, cell.dtype, cell.op)
             if (key.point_id(), planned.index) not in self.stored:
                 row = PointRow(
-                    key, broken.status, broken.reason, self.cores, group.switching, group.label
+                    key,
+                    broken.status,
+                    broken.reason,
+                    self.cores,
+                    group.switching,
+                    group.label,
+                    ranks_per_node=group.ranks_per_node,
                 )
                 self._store(row, planned, [])
 

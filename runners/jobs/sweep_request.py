@@ -32,6 +32,7 @@ from runners.host.memory import available_bytes
 from runners.host.tuning_files import tuning_problem
 from runners.jobs import launch
 from runners.jobs.sweep import resume_spec
+from runners.process.network_namespace import namespace_problem
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,8 @@ def checked_spec(request: SweepRequest, notes: list[str]) -> SweepSpec:
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     problem = problem or launch.libraries_problem(spec.libraries)
     problem = problem or _files_problem(spec)
+    if problem is None and spec.nodes.emulated:
+        problem = namespace_problem(spec.shaped_network.qdisc())
     if problem is None and launcher.runs_here(spec.launcher):
         problem = capacity.ranks_problem(spec.ranks, physical_cores())
     if problem is None:

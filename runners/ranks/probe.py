@@ -9,12 +9,16 @@ checks (runners.domain.verdict.assumptions). It also records the ranks' hosts
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 from time import perf_counter
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
+
+from runners.domain.nodes.network import NAMESPACE_ENV
 
 PINGPONGS = 64
 COPIES = 16
@@ -50,17 +54,42 @@ def copy_gbps(comm: MPI.Comm) -> float:
 
 
 def placement(comm: MPI.Comm) -> dict[str, Any]:
-    """Where the ranks run, by their own host names: how many hosts, the most ranks on one,
-    and the hosts' names (sorted, comma-separated)."""
-    names = Counter(comm.allgather(MPI.Get_processor_name()))
+    """Where the ranks run as the library sees it: a rank's node is its host and the ranks it
+    shares memory with (MPI_Comm_split_type SHARED), so an emulated node (MPICH's cliques) is
+    a node of its own. How many nodes, the most ranks on one, the hosts' names (sorted,
+    comma-separated) and every rank's node, numbered in order of first rank."""
+    shared = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        leader = comm.allgather(
+            (MPI.Get_processor_name(), shared.allreduce(comm.Get_rank(), MPI.MIN))
+        )
+    finally:
+        shared.Free()
+    numbered = {node: index for index, node in enumerate(dict.fromkeys(leader))}
+    per_node = Counter(leader)
     return {
-        "nodes": len(names),
-        "ranks_per_node": max(names.values()),
-        "hosts": ",".join(sorted(names)),
+        "nodes": len(per_node),
+        "ranks_per_node": max(per_node.values()),
+        "hosts": ",".join(sorted({host for host, _ in leader})),
+        "node_map": ",".join(str(numbered[node]) for node in leader),
     }
 
 
+def network_bytes() -> int | None:
+    """Bytes the loopback has carried in this launch's own network namespace (every one
+    between emulated nodes), None outside one (the host's loopback is not ours to count)."""
+    if not os.environ.get(NAMESPACE_ENV):
+        return None
+    for line in Path("/proc/self/net/dev").read_text().splitlines():
+        name, _, counters = line.partition(":")
+        if name.strip() == "lo":
+            return int(counters.split()[8])  # transmitted bytes
+    return None
+
+
 def probe(comm: MPI.Comm) -> dict[str, Any]:
-    """Both measurements and the ranks' placement, as rank 0 reports them."""
+    """Both measurements, the ranks' placement and the network's bytes, as rank 0 reports
+    them."""
     pingpong = comm.bcast(pingpong_s(comm), root=0)
-    return {"pingpong_s": pingpong, "copy_gbps": copy_gbps(comm), **placement(comm)}
+    found = {"pingpong_s": pingpong, "copy_gbps": copy_gbps(comm), **placement(comm)}
+    return found | {"network_bytes": network_bytes()}

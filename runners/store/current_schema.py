@@ -9,7 +9,7 @@ each column means (the same test checks that it names exactly these tables and c
 
 from __future__ import annotations
 
-CURRENT_SCHEMA_VERSION = 11  # the version the migrations reach (runners.store.SCHEMA_VERSION)
+CURRENT_SCHEMA_VERSION = 12  # the version the migrations reach (runners.store.SCHEMA_VERSION)
 
 CURRENT_SCHEMA = """
 CREATE TABLE schema_version (
@@ -84,7 +84,8 @@ CREATE TABLE points (
     library VARCHAR,
     collective VARCHAR DEFAULT 'allreduce',
     launch_low_s DOUBLE,
-    launch_high_s DOUBLE
+    launch_high_s DOUBLE,
+    ranks_per_node INTEGER
 );
 
 CREATE TABLE samples (
@@ -198,7 +199,9 @@ CREATE TABLE probes (
     measured_at TIMESTAMP,
     nodes INTEGER,
     ranks_per_node INTEGER,
-    hosts VARCHAR
+    hosts VARCHAR,
+    node_map VARCHAR,
+    network_bytes BIGINT
 );
 
 CREATE TABLE winners (

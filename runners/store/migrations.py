@@ -385,10 +385,18 @@ _V11 = [
     "ALTER TABLE winners ADD COLUMN speedup_verdict VARCHAR",
 ]
 
+# Emulated nodes (issue 47): each point records how many ranks shared a node's memory, each
+# probe the node every rank was on as the library saw it and the bytes the network carried.
+_V12 = [
+    "ALTER TABLE points ADD COLUMN ranks_per_node INTEGER",
+    "ALTER TABLE probes ADD COLUMN node_map VARCHAR",
+    "ALTER TABLE probes ADD COLUMN network_bytes BIGINT",
+]
+
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
 MIGRATIONS: list[Migration] = [
     (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9),
-    (10, _V10), (11, _V11),
+    (10, _V10), (11, _V11), (12, _V12),
 ]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]

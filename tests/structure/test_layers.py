@@ -37,6 +37,7 @@ WINGS = (
     "collectives",
     "algorithms",
     "libraries",
+    "nodes",
     "model",
     "workload",
     "sweep",

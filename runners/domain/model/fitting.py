@@ -23,6 +23,13 @@ from runners.domain.model.closed_form import model_for, predict
 
 PINGPONG_SOURCE = "pingpong"  # calibrations.source of a measured ping-pong calibration
 
+
+def network_source(network: str) -> str:
+    """calibrations.source of a ping-pong across two emulated nodes under `network` (the
+    spec's text; '' unshaped): one source per network, so each is reused only for itself."""
+    return f"{PINGPONG_SOURCE}-network:{network or 'unshaped'}"
+
+
 MIN_SEGMENT_SIZES = 3
 MIN_IMPROVEMENT = 0.30
 _PERFECT_RMS = 1e-9  # relative rms error below which a fit cannot be improved on

@@ -44,6 +44,8 @@ class Probe:
     nodes: int | None = None  # hosts the ranks ran on, by their own names (None: not probed)
     ranks_per_node: int | None = None
     hosts: str = ""
+    node_map: str = ""  # every rank's node as the library sees it ("0,0,1,1"; "" not probed)
+    network_bytes: int | None = None  # loopback bytes of an emulated network so far, else None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, swit
 from runners.domain.libraries.catalog import ALGORITHMS, collective_of, library_of
 from runners.domain.libraries.switching import LAUNCH, RUNTIME, settings
 from runners.domain.status import PointStatus
-from runners.domain.sweep.launcher import default_knobs, is_oversubscribed
+from runners.domain.sweep.launcher import default_knobs, is_oversubscribed, runs_here
 from runners.domain.sweep.point_row import PointRow
 from runners.domain.sweep.records import PointKey
 from runners.domain.sweep.spec import SweepSpec
@@ -53,6 +53,7 @@ class Group:
     switching: str = LAUNCH
     library: str = MPICH  # whose ranks run the job (its mpiexec, its libmpi)
     oversubscribed: bool = False  # more ranks than the host's physical cores
+    ranks_per_node: int | None = None  # ranks that share a node's memory (None: not known)
 
     @property
     def label(self) -> str:
@@ -140,6 +141,15 @@ def plan_launches(
     return launches
 
 
+def ranks_per_node(spec: SweepSpec, ranks: int) -> int | None:
+    """How many of a group's ranks share a node's memory: the emulated nodes' size, every rank
+    when the launcher starts them all on this host, None when a launcher places them
+    elsewhere (the probes then say where they ran)."""
+    if spec.nodes.emulated:
+        return spec.ranks_per_node
+    return ranks if runs_here(spec.launcher) else None
+
+
 def skip_reason(algorithm: str, ranks: int, op: str, nbytes: int, dtype: str) -> str | None:
     """Why a point is not measured, or None: the algorithm's declared requirements, the
     collective's (equal blocks need a multiple of p elements), or the library would run
@@ -183,14 +193,17 @@ def plan_groups(
             library = library_of(algs[0])
             mode = switching_mode_of(LIBRARIES[library], switching, spec.library_switching)
             knobs = default_knobs(ranks, spec.thread_level, cores=cores)
-            knobs |= _knobs(algs, mode, library)
+            knobs |= _knobs(algs, mode, library) | spec.nodes.library_env(ranks)
             if ALGORITHMS[algs[0]].own_launch:
                 knobs.update(_file_env(algs[0], spec))
             cells = _cells(spec, run_id, ranks, algs, done)
             if cells:
                 switches = _switches(algs, mode)
                 over = is_oversubscribed(ranks, cores)
-                groups.append(Group(ranks, config, knobs, cells, switches, mode, library, over))
+                per_node = ranks_per_node(spec, ranks)
+                groups.append(
+                    Group(ranks, config, knobs, cells, switches, mode, library, over, per_node)
+                )
     return groups
 
 
@@ -303,5 +316,7 @@ def skipped_points(
         reason = skip_reason(alg, ranks, op, nbytes, dtype)
         key = PointKey(run_id, alg, ranks, nbytes, dtype, op)
         if reason is not None and key.point_id() not in done:
-            rows.append(PointRow(key, PointStatus.SKIPPED, reason, cores, switching))
+            per_node = ranks_per_node(spec, ranks)
+            status = PointStatus.SKIPPED
+            rows.append(PointRow(key, status, reason, cores, switching, ranks_per_node=per_node))
     return rows

@@ -47,6 +47,7 @@ class PointRow:
     measured: Measurement | None = None
     launches: int | None = None  # launches that gave the point samples (None: not counted)
     statistics: dict[str, Any] = field(default_factory=dict)
+    ranks_per_node: int | None = None  # of the node the ranks shared (None: not known here)
 
     @property
     def point_id(self) -> str:
@@ -83,4 +84,6 @@ class PointRow:
             row |= asdict(self.measured)
         if self.launches is not None:
             row["launches"] = self.launches
+        if self.ranks_per_node is not None:
+            row["ranks_per_node"] = self.ranks_per_node
         return row | self.statistics

@@ -26,6 +26,9 @@ from runners.domain.libraries.catalog import (
     known_names,
 )
 from runners.domain.libraries.switching import LAUNCH, RUNTIME
+from runners.domain.nodes.network import EXAMPLE as NETWORK_EXAMPLE
+from runners.domain.nodes.network import Network, parse_network
+from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement, placement_problems
 from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.sweep.records import TimingPolicy
 from runners.domain.sweep.spec_keys import (
@@ -53,6 +56,18 @@ THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 # Seconds a launch may take to start (MPI_Init, the launch's calibration) on top of the
 # point timeout before its first point: start-up on a loaded machine is no hang.
 STARTUP_GRACE_S = 60.0
+
+
+def _network(raw: Any) -> str:
+    """The `network` key: checked here (runners.domain.nodes.network), kept as written."""
+    if not isinstance(raw, str):
+        raise SpecError(f"network must be text such as {NETWORK_EXAMPLE!r}, got {raw!r}")
+    if raw.strip():
+        try:
+            parse_network(raw)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+    return raw.strip()
 
 
 def _cells(raw: Any) -> tuple[Cell, ...]:
@@ -147,8 +162,37 @@ class SweepSpec:
         help="MPI libraries to run the algorithms on: mpich (default), openmpi, impi, or "
         "several: mpich,openmpi,impi",
     )
+    ranks_per_node: int = spec_key(
+        0,
+        flag="--ranks-per-node",
+        help="split each group into emulated nodes of this many ranks that share no memory, "
+        "talking over a private network namespace's loopback (MPICH; 0: one host, the default)",
+        most=4096,
+    )
+    placement: str = spec_key(
+        BLOCK,
+        flag="--placement",
+        help=f"which emulated node each rank sits on: {' or '.join(PLACEMENTS)} (default block)",
+    )
+    network: str = spec_key(
+        "",
+        flag="--network",
+        help=f"the network between emulated nodes, e.g. {NETWORK_EXAMPLE!r} (default: the "
+        "loopback unshaped)",
+        parse=_network,
+    )
     cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
     workload: str = spec_key("")  # the name of the workload whose calls the cells are
+
+    @property
+    def nodes(self) -> Placement:
+        """Where each rank sits: its emulated node (runners.domain.nodes.placement)."""
+        return Placement(self.ranks_per_node, self.placement)
+
+    @property
+    def shaped_network(self) -> Network:
+        """The network between emulated nodes (unshaped when the key is empty)."""
+        return parse_network(self.network) if self.network else Network()
 
     def values(self) -> dict[str, Any]:
         """Every key's value, flat as in the spec file, in the table's order."""
@@ -256,12 +300,28 @@ def _launch_problems(spec: SweepSpec) -> list[str]:
         problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
     if len({ALGORITHMS[a].runs_on for a in tuned}) > 1:
         problems.append(f"one tuning_file serves one library; {' and '.join(tuned)} all ask")
+    problems += _nodes_problems(spec)
     own = [LIBRARIES[n] for n in spec.libraries if n in LIBRARIES and LIBRARIES[n].prefix_name]
     if own and spec.launcher != DEFAULT_LAUNCHER:
         problems.append(
             f"launcher: {' and '.join(lib.title for lib in own)} ranks start with their own "
             f"mpiexec; a sweep with library {', '.join(lib.name for lib in own)} keeps the "
             "default launcher"
+        )
+    return problems
+
+
+def _nodes_problems(spec: SweepSpec) -> list[str]:
+    """What keeps the ranks from running on the emulated nodes asked for."""
+    if spec.ranks_per_node < 0:
+        return [f"ranks_per_node must be >= 0, got {spec.ranks_per_node}"]
+    problems = placement_problems(spec.nodes, spec.ranks, spec.libraries)
+    if spec.network and not spec.nodes.emulated:
+        problems.append("network is the one between emulated nodes: give ranks_per_node too")
+    if spec.nodes.emulated and spec.launcher != DEFAULT_LAUNCHER:
+        problems.append(
+            "emulated nodes run on this host with the default launcher; on a cluster the "
+            "launcher places the ranks (leave ranks_per_node out)"
         )
     return problems
 

@@ -1,0 +1,191 @@
+"""Sweeps on emulated nodes (`--ranks-per-node`, `--network`): the ranks split into nodes that
+share no memory, as MPICH itself sees them, talking over a private network namespace's shaped
+loopback; the calibration of both levels; nothing left behind by a SIGKILL; refused in one line
+where the machine cannot make the namespace."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import HeldPoint, run_cli, wait_until
+from helpers.sweep_runs import rank_processes, start, write_spec
+
+from runners import store
+
+pytestmark = pytest.mark.mpi
+
+RATE_BPS = 1e9  # the shaped network: slow enough that its bound dwarfs shared memory's times
+LARGE = 512 * 2**10
+NODES_2X1 = ["--ranks", "2", "--ranks-per-node", "1", "--network", "bandwidth=1Gbit"]
+QUICK = ["--budget-s", "0.05", "--min-iterations", "3", "--max-iterations", "20"]
+
+
+def sweep(db: Path, *extra: str) -> subprocess.CompletedProcess:
+    """A short sweep into `db` (a real one: ranks, namespace, calibration, analysis)."""
+    return run_cli("sweep", "--store", str(db), "--algorithms", "ring,mpi", *QUICK, *extra)
+
+
+@pytest.fixture(scope="module")
+def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One sweep of 2 emulated nodes x 1 rank on a 1 Gbit/s network, 8 B and 512 KiB, two
+    launches (its calibration of both levels measured first)."""
+    db = tmp_path_factory.mktemp("nodes") / "s.duckdb"
+    done = sweep(db, "--sizes", f"8,{LARGE}", *NODES_2X1, "--launches", "2")
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_each_rank_sits_on_a_node_of_its_own_as_mpich_sees_it(two_nodes: Path) -> None:
+    """MPI_Comm_split_type(SHARED) inside the launch: two nodes of one rank each."""
+    probes = store.query(two_nodes, "SELECT nodes, ranks_per_node, node_map FROM probes")
+    assert len(probes) == 4  # start and end of two launches
+    assert set(probes["node_map"]) == {"0,1"}
+    assert set(probes["nodes"]) == {2} and set(probes["ranks_per_node"]) == {1}
+    points = store.query(two_nodes, "SELECT DISTINCT ranks_per_node FROM points")
+    assert points["ranks_per_node"].tolist() == [1]
+
+
+def test_the_traffic_between_the_nodes_crosses_the_shaped_loopback(two_nodes: Path) -> None:
+    """The namespace's loopback carried at least every byte of the 512 KiB calls, and a call
+    took at least what the shaper lets through: the ring at p=2 puts 2 x 512 KiB on the
+    shared link per call, 8.4 ms at 1 Gbit/s (shared memory: well under 1 ms)."""
+    moved = store.query(
+        two_nodes,
+        "SELECT launch, max(network_bytes) - min(network_bytes) AS bytes FROM probes "
+        "GROUP BY launch",
+    )
+    calls = store.query(
+        two_nodes,
+        f"SELECT min(iterations) AS n, min(median_s) AS fastest FROM points WHERE bytes = {LARGE}",
+    )
+    assert (moved["bytes"] >= 2 * LARGE * int(calls["n"][0])).all(), moved
+    assert calls["fastest"][0] >= 0.9 * 2 * LARGE * 8 / RATE_BPS
+
+
+def test_the_calibration_has_both_levels_and_the_network_is_the_stated_one(
+    two_nodes: Path,
+) -> None:
+    run = store.query(two_nodes, "SELECT calibration_id, spec_toml FROM runs")
+    assert 'network = "bandwidth=1Gbit"' in run["spec_toml"][0]
+    cal = store.get_calibration(two_nodes, run["calibration_id"][0])
+    assert cal is not None and cal["source"] == "pingpong-network:bandwidth=1Gbit"
+    levels = cal["details"]["levels"]
+    node = store.get_calibration(two_nodes, levels["node"]["calibration_id"])
+    assert node is not None and node["source"] == "pingpong"
+    network_beta = levels["network"]["beta_s_per_byte"]
+    assert 0.5 * 8 / RATE_BPS < network_beta < 1.5 * 8 / RATE_BPS  # the shaper's rate
+    assert network_beta > 10 * levels["node"]["beta_s_per_byte"]  # shared memory is not it
+
+
+@pytest.mark.parametrize(("placement", "node_map"), [("block", "0,0,1,1"),
+                                                     ("round-robin", "0,1,0,1")])  # fmt: skip
+def test_a_placement_puts_each_rank_on_the_node_it_names(
+    two_nodes: Path, tmp_path: Path, placement: str, node_map: str
+) -> None:
+    """4 ranks on 2 nodes of 2 (oversubscribed here: only where the ranks sit is checked)."""
+    db = tmp_path / "s.duckdb"
+    shutil.copyfile(two_nodes, db)  # its host calibration is reused
+    done = sweep(db, "--sizes", "8", "--ranks", "4", "--ranks-per-node", "2",
+                 "--placement", placement, "--launches", "1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    probes = store.query(db, "SELECT node_map FROM probes WHERE ranks = 4")
+    assert set(probes["node_map"]) == {node_map}
+
+
+def _network_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
+def _in_namespace(namespace: str) -> list[int]:
+    """Every process whose network namespace is `namespace`."""
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _network_namespace(int(entry.name)) == namespace
+    ]
+
+
+def _sweep_ranks(parent: int) -> list[int]:
+    """The sweep's rank programs (Python, not their launcher) once they run."""
+    words = b"runners.ranks\0sweep"
+    found = [(pid, _command_line(pid)) for pid in rank_processes(parent)]
+    return [pid for pid, line in found if words in line and b"python" in line.split(b"\0")[0]]
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _loopback_qdisc() -> str:
+    return subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True,
+                          text=True, check=True).stdout  # fmt: skip
+
+
+def test_a_sigkilled_sweep_leaves_no_namespace_qdisc_or_process(
+    two_nodes: Path, tmp_path: Path
+) -> None:
+    """The ranks parked mid-point in their own namespace, the sweep SIGKILLed: every process
+    of that namespace ends (so does the namespace, and its qdisc with it); this host's
+    loopback never had one."""
+    db = tmp_path / "s.duckdb"
+    shutil.copyfile(two_nodes, db)  # both calibrations are reused: straight to the ranks
+    ours, qdisc_before = _network_namespace(os.getpid()), _loopback_qdisc()
+    held = HeldPoint(tmp_path, "ring")
+    spec = write_spec(tmp_path, 'sizes = [8]\nranks = [2]\nalgorithms = ["ring"]\n'
+                      'ranks_per_node = 1\nnetwork = "bandwidth=1Gbit"\n')  # fmt: skip
+    sweeping = start(db, spec, env=held.env, log=tmp_path / "sweep.err")
+    try:
+        parked = wait_until(lambda: len(_sweep_ranks(sweeping.pid)) == 2, 120)
+        assert parked, (tmp_path / "sweep.err").read_text()
+        ranks = rank_processes(sweeping.pid)
+        namespaces = {_network_namespace(pid) for pid in ranks} - {None}
+        assert len(namespaces) == 1 and ours not in namespaces  # a namespace of their own
+        (namespace,) = namespaces
+        assert namespace is not None and _in_namespace(namespace)
+        sweeping.kill()
+        sweeping.wait()
+        assert wait_until(lambda: not _in_namespace(namespace), 60), _in_namespace(namespace)
+    finally:
+        held.release()
+        if sweeping.poll() is None:
+            sweeping.kill()
+    assert not rank_processes(sweeping.pid)
+    assert _loopback_qdisc() == qdisc_before and "tbf" not in qdisc_before
+
+
+def test_without_the_privilege_to_make_a_namespace_it_is_one_line_before_any_rank(
+    tmp_path: Path,
+) -> None:
+    """CAP_SYS_ADMIN taken away (setpriv): exit 2, one line, no store written."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    db = tmp_path / "s.duckdb"
+    done = subprocess.run(
+        ["setpriv", "--bounding-set=-sys_admin", sys.executable, "-m", "runners.cli", "sweep",
+         "--store", str(db),
+         "--sizes", "8", *NODES_2X1],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "cannot make a private network namespace" in done.stderr
+    assert not db.exists()
+
+
+def test_the_spec_stored_with_the_run_says_where_the_ranks_were(two_nodes: Path) -> None:
+    environment = json.loads(
+        store.query(two_nodes, "SELECT environment FROM runs")["environment"][0]
+    )
+    knobs = next(iter(environment["jobs"].values()))
+    assert knobs["MPIR_CVAR_NUM_CLIQUES"] == "2" and knobs["FI_PROVIDER"] == "tcp"
