@@ -6,16 +6,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runners.analysis.points import Point
-from runners.domain.sweep.spec import SpecError, parse_spec
+from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.verdict import assumptions
+from runners.domain.verdict.nodes import node_checks
 from runners.host.machine import physical_cores
 
 # --- assumptions -------------------------------------------------------------------------------
 
 
-def _launcher(run: Mapping[str, Any]) -> str | None:
+def _spec(run: Mapping[str, Any]) -> SweepSpec | None:
     try:
-        return parse_spec(run.get("spec_toml") or "").launcher
+        return parse_spec(run.get("spec_toml") or "")
     except SpecError:
         return None
 
@@ -36,12 +37,14 @@ def assumption_rows(
     if not cores and not environment.get("imported"):  # an imported file's machine: unknown
         cores = physical_cores()
     cores = int(cores) if cores else None
-    return assumptions.run_checks(
+    spec = _spec(run)
+    rows = assumptions.run_checks(
         points,
         cores,
-        _launcher(run),
+        spec.launcher if spec else None,
         inherited,
         calibrations,
         environment.get("load_average_before"),
         probes,
     )
+    return rows + (node_checks(spec.nodes, spec.network, probes) if spec else [])

@@ -17,7 +17,7 @@ from runners.analysis.points import Params, predict_with
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.model.closed_form import model_for, predict
-from runners.domain.verdict.assumptions import NAMES, POINT_CHECKS
+from runners.domain.verdict.assumptions import NAMES, NODE_CHECKS, POINT_CHECKS
 from runners.domain.verdict.comparison import compare
 from runners.host.machine import hostname, physical_cores
 
@@ -319,7 +319,7 @@ def test_every_point_and_the_run_have_their_checks(swept: Run) -> None:
     assert set(per_point.index) == set(ok.point_id)
     assert all(names == set(POINT_CHECKS) for names in per_point)
     run_level = rows[rows.point_id.isna()]
-    assert set(run_level.name) == set(NAMES)
+    assert set(run_level.name) == set(NAMES) - set(NODE_CHECKS)  # one host: no emulated nodes
     assert run_level.set_index("name").state["single_node"] == "holds"
     calibrated = run_level.dropna(subset=["calibration_id"])
     pingpong, fitted = swept.pingpong["calibration_id"], swept.fitted["calibration_id"]

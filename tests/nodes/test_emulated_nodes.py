@@ -49,6 +49,10 @@ def test_each_rank_sits_on_a_node_of_its_own_as_mpich_sees_it(two_nodes: Path) -
     assert set(probes["nodes"]) == {2} and set(probes["ranks_per_node"]) == {1}
     points = store.query(two_nodes, "SELECT DISTINCT ranks_per_node FROM points")
     assert points["ranks_per_node"].tolist() == [1]
+    checks = store.query(two_nodes, "SELECT name, state FROM assumptions WHERE point_id IS NULL")
+    states = dict(zip(checks["name"], checks["state"], strict=True))
+    assert states["emulated_nodes"] == "holds" and states["shared_network"] == "violated"
+    assert states["single_node"] == "violated"  # two nodes: the one-node model is off
 
 
 def test_the_traffic_between_the_nodes_crosses_the_shaped_loopback(two_nodes: Path) -> None:

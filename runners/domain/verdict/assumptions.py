@@ -58,7 +58,8 @@ RUN_CHECKS = (
     "calibration_fit",
     "no_protocol_switch",
 )
-NAMES = POINT_CHECKS + RUN_CHECKS
+NODE_CHECKS = ("emulated_nodes", "shared_network")  # runs on emulated nodes only (verdict.nodes)
+NAMES = POINT_CHECKS + RUN_CHECKS + NODE_CHECKS
 # What each assumption means for the model when it breaks, in one sentence (for the dashboard).
 MEANINGS = {
     "power_of_two": "recursive doubling and Rabenseifner fold the extra ranks first: more "
@@ -76,6 +77,10 @@ MEANINGS = {
     "calibration_fit": "the calibration's fit is poor: alpha, beta and gamma are uncertain",
     "no_protocol_switch": "the library changes protocol inside the swept sizes: one alpha and "
     "beta cannot price both sides (the measured curve can)",
+    "emulated_nodes": "the ranks did not sit on the emulated nodes asked for, or no byte crossed "
+    "the network: the run measured another placement",
+    "shared_network": "one loopback carries every transfer between emulated nodes: messages "
+    "sent at once share its rate, where the model gives each its own link",
 }
 
 
