@@ -18,9 +18,11 @@ from runners.analysis.run_analysis import analyze_run
 from runners.analysis.verdict import run_verdict
 from runners.cli.common import UsageError, store_path
 from runners.domain.collectives.collective import group_title
-from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.model.fitting import PINGPONG_SOURCE, network_source
+from runners.domain.model.levels import EMULATED_PLATFORM, emulated_platform
 from runners.domain.model.platform import Platform, crossbar, from_calibration
 from runners.domain.model.platform_file import load_platform
+from runners.domain.nodes.placement import BLOCK
 from runners.domain.sweep.simulated_run import DEFAULT_MARGIN, SimulationFacts
 from runners.domain.sweep.simulation import SimulatedCall, simulation_calls
 from runners.domain.sweep.spec import SweepSpec
@@ -37,7 +39,7 @@ MAX_WORKERS = 256
 TABLE_POINTS = 60  # a stored grid with more points prints its verdict, not every point
 
 
-def platform_of(args: argparse.Namespace) -> Platform:
+def platform_of(args: argparse.Namespace, spec: SweepSpec) -> Platform:
     """The platform --platform names (a built-in's name or a TOML file), its network link's
     alpha and beta and its gamma replaced by those given."""
     name = args.platform
@@ -45,6 +47,8 @@ def platform_of(args: argparse.Namespace) -> Platform:
         found = crossbar()
     elif name == THIS_HOST:
         found = _this_host(store_path(args))
+    elif name == EMULATED_PLATFORM:
+        found = _emulated_nodes(store_path(args), spec)
     elif (BUILT_IN / f"{name}.toml").is_file():
         found = load_platform(BUILT_IN / f"{name}.toml")
     elif name.endswith(".toml"):
@@ -56,7 +60,12 @@ def platform_of(args: argparse.Namespace) -> Platform:
 
 def built_in_platforms() -> list[str]:
     """The names --platform takes besides a file's path."""
-    return ["crossbar", THIS_HOST, *sorted(p.stem for p in BUILT_IN.glob("*.toml"))]
+    return [
+        "crossbar",
+        THIS_HOST,
+        EMULATED_PLATFORM,
+        *sorted(p.stem for p in BUILT_IN.glob("*.toml")),
+    ]
 
 
 def _this_host(path: Path) -> Platform:
@@ -70,11 +79,30 @@ def _this_host(path: Path) -> Platform:
     return from_calibration(found)
 
 
+def _emulated_nodes(path: Path, spec: SweepSpec) -> Platform:
+    """The emulated nodes of the spec (its ranks_per_node, its network) as this host's newest
+    calibration of both levels on that network measured them."""
+    if not spec.nodes.emulated or spec.placement != BLOCK:
+        raise UsageError(
+            f"--platform {EMULATED_PLATFORM} takes the spec's emulated nodes: give "
+            "--ranks-per-node (block placement; the simulator places ranks in blocks)"
+        )
+    source = network_source(spec.network)
+    with store.Store.open(path) as db:
+        found = store.latest_calibration(db, hostname(), source=source)
+    if found is None or not (found.get("details") or {}).get("levels"):
+        raise UsageError(
+            f"no calibration of both levels ({source}) of {hostname()} in {path}: sweep on "
+            "these emulated nodes first (its calibration measures them)"
+        )
+    return emulated_platform(found, spec.ranks_per_node)
+
+
 def simulate_spec(args: argparse.Namespace, spec: SweepSpec, quiet: bool = False) -> str | None:
     """Simulate the spec's points on --platform, print them (not when ``quiet``) and store them
     as a simulated run unless --no-store: its id (None when not stored). Bad input is a
     UsageError before anything runs."""
-    platform = platform_of(args)
+    platform = platform_of(args, spec)
     calls, left_out = simulation_calls(spec)
     if not calls:
         why = "; ".join(left_out.values()) or "no point of the spec can run"
@@ -241,8 +269,9 @@ def add_simulation_options(parser: argparse.ArgumentParser) -> None:
         "--platform",
         default="crossbar",
         help="a built-in platform's name (crossbar, the default: no contention; this-host: "
-        "this machine's newest ping-pong calibration in the store; data/platforms/*.toml) or "
-        "a platform file (docs/guide/simulation.md)",
+        "this machine's newest ping-pong calibration in the store; emulated-nodes: the spec's "
+        "emulated nodes as their calibration of both levels measured them; "
+        "data/platforms/*.toml) or a platform file (docs/guide/simulation.md)",
     )
     parser.add_argument(
         "--mode",

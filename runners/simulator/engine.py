@@ -119,6 +119,8 @@ def build(sg: Any, platform: Platform, ranks: int) -> list[Any]:
     nodes = -(-ranks // platform.ranks_per_node)
     if platform.topology == "crossbar":
         node_hosts = _star(sg, platform, nodes)
+    elif platform.topology == "bus":
+        node_hosts = _bus(sg, platform, nodes)
     else:
         node_hosts = _cluster(sg, platform)
     return [node_hosts[platform.node_of(rank)] for rank in range(ranks)]
@@ -149,6 +151,22 @@ def _star(sg: Any, platform: Platform, nodes: int) -> list[Any]:
             loop = sg.LinkInRoute(_loopback(sg, zone, f"loop{node}", platform))
             zone.add_route(host.netpoint, host.netpoint, None, None, [loop], False)
         hosts.append(host)
+    zone.seal()
+    return hosts
+
+
+def _bus(sg: Any, platform: Platform, nodes: int) -> list[Any]:
+    """The bus: every pair of nodes joined by the one shared link, so messages in flight at
+    once share its bandwidth, whatever their direction (emulated nodes' loopback)."""
+    zone = sg.NetZone.create_full_zone("bus")
+    hosts = [_new_host(zone, f"node{node}", platform) for node in range(nodes)]
+    bus = zone.create_link("bus", platform.link.bandwidth_Bps).set_latency(platform.link.latency_s)
+    for node, host in enumerate(hosts):
+        if platform.ranks_per_node > 1:
+            loop = sg.LinkInRoute(_loopback(sg, zone, f"loop{node}", platform))
+            zone.add_route(host.netpoint, host.netpoint, None, None, [loop], False)
+        for other in hosts[node + 1 :]:
+            zone.add_route(host.netpoint, other.netpoint, None, None, [sg.LinkInRoute(bus)], True)
     zone.seal()
     return hosts
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HeldPoint, run_cli, wait_until
+from helpers.simgrid_here import needs_simgrid
 from helpers.sweep_runs import rank_processes, start, write_spec
 
 from runners import store
@@ -193,3 +194,28 @@ def test_the_spec_stored_with_the_run_says_where_the_ranks_were(two_nodes: Path)
     )
     knobs = next(iter(environment["jobs"].values()))
     assert knobs["MPIR_CVAR_NUM_CLIQUES"] == "2" and knobs["FI_PROVIDER"] == "tcp"
+
+
+@needs_simgrid
+def test_the_emulated_nodes_are_a_platform_the_simulator_runs(
+    two_nodes: Path, tmp_path: Path
+) -> None:
+    """`simulate --platform emulated-nodes`: a bus whose link is the calibration's network
+    level (the same spec keys pick the same calibration)."""
+    db = tmp_path / "s.duckdb"
+    shutil.copyfile(two_nodes, db)
+    done = run_cli("simulate", "--store", str(db), "--sizes", "8,1M", *NODES_2X1,
+                   "--algorithms", "ring", "--platform", "emulated-nodes")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    runs = store.query(
+        two_nodes, "SELECT environment, calibration_id FROM runs ORDER BY started_at"
+    )
+    simulated = json.loads(runs["environment"].iloc[-1])["simulated"]["platform"]
+    measured = store.get_calibration(two_nodes, runs["calibration_id"].iloc[0])
+    assert measured is not None and simulated["topology"] == "bus"
+    network = measured["details"]["levels"]["network"]
+    assert simulated["link"]["latency_s"] == pytest.approx(network["alpha_s"])
+    assert 1 / simulated["link"]["bandwidth_Bps"] == pytest.approx(network["beta_s_per_byte"])
+    refused = run_cli("simulate", "--store", str(db), "--sizes", "8", "--ranks", "2",
+                      "--platform", "emulated-nodes")  # fmt: skip
+    assert refused.returncode == 2 and "give --ranks-per-node" in refused.stderr

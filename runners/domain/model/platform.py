@@ -5,6 +5,9 @@ A platform is nodes joined by a network, `ranks_per_node` ranks on each (block p
 r on node r // ranks_per_node), a reduction costing gamma per byte:
 - `crossbar`: every pair of nodes joined by a full-duplex path of its own: no contention; its
   link's latency and bandwidth are the whole path's, so a message costs alpha + m * beta;
+- `bus`: every pair of nodes joined by the one link, which every message in flight shares
+  whatever its direction (emulated nodes' loopback, runners.domain.model.levels); alone on it,
+  a message costs alpha + m * beta;
 - `fat_tree`: SimGrid's k-level fat-tree (levels, down, up and link counts per level: fewer up
   than down links is a taper, e.g. down 4, up 2 is 2:1), every link the same latency and
   bandwidth, a message crossing 2 links within a leaf switch, 4 through the next level, ...;
@@ -32,7 +35,7 @@ from runners.domain.errors import BadInput
 from runners.domain.model.calibration_id import GammaKey
 from runners.domain.model.pricing import Costs, MessageCost, schedule_prediction
 
-TOPOLOGIES = ("crossbar", "fat_tree", "torus", "dragonfly")
+TOPOLOGIES = ("crossbar", "bus", "fat_tree", "torus", "dragonfly")
 # a dragonfly's shape: (groups, blue links between two groups), (chassis a group, black links
 # between two of them), (routers a chassis, green links between two of them), nodes a router
 Dragonfly = tuple[tuple[int, int], tuple[int, int], tuple[int, int], int]
@@ -73,6 +76,7 @@ class Platform:
     torus: tuple[int, ...] | None = None
     dragonfly: Dragonfly | None = None
     gammas: dict[str, float] = field(default_factory=dict)  # per GammaKey ('float32/sum')
+    node_map: tuple[int, ...] = ()  # each rank's node where not in blocks (emulated nodes)
 
     @property
     def nodes(self) -> int | None:
@@ -93,7 +97,8 @@ class Platform:
         return self.topology == "crossbar" and self.ranks_per_node == 1
 
     def node_of(self, rank: int) -> int:
-        return rank // self.ranks_per_node
+        """The node rank `rank` sits on: its node_map's, else block placement's."""
+        return self.node_map[rank] if self.node_map else rank // self.ranks_per_node
 
     def gamma(self, dtype: str, op: str) -> float:
         """Seconds per reduced byte of ``dtype`` under ``op`` (the calibration's, where the
@@ -287,6 +292,7 @@ def platform_of_json(data: Mapping[str, Any]) -> Platform:
                 "torus": tuple(data["torus"]) if data.get("torus") else None,
                 "dragonfly": _dragonfly_of(data.get("dragonfly")),
                 "gammas": dict(data.get("gammas") or {}),
+                "node_map": tuple(data.get("node_map") or ()),
             }
         )
     )

@@ -77,6 +77,15 @@ class Network:
         return "; ".join(said)
 
 
+def nodes_line(ranks_per_node: int, order: str, network: Network) -> str:
+    """What a run on emulated nodes ran on, in one line for people."""
+    per = f"{ranks_per_node} rank{'s' * (ranks_per_node > 1)}"
+    return (
+        f"emulated nodes of {per} ({order}) on this host, MPICH's cliques over TCP in a "
+        f"private network namespace; network: {network.describe()} (docs/guide/nodes.md)"
+    )
+
+
 def _number(value: float) -> str:
     return f"{value:.6g}"
 
