@@ -207,11 +207,11 @@ def test_the_emulated_nodes_are_a_platform_the_simulator_runs(
     done = run_cli("simulate", "--store", str(db), "--sizes", "8,1M", *NODES_2X1,
                    "--algorithms", "ring", "--platform", "emulated-nodes")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    runs = store.query(
-        two_nodes, "SELECT environment, calibration_id FROM runs ORDER BY started_at"
-    )
-    simulated = json.loads(runs["environment"].iloc[-1])["simulated"]["platform"]
-    measured = store.get_calibration(two_nodes, runs["calibration_id"].iloc[0])
+    runs = store.query(db, "SELECT environment, calibration_id FROM runs")
+    kinds = {"simulated" in json.loads(env): cal for env, cal in runs.itertuples(index=False)}
+    environment = runs[runs["calibration_id"] == kinds[True]]["environment"].iloc[0]
+    simulated = json.loads(environment)["simulated"]["platform"]
+    measured = store.get_calibration(db, kinds[False])
     assert measured is not None and simulated["topology"] == "bus"
     network = measured["details"]["levels"]["network"]
     assert simulated["link"]["latency_s"] == pytest.approx(network["alpha_s"])
