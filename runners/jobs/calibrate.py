@@ -312,7 +312,8 @@ def network_calibration(
     reused = _reusable(path, spec, source, progress)
     if reused is not None:
         return reused["calibration_id"]
-    node = _host_calibration(path, replace(spec, ranks_per_node=0, network=""), progress)
+    inside = replace(spec, ranks_per_node=0, network="")
+    node = _host_calibration(path, inside, progress, "inside a node: calibration")
     across = (Placement(1).library_env(2), launch.network_wrapper(spec))
     network = _measured(spec, progress, across)
     if network is None or node is None:
@@ -324,10 +325,13 @@ def network_calibration(
 
 
 def _host_calibration(
-    path: Path, spec: SweepSpec, progress: Callable[[str], None]
+    path: Path,
+    spec: SweepSpec,
+    progress: Callable[[str], None],
+    said: str = "predictions use calibration",
 ) -> Mapping[str, Any] | None:
     """This host's newest usable ping-pong calibration, or a new one measured and stored."""
-    found = _reusable(path, spec, PINGPONG_SOURCE, progress)
+    found = _reusable(path, spec, PINGPONG_SOURCE, progress, said)
     if found is None:
         found = _measured(spec, progress)
         if found is not None:
@@ -336,16 +340,20 @@ def _host_calibration(
 
 
 def _reusable(
-    path: Path, spec: SweepSpec, source: str, progress: Callable[[str], None]
+    path: Path,
+    spec: SweepSpec,
+    source: str,
+    progress: Callable[[str], None],
+    said: str = "predictions use calibration",
 ) -> Mapping[str, Any] | None:
     """The newest calibration of `source` for this host and library with a gamma for every
-    dtype/op of the sweep, or None."""
+    dtype/op of the sweep (said with `said` and its id), or None."""
     keys = {str(GammaKey(d, o)) for d in spec.dtypes for o in spec.ops}
     library = mpi_library_version()
     latest = store.latest_calibration(path, hostname(), mpi_library=library, source=source)
     if latest is None or not keys <= set(latest.get("gammas") or {}):
         return None
-    progress(f"predictions use calibration {latest['calibration_id']}")
+    progress(f"{said} {latest['calibration_id']}")
     return latest
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from runners.domain.units import format_seconds
 
@@ -100,6 +101,15 @@ def _whole(value: float, units: Mapping[str, float], smallest: str) -> str:
 
 
 _PART = re.compile(r"\s*(latency|bandwidth)\s*=\s*([0-9.]+(?:e[+-]?\d+)?)\s*([a-z/]*)\s*")
+
+
+def checked_network_text(raw: Any) -> str:
+    """A spec's `network` value, checked and kept as written ('' for none); ValueError."""
+    if not isinstance(raw, str):
+        raise ValueError(f"network must be text such as {EXAMPLE!r}, got {raw!r}")
+    if raw.strip():
+        parse_network(raw)
+    return raw.strip()
 
 
 def parse_network(text: str) -> Network:

@@ -89,3 +89,25 @@ def placement_problems(
             "into nodes (run it on a cluster, where the launcher places the ranks)"
         )
     return problems
+
+
+def nodes_problems(
+    placement: Placement,
+    network: str,
+    ranks: tuple[int, ...],
+    libraries: tuple[str, ...],
+    default_launcher: bool,
+) -> list[str]:
+    """Why a spec's emulated nodes cannot run ([]: they can): its ranks_per_node, placement and
+    `network` against its group sizes, libraries and launcher."""
+    if placement.ranks_per_node < 0:
+        return [f"ranks_per_node must be >= 0, got {placement.ranks_per_node}"]
+    problems = placement_problems(placement, ranks, libraries)
+    if network and not placement.emulated:
+        problems.append("network is the one between emulated nodes: give ranks_per_node too")
+    if placement.emulated and not default_launcher:
+        problems.append(
+            "emulated nodes run on this host with the default launcher; on a cluster the "
+            "launcher places the ranks (leave ranks_per_node out)"
+        )
+    return problems

@@ -27,8 +27,8 @@ from runners.domain.libraries.catalog import (
 )
 from runners.domain.libraries.switching import LAUNCH, RUNTIME
 from runners.domain.nodes.network import EXAMPLE as NETWORK_EXAMPLE
-from runners.domain.nodes.network import Network, parse_network
-from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement, placement_problems
+from runners.domain.nodes.network import Network, checked_network_text, parse_network
+from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement, nodes_problems
 from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
 from runners.domain.sweep.records import TimingPolicy
 from runners.domain.sweep.spec_keys import (
@@ -59,15 +59,11 @@ STARTUP_GRACE_S = 60.0
 
 
 def _network(raw: Any) -> str:
-    """The `network` key: checked here (runners.domain.nodes.network), kept as written."""
-    if not isinstance(raw, str):
-        raise SpecError(f"network must be text such as {NETWORK_EXAMPLE!r}, got {raw!r}")
-    if raw.strip():
-        try:
-            parse_network(raw)
-        except ValueError as exc:
-            raise SpecError(str(exc)) from None
-    return raw.strip()
+    """The `network` key, checked (runners.domain.nodes.network.checked_network_text)."""
+    try:
+        return checked_network_text(raw)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _cells(raw: Any) -> tuple[Cell, ...]:
@@ -313,17 +309,8 @@ def _launch_problems(spec: SweepSpec) -> list[str]:
 
 def _nodes_problems(spec: SweepSpec) -> list[str]:
     """What keeps the ranks from running on the emulated nodes asked for."""
-    if spec.ranks_per_node < 0:
-        return [f"ranks_per_node must be >= 0, got {spec.ranks_per_node}"]
-    problems = placement_problems(spec.nodes, spec.ranks, spec.libraries)
-    if spec.network and not spec.nodes.emulated:
-        problems.append("network is the one between emulated nodes: give ranks_per_node too")
-    if spec.nodes.emulated and spec.launcher != DEFAULT_LAUNCHER:
-        problems.append(
-            "emulated nodes run on this host with the default launcher; on a cluster the "
-            "launcher places the ranks (leave ranks_per_node out)"
-        )
-    return problems
+    default = spec.launcher == DEFAULT_LAUNCHER
+    return nodes_problems(spec.nodes, spec.network, spec.ranks, spec.libraries, default)
 
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
