@@ -42,3 +42,13 @@ def dies_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
             os._exit(128 + int(sig))
 
     return arm
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """This process receives ``sig`` when its parent dies (kept across an exec); False when
+    the parent is gone already. Nothing is armed where the system offers no such signal."""
+    parent = os.getppid()
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    return os.getppid() == parent

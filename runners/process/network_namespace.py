@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 
 from runners.domain.nodes.network import NAMESPACE_ENV
 from runners.process.children import python
+from runners.process.lifetime import die_with_parent
 
 CLONE_NEWNET = 0x40000000  # linux/sched.h
 CHECK_TIMEOUT_S = 30.0
@@ -97,6 +99,11 @@ def main(argv: list[str]) -> int:
         return 2
     if check or not command:
         return 0
+    # SIGKILL when collsweep dies, kept across the exec: the launcher killed so ends its
+    # proxies and ranks, as a launch collsweep kills does, even while the ranks are still in
+    # MPI_Init (before their own watch of collsweep runs)
+    if not die_with_parent(signal.SIGKILL):
+        return 128 + signal.SIGKILL
     os.environ[NAMESPACE_ENV] = "1"  # the ranks count the loopback's bytes as the network's
     os.execvp(command[0], command)
     return 127  # not reached: execvp raises when it fails

@@ -224,6 +224,8 @@ def inject_fault(comm: MPI.Comm, algorithm: str, cell: tuple) -> None:
             time.sleep(1)
     if kind == "hold":
         release = os.environ.get("COLLSWEEP_FAULT_RELEASE", "")
+        if release:  # the event a test waits for: parked, this rank's parent watch running
+            Path(release + ".held").touch()
         while not (release and os.path.exists(release)):
             time.sleep(0.05)
 
