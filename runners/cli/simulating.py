@@ -10,6 +10,7 @@ import math
 import shlex
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -82,10 +83,14 @@ def _this_host(path: Path) -> Platform:
 def _emulated_nodes(path: Path, spec: SweepSpec) -> Platform:
     """The emulated nodes of the spec (its ranks_per_node, its network) as this host's newest
     calibration of both levels on that network measured them."""
-    if not spec.nodes.emulated or spec.placement != BLOCK:
+    if not spec.nodes.emulated:
         raise UsageError(
-            f"--platform {EMULATED_PLATFORM} takes the spec's emulated nodes: give "
-            "--ranks-per-node (block placement; the simulator places ranks in blocks)"
+            f"--platform {EMULATED_PLATFORM} takes the spec's emulated nodes: give --ranks-per-node"
+        )
+    if spec.placement != BLOCK and len(spec.ranks) > 1:
+        raise UsageError(
+            f"--platform {EMULATED_PLATFORM} places {spec.placement} for one group size at a "
+            f"time: give one of --ranks {','.join(map(str, spec.ranks))}"
         )
     source = network_source(spec.network)
     with store.Store.open(path) as db:
@@ -95,7 +100,10 @@ def _emulated_nodes(path: Path, spec: SweepSpec) -> Platform:
             f"no calibration of both levels ({source}) of {hostname()} in {path}: sweep on "
             "these emulated nodes first (its calibration measures them)"
         )
-    return emulated_platform(found, spec.ranks_per_node)
+    platform = emulated_platform(found, spec.ranks_per_node)
+    if spec.placement == BLOCK:
+        return platform
+    return replace(platform, node_map=spec.nodes.node_map(spec.ranks[0]))
 
 
 def simulate_spec(args: argparse.Namespace, spec: SweepSpec, quiet: bool = False) -> str | None:

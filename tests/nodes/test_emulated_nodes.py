@@ -210,7 +210,8 @@ def test_the_emulated_nodes_are_a_platform_the_simulator_runs(
     two_nodes: Path, tmp_path: Path
 ) -> None:
     """`simulate --platform emulated-nodes`: a bus whose link is the calibration's network
-    level (the same spec keys pick the same calibration)."""
+    level (the same spec keys pick the same calibration), round-robin placement for one group
+    size at a time."""
     db = tmp_path / "s.duckdb"
     shutil.copyfile(two_nodes, db)
     done = run_cli("simulate", "--store", str(db), "--sizes", "8,1M", *NODES_2X1,
@@ -228,3 +229,26 @@ def test_the_emulated_nodes_are_a_platform_the_simulator_runs(
     refused = run_cli("simulate", "--store", str(db), "--sizes", "8", "--ranks", "2",
                       "--platform", "emulated-nodes")  # fmt: skip
     assert refused.returncode == 2 and "give --ranks-per-node" in refused.stderr
+    round_robin = [
+        "--ranks-per-node",
+        "2",
+        "--placement",
+        "round-robin",
+        "--network",
+        NETWORK,
+        "--platform",
+        "emulated-nodes",
+        "--algorithms",
+        "ring",
+        "--sizes",
+        "8",
+    ]
+    both = run_cli("simulate", "--store", str(db), "--ranks", "2,4", *round_robin)
+    assert both.returncode == 2 and "one group size at a time" in both.stderr
+    placed = run_cli("simulate", "--store", str(db), "--ranks", "4", "--json", *round_robin)
+    assert placed.returncode == 0, placed.stderr
+    environments = store.query(db, "SELECT environment FROM runs")["environment"]
+    maps = [
+        json.loads(e).get("simulated", {}).get("platform", {}).get("node_map") for e in environments
+    ]
+    assert [0, 1, 0, 1] in maps  # round-robin, as the measured runs place it
