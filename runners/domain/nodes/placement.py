@@ -47,13 +47,6 @@ class Placement:
         """Every rank's node, in rank order."""
         return tuple(self.node_of(rank, ranks) for rank in range(ranks))
 
-    def label(self, ranks: int) -> str:
-        """'2 nodes x 1 rank (block)', for people."""
-        if not self.emulated:
-            return f"1 host x {ranks} ranks"
-        per = self.ranks_per_node
-        return f"{self.nodes(ranks)} nodes x {per} rank{'s' * (per > 1)} ({self.order})"
-
     def library_env(self, ranks: int) -> dict[str, str]:
         """MPICH's environment for a group of `ranks` on these nodes ({} without emulation)."""
         if not self.emulated:
