@@ -14,7 +14,8 @@ from runners.host.machine import physical_cores
 # --- assumptions -------------------------------------------------------------------------------
 
 
-def _spec(run: Mapping[str, Any]) -> SweepSpec | None:
+def stored_spec(run: Mapping[str, Any]) -> SweepSpec | None:
+    """The spec a run stored, None where it cannot be read back (an import's, an old one)."""
     try:
         return parse_spec(run.get("spec_toml") or "")
     except SpecError:
@@ -37,7 +38,7 @@ def assumption_rows(
     if not cores and not environment.get("imported"):  # an imported file's machine: unknown
         cores = physical_cores()
     cores = int(cores) if cores else None
-    spec = _spec(run)
+    spec = stored_spec(run)
     rows = assumptions.run_checks(
         points,
         cores,

@@ -7,13 +7,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from runners import store
+from runners.analysis.checks import stored_spec
+from runners.domain.nodes.network import nodes_line
 from runners.domain.verdict.summary import verdict_lines
 from runners.domain.verdict.winner_table import group_tables
 
 
 def run_verdict(path: store.Source, run: Mapping[str, Any]) -> list[str]:
-    """The verdict of a stored, analysed run ([] before its analysis)."""
-    return verdict_lines(**store.verdict_inputs(path, run["run_id"]))
+    """The verdict of a stored, analysed run ([] before its analysis), said first for a run
+    measured on emulated nodes."""
+    lines = verdict_lines(**store.verdict_inputs(path, run["run_id"]))
+    return [*_on_nodes(run), *lines] if lines else lines
+
+
+def _on_nodes(run: Mapping[str, Any]) -> list[str]:
+    """Where a run measured on emulated nodes ran, in one line ([] for any other run; a
+    simulated run's platform is said by its own banner)."""
+    environment = run.get("environment")
+    if isinstance(environment, dict) and "simulated" in environment:
+        return []
+    spec = stored_spec(run)
+    if spec is None or not spec.nodes.emulated:
+        return []
+    return [nodes_line(spec.ranks_per_node, spec.placement, spec.shaped_network)]
 
 
 def run_tables(path: store.Source, run: Mapping[str, Any]) -> list[str]:

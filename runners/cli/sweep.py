@@ -15,7 +15,6 @@ from runners.analysis.workload_report import report_workload
 from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.cli.workload_texts import report_text
-from runners.domain.nodes.network import nodes_line
 from runners.domain.status import RunStatus
 from runners.domain.units import counted, wrapped
 from runners.domain.workload.file import load_workload
@@ -163,8 +162,6 @@ def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:
             f"{': ' + outcome.reason if outcome.reason else ''}"
         )
     )
-    if spec.nodes.emulated:
-        print(wrapped(nodes_line(spec.ranks_per_node, spec.placement, spec.shaped_network)))
     if outcome.stored:
         print(precision_line(path, outcome.run_id, spec.timing.target_rel_ci))
         span = time_span_note(path, outcome.run_id)

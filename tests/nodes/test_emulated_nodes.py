@@ -252,3 +252,12 @@ def test_the_emulated_nodes_are_a_platform_the_simulator_runs(
         json.loads(e).get("simulated", {}).get("platform", {}).get("node_map") for e in environments
     ]
     assert [0, 1, 0, 1] in maps  # round-robin, as the measured runs place it
+
+
+def test_the_verdict_says_first_that_the_run_was_on_emulated_nodes(two_nodes: Path) -> None:
+    (run_id,) = store.query(two_nodes, "SELECT run_id FROM runs")["run_id"]
+    said = run_cli("crossovers", run_id, "--summary", "--store", str(two_nodes))
+    assert said.returncode == 0, said.stderr
+    first = said.stdout.splitlines()[0]
+    assert first.startswith("emulated nodes of 1 rank (block) on this host"), said.stdout
+    assert "4 Gbit/s shared by all traffic between nodes" in " ".join(said.stdout.split())
