@@ -37,18 +37,23 @@ def dies_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
     parent = os.getpid()
 
     def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the line above: no signal comes
+        if not _armed(prctl, sig, parent):
             os._exit(128 + int(sig))
 
     return arm
 
 
-def die_with_parent(sig: int = signal.SIGKILL) -> bool:
-    """This process receives ``sig`` when its parent dies (kept across an exec); False when
-    the parent is gone already. Nothing is armed where the system offers no such signal."""
-    parent = os.getppid()
-    prctl = _prctl()
-    if prctl is not None:
-        prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+def _armed(prctl: Callable[..., int], sig: int, parent: int) -> bool:
+    """Ask for ``sig`` at the parent's death; False when ``parent`` died before the request
+    (no signal comes then: this process was adopted already)."""
+    prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     return os.getppid() == parent
+
+
+def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> bool:
+    """This process, a child of ``parent`` (its pid, known from before this process started:
+    a pid read here could already be the adopter's), receives ``sig`` when ``parent`` dies,
+    kept across an exec; False when it is gone already. Nothing is armed where the system
+    offers no such signal."""
+    prctl = _prctl()
+    return True if prctl is None else _armed(prctl, sig, parent)

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from runners.domain.nodes.network import NAMESPACE_ENV
+from runners.domain.sweep.launcher import PARENT_ENV
 from runners.process.children import python
 from runners.process.lifetime import die_with_parent
 
@@ -82,6 +83,13 @@ def namespace_problem(qdisc: Sequence[str]) -> str | None:
     return (done.stderr.strip().splitlines() or ["making a network namespace failed"])[-1]
 
 
+def _launching_pid() -> int:
+    """The collsweep process that started this one (PARENT_ENV, set before the fork: the
+    parent's pid read now could already be whoever adopted this process)."""
+    pid = os.environ.get(PARENT_ENV, "").rpartition(":")[2]
+    return int(pid) if pid.isdigit() else os.getppid()
+
+
 def main(argv: list[str]) -> int:
     """Enter the namespace, shape its loopback, then become the command (or exit: --check)."""
     check = "--check" in argv[:1]
@@ -102,7 +110,7 @@ def main(argv: list[str]) -> int:
     # SIGKILL when collsweep dies, kept across the exec: the launcher killed so ends its
     # proxies and ranks, as a launch collsweep kills does, even while the ranks are still in
     # MPI_Init (before their own watch of collsweep runs)
-    if not die_with_parent(signal.SIGKILL):
+    if not die_with_parent(_launching_pid(), signal.SIGKILL):
         return 128 + signal.SIGKILL
     os.environ[NAMESPACE_ENV] = "1"  # the ranks count the loopback's bytes as the network's
     os.execvp(command[0], command)
