@@ -95,12 +95,16 @@ def _emulated_nodes(path: Path, spec: SweepSpec) -> Platform:
     source = network_source(spec.network)
     with store.Store.open(path) as db:
         found = store.latest_calibration(db, hostname(), source=source)
-    if found is None or not (found.get("details") or {}).get("levels"):
-        raise UsageError(
-            f"no calibration of both levels ({source}) of {hostname()} in {path}: sweep on "
-            "these emulated nodes first (its calibration measures them)"
-        )
-    platform = emulated_platform(found, spec.ranks_per_node)
+    missing = UsageError(
+        f"no calibration of both levels ({source}) of {hostname()} in {path}: sweep on "
+        "these emulated nodes first (its calibration measures them)"
+    )
+    if found is None:
+        raise missing
+    try:
+        platform = emulated_platform(found, spec.ranks_per_node)
+    except ValueError:  # a calibration of that source without its levels
+        raise missing from None
     if spec.placement == BLOCK:
         return platform
     return replace(platform, node_map=spec.nodes.node_map(spec.ranks[0]))

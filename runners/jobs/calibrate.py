@@ -20,6 +20,7 @@ What the row's numbers mean:
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import time
@@ -269,6 +270,7 @@ AUTO_CALIBRATION_BUDGET_S = 2.0
 PINGPONG_MAX_BYTES = 4 * 2**20
 
 
+@functools.cache  # one library per process: asked once, however many calibrations look it up
 def mpi_library_version(timeout: float = 30.0) -> str | None:
     """MPI_Get_library_version of the library mpi4py loads, asked in a subprocess (no MPI_Init)."""
     code = (

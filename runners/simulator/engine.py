@@ -137,6 +137,14 @@ def _loopback(sg: Any, zone: Any, name: str, platform: Platform) -> Any:
     return zone.create_link(name, inside.bandwidth_Bps).set_latency(inside.latency_s)
 
 
+def _inside(sg: Any, zone: Any, host: Any, node: int, platform: Platform) -> None:
+    """The route between the ranks of one node, over its own loopback (nodes of one rank
+    have none)."""
+    if platform.ranks_per_node > 1:
+        loop = sg.LinkInRoute(_loopback(sg, zone, f"loop{node}", platform))
+        zone.add_route(host.netpoint, host.netpoint, None, None, [loop], False)
+
+
 def _star(sg: Any, platform: Platform, nodes: int) -> list[Any]:
     """The crossbar: a star zone, each node's full-duplex link to the centre alpha / 2 long."""
     zone = sg.NetZone.create_star_zone("crossbar")
@@ -147,9 +155,7 @@ def _star(sg: Any, platform: Platform, nodes: int) -> list[Any]:
         link.set_latency(platform.link.latency_s / 2)
         up = sg.LinkInRoute(link, sg.LinkInRoute.Direction.UP)
         zone.add_route(host.netpoint, None, None, None, [up], True)
-        if platform.ranks_per_node > 1:
-            loop = sg.LinkInRoute(_loopback(sg, zone, f"loop{node}", platform))
-            zone.add_route(host.netpoint, host.netpoint, None, None, [loop], False)
+        _inside(sg, zone, host, node, platform)
         hosts.append(host)
     zone.seal()
     return hosts
@@ -162,9 +168,7 @@ def _bus(sg: Any, platform: Platform, nodes: int) -> list[Any]:
     hosts = [_new_host(zone, f"node{node}", platform) for node in range(nodes)]
     bus = zone.create_link("bus", platform.link.bandwidth_Bps).set_latency(platform.link.latency_s)
     for node, host in enumerate(hosts):
-        if platform.ranks_per_node > 1:
-            loop = sg.LinkInRoute(_loopback(sg, zone, f"loop{node}", platform))
-            zone.add_route(host.netpoint, host.netpoint, None, None, [loop], False)
+        _inside(sg, zone, host, node, platform)
         for other in hosts[node + 1 :]:
             zone.add_route(host.netpoint, other.netpoint, None, None, [sg.LinkInRoute(bus)], True)
     zone.seal()

@@ -19,12 +19,7 @@ from typing import Any
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.model.contention_free import contention_free_s
-from runners.domain.model.platform import (
-    DEFAULT_GAMMA_S_PER_BYTE,
-    Link,
-    Platform,
-    checked,
-)
+from runners.domain.model.platform import Link, Platform, calibrated_gammas, checked
 from runners.domain.nodes.network import Network
 from runners.domain.nodes.placement import Placement
 
@@ -68,13 +63,13 @@ def emulated_platform(calibration: Mapping[str, Any], ranks_per_node: int) -> Pl
     levels = (calibration.get("details") or {}).get("levels")
     if not levels:
         raise ValueError(f"calibration {calibration['calibration_id']} has no levels")
-    gammas = {str(k): float(v) for k, v in (calibration.get("gammas") or {}).items()}
+    gamma, gammas = calibrated_gammas(calibration)
     return checked(
         Platform(
             EMULATED_PLATFORM,
             "bus",
             _link(levels[NETWORK]),
-            next(iter(gammas.values()), DEFAULT_GAMMA_S_PER_BYTE),
+            gamma,
             ranks_per_node=ranks_per_node,
             intra_node=_link(levels[NODE]),
             source=f"calibration of two levels {calibration['calibration_id']} "

@@ -247,12 +247,19 @@ def crossbar(alpha: float = 2e-6, beta: float = 8e-11, gamma: float = 1e-9) -> P
     )
 
 
+def calibrated_gammas(calibration: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
+    """A calibration's gammas per GammaKey, and the one a platform takes where a datatype and
+    op have none (the first; the default without any)."""
+    gammas = {str(k): float(v) for k, v in (calibration.get("gammas") or {}).items()}
+    return next(iter(gammas.values()), DEFAULT_GAMMA_S_PER_BYTE), gammas
+
+
 def from_calibration(calibration: Mapping[str, Any]) -> Platform:
     """`this-host`: the machine the calibration measured, as one node holding every rank, its
     ranks talking over one link of the ping-pong's alpha and beta that all their messages
     share (as their copies share the host's memory: an exchange's two directions take turns),
     its gammas the calibration's, per datatype and op."""
-    gammas = {str(k): float(v) for k, v in (calibration.get("gammas") or {}).items()}
+    gamma, gammas = calibrated_gammas(calibration)
     when = calibration.get("created_at")
     link = Link(float(calibration["alpha_s"]), 1.0 / float(calibration["beta_s_per_byte"]))
     return checked(
@@ -260,7 +267,7 @@ def from_calibration(calibration: Mapping[str, Any]) -> Platform:
             "this-host",
             "crossbar",
             link,
-            next(iter(gammas.values()), DEFAULT_GAMMA_S_PER_BYTE),
+            gamma,
             ranks_per_node=MAX_RANKS_PER_NODE,
             intra_node=link,
             source=f"ping-pong calibration {calibration['calibration_id']} of "
