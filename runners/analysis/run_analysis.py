@@ -148,7 +148,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     points = load_points(path, run_id)
     if not points:
         raise AnalysisError(f"run {run_id} has no ok points to analyse")
-    unknown = sorted({p.algorithm for p in points} - set(ALGORITHMS))
+    unknown = sorted({p.algorithm for p in points if p.algorithm not in ALGORITHMS})
     if unknown:
         raise AnalysisError(
             f"run {run_id} has algorithms collsweep's catalog does not know ({', '.join(unknown)}"

@@ -7,6 +7,7 @@ import argparse
 from typing import Any, get_args, get_origin
 
 from runners.cli.common import UsageError, size_list
+from runners.domain.algorithms.parameters import split_names
 from runners.domain.sweep.spec import SPEC_KEYS
 from runners.domain.sweep.spec_keys import SpecKey
 from runners.domain.units import parse_bytes
@@ -44,7 +45,7 @@ def _override(key: SpecKey, text: str) -> Any:
         except ValueError:
             raise UsageError(f"{key.flag} expects comma-separated integers, got {text!r}") from None
     if get_origin(key.hint) is tuple:
-        return [v.strip() for v in text.split(",") if v.strip()]
+        return split_names(text)  # a name's own commas, inside its parentheses, kept
     if key.hint in (int, float):
         try:
             return key.hint(text)

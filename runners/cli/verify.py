@@ -11,12 +11,14 @@ from runners.cli.common import (
     int_list,
     name_list,
 )
+from runners.domain.algorithms.parameters import split_names
 from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.collectives.datatypes import DTYPES, OPS
 from runners.domain.libraries.catalog import (
     ALGORITHMS,
     BASE_OF_COLLECTIVE,
     algorithms_of,
+    canonical_name,
     collective_list,
     not_runnable_problem,
 )
@@ -24,7 +26,7 @@ from runners.domain.sweep.capacity import payload_problem, ranks_problem
 from runners.host.machine import physical_cores
 from runners.host.memory import available_bytes
 from runners.jobs.launch import libraries_problem
-from runners.jobs.verify import VERIFIABLE, VerifyPlan, failed, summary_table, verify
+from runners.jobs.verify import VerifyPlan, failed, is_verifiable, summary_table, verify
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     ranks = tuple(int_list(args.ranks))
     problem = ranks_problem(ranks, physical_cores())
     counts = tuple(int_list(args.counts)) if args.counts else ()
-    algorithms = tuple(_verified_algorithms(args, VERIFIABLE))
+    algorithms = tuple(_verified_algorithms(args))
     if counts:  # each count of the widest dtype, on every rank of the largest group
         widest = max(DTYPES[d].itemsize for d in name_list(args.dtypes, DTYPES, "dtype"))
         checked = {COLLECTIVES[ALGORITHMS[a].collective] for a in algorithms}
@@ -65,20 +67,22 @@ def run(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _verified_algorithms(args: argparse.Namespace, verifiable: dict) -> list[str]:
+def _verified_algorithms(args: argparse.Namespace) -> list[str]:
     """The algorithms --algorithms names for the --collectives asked (default: each
-    collective's hand-written ones and the library's own call)."""
+    collective's hand-written ones and the library's own call); a family's member, such as
+    hierarchical(node=2), written in its canonical form."""
     try:
         collectives = collective_list(part.strip() for part in args.collectives.split(","))
         if not args.algorithms:
             return [a for c in collectives for a in BASE_OF_COLLECTIVE[c]]
-        names = algorithms_of((p.strip() for p in args.algorithms.split(",")), collectives)
+        asked = [canonical_name(name, {}) for name in split_names(args.algorithms)]
+        names = algorithms_of(asked, collectives)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     imported_only = not_runnable_problem(names)
     if imported_only:
         raise UsageError(imported_only)
-    refused = [n for n in names if n not in verifiable]
+    refused = [n for n in names if not is_verifiable(n)]
     if refused:
         raise UsageError(f"cannot verify {', '.join(refused)}: configured by a file at start-up")
     return names

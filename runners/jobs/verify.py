@@ -31,13 +31,16 @@ class VerifyPlan:
 
 WRONG = (CheckStatus.MISMATCH, CheckStatus.ERROR)  # the checks that fail an algorithm
 
+
 # Every algorithm verify can check: all but those configured by a file (mpi:tuned) and those
 # of a library collsweep only imports results of (NCCL's).
-VERIFIABLE = {
-    name: spec
-    for name, spec in ALGORITHMS.items()
-    if not spec.own_launch and spec.runs_on in RUNNABLE
-}
+def is_verifiable(name: str) -> bool:
+    """Whether verify can check `name` (a family's member too: hierarchical(node=2))."""
+    spec = ALGORITHMS.get(name)
+    return spec is not None and not spec.own_launch and spec.runs_on in RUNNABLE
+
+
+VERIFIABLE = {name: spec for name, spec in ALGORITHMS.items() if is_verifiable(name)}
 
 
 @dataclass(frozen=True)

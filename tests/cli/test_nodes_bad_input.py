@@ -22,6 +22,15 @@ CASES = {
     "a cluster launcher on emulated nodes": (["--ranks", "2", "--ranks-per-node", "1",
                                               "--launcher", "srun -n {ranks}"],
                                              "default launcher"),
+    "a hierarchical allreduce without a node size": (["--ranks", "2", "--algorithms",
+                                                       "ring,hierarchical"],
+                                                      "hierarchical needs node="),
+    "a hierarchical allreduce with a parameter it lacks": (["--ranks", "2", "--algorithms",
+                                                            "hierarchical(node=2,radix=4)"],
+                                                           "has no parameter radix"),
+    "a hierarchical allreduce's leaders not an allreduce": (["--ranks", "2", "--algorithms",
+                                                             "hierarchical(node=2,leaders=mpi)"],
+                                                            "leaders must be one of"),
 }  # fmt: skip
 
 

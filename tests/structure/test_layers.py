@@ -35,9 +35,9 @@ ALLOWED = {
 # runners/domain's wings, each importing only those before it (and the shared top modules)
 WINGS = (
     "collectives",
+    "nodes",
     "algorithms",
     "libraries",
-    "nodes",
     "model",
     "workload",
     "sweep",

@@ -2,9 +2,10 @@
 
 Adding an algorithm: a module in its collective's package (allreduce/, allgather/, ...) with
 `DESCRIPTOR = AlgorithmSpec(..., schedule=...)`, listed in HAND_WRITTEN or
-OTHER_COLLECTIVES. tests/domain/collectives/test_schedules.py and
-tests/domain/collectives/test_collective_schedules.py check every
-entry end to end.
+OTHER_COLLECTIVES; one with parameters, a `FAMILY` (runners.domain.algorithms.parameters)
+listed in FAMILIES. tests/domain/collectives/test_schedules.py and
+tests/domain/collectives/test_collective_schedules.py check every entry end to end, and each
+family has tests of its own (tests/domain/algorithms).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from runners.domain.algorithms.allgather import recursive_doubling as allgather_
 from runners.domain.algorithms.allgather import ring as allgather_ring
 from runners.domain.algorithms.allreduce import (
     binomial_tree,
+    hierarchical,
     rabenseifner,
     recursive_doubling,
     ring,
 )
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
 from runners.domain.algorithms.bcast import scatter_allgather
+from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
 from runners.domain.algorithms.reduce import rabenseifner as reduce_rabenseifner
 from runners.domain.algorithms.reduce_scatter import pairwise, recursive_halving
@@ -49,6 +52,10 @@ OTHER_COLLECTIVES: tuple[AlgorithmSpec, ...] = (
     reduce_tree.DESCRIPTOR,
     reduce_rabenseifner.DESCRIPTOR,
 )
+
+# The hand-written algorithms with parameters, by family: each member is named
+# `family(key=value,...)` (runners.domain.algorithms.parameters).
+FAMILIES: Mapping[str, Family] = {family.name: family for family in (hierarchical.FAMILY,)}
 
 
 def hand_written_on(

@@ -12,6 +12,7 @@ from functools import cache
 from types import MappingProxyType
 
 from runners.domain.algorithms import (
+    FAMILIES,
     HAND_WRITTEN,
     OTHER_COLLECTIVES,
     impi,
@@ -19,6 +20,7 @@ from runners.domain.algorithms import (
     nccl,
     openmpi,
 )
+from runners.domain.algorithms.parameters import split_name
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL, RUNNABLE, imported_only
@@ -36,8 +38,57 @@ def collective_of(algorithm: str) -> str:
     return ALGORITHMS[algorithm].collective
 
 
-ALGORITHMS: dict[str, AlgorithmSpec] = {
-    spec.name: spec
+class Catalog(dict[str, AlgorithmSpec]):
+    """The algorithms by name: the listed ones, and every member of a family with parameters
+    (`hierarchical(node=2)`) looked up by its canonical name (parameters.Family.member_name),
+    built once when first asked. Iterating gives the listed ones only."""
+
+    def __missing__(self, name: str) -> AlgorithmSpec:
+        found = member(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name) or (isinstance(name, str) and member(name) is not None)
+
+    def get(self, name: str, default: AlgorithmSpec | None = None) -> AlgorithmSpec | None:  # type: ignore[override]
+        """The algorithm named `name` (a family's member too), else `default`."""
+        found = super().get(name)
+        return found if found is not None else (member(name) or default)
+
+
+@cache
+def member(name: str) -> AlgorithmSpec | None:
+    """The family member of this canonical name, or None (not a family's, malformed, out of
+    range, or not written canonically: canonical_name says how)."""
+    try:
+        family, given = split_name(name)
+        found = FAMILIES.get(family)
+        values = found.values(given, {}) if found else None
+    except ValueError:
+        return None
+    if found is None or values is None or found.member_name(values) != name:
+        return None
+    return found.build(name, values)
+
+
+def canonical_name(name: str, run: Mapping[str, object]) -> str:
+    """`name` as the catalog knows it: a family's member with its parameters checked, filled
+    from the run's keys (`ranks_per_node`, `placement`) where left out and written in the one
+    canonical form; any other name as it is. ValueError for a family's name that cannot be."""
+    family, given = split_name(name)
+    found = FAMILIES.get(family)
+    if found is None:
+        return name.strip()
+    try:
+        return found.member_name(found.values(given, run))
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc} ({found.pattern})") from None
+
+
+ALGORITHMS: Catalog = Catalog(
+    (spec.name, spec)
     for spec in (
         *HAND_WRITTEN,
         library.AUTOTUNED,
@@ -66,7 +117,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         *nccl.OTHER_AUTOTUNED,
         *nccl.OTHER_FORCED,
     )
-}
+)
 
 # The algorithms whose code collsweep runs as it is, without a forcing environment.
 BASE_ALGORITHMS: dict[str, AlgorithmSpec] = {
@@ -207,8 +258,10 @@ def library_knobs(algorithm: str) -> dict[str, str]:
 
 
 def known_names(table: dict) -> str:
-    """A comma-separated list of a table's keys, for error messages."""
-    return ", ".join(sorted(table))
+    """A comma-separated list of a table's keys, for error messages (the algorithms' with
+    their families' patterns)."""
+    families = [f.pattern for f in FAMILIES.values()] if isinstance(table, Catalog) else []
+    return ", ".join([*sorted(table), *families])
 
 
 def collective_list(names: Iterable[str]) -> list[str]:

@@ -81,6 +81,8 @@ def model_for(algorithm: str) -> str | None:
         return ALGORITHMS[algorithm].modelled_by
     if algorithm in ALGORITHMS and ALGORITHMS[algorithm].library:
         return None
+    if algorithm in ALGORITHMS and ALGORITHMS[algorithm].schedule is not None:
+        return algorithm  # a family's member (hierarchical(node=2)) is its own model
     if algorithm.startswith(LIBRARY + ":"):  # an MPICH algorithm collsweep does not list
         return None
     raise ValueError(f"unknown algorithm {algorithm!r}; models: {', '.join(MODELS)}")

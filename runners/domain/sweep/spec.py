@@ -46,6 +46,7 @@ from runners.domain.sweep.spec_names import (
     check_names,
     expand_collectives,
     expand_libraries,
+    expand_parameters,
 )
 from runners.domain.sweep.workload_spec import Cell, cell_problems, parse_cells
 from runners.domain.units import format_bytes
@@ -344,7 +345,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
             f"sizes stop at {format_bytes(values['sizes'][-1])}: the factor does not reach "
             f"max = {format_bytes(raw['sizes']['max'])}"
         )
-    named = expand_collectives(values)
+    named = expand_parameters(values) or expand_collectives(values)
     if named:
         raise SpecError("; ".join(named))
     add_tuned(values)

@@ -14,6 +14,7 @@ from runners.domain.libraries.catalog import (
     ALGORITHMS,
     BASE_ALGORITHMS,
     BASE_OF_COLLECTIVE,
+    canonical_name,
     collective_list,
     is_tuned,
     is_vendor_tuned,
@@ -29,6 +30,23 @@ def check_names(values: tuple[str, ...], table: dict, what: str) -> list[str]:
     """The problem of names not in `table`, as a one-item list (empty when all are known)."""
     unknown = [v for v in values if v not in table]
     return [f"unknown {what} {', '.join(unknown)}; known: {known_names(table)}"] if unknown else []
+
+
+def expand_parameters(values: dict[str, Any]) -> list[str]:
+    """Write every family member among the algorithms in its one canonical form, the
+    parameters it leaves out taken from the sweep (`hierarchical` on nodes of 2 is
+    `hierarchical(node=2)`); the problems found."""
+    names = values.get("algorithms")
+    if names is None:
+        return []
+    problems, out = [], []
+    for name in names:
+        try:
+            out.append(canonical_name(name, values))
+        except ValueError as exc:
+            problems.append(str(exc))
+    values["algorithms"] = tuple(out)
+    return problems
 
 
 def expand_collectives(values: dict[str, Any]) -> list[str]:

@@ -176,3 +176,17 @@ def test_the_largest_values_come_from_the_table() -> None:
         value = [int(limit) * 2] if name in ("ranks", "sizes") else limit * 2
         with pytest.raises(SpecError, match=f"{name} must be at most"):
             spec_from_mapping({"sizes": [8], "ranks": [2], name: value})
+
+
+def test_a_family_member_is_named_once_its_parameters_taken_from_the_nodes() -> None:
+    nodes = "sizes = [8]\nranks = [4]\nranks_per_node = 2\nplacement = 'round-robin'\n"
+    spec = parse_spec(nodes + "algorithms = ['hierarchical', 'hierarchical(leaders=ring)']\n")
+    assert spec.algorithms == (
+        "hierarchical(node=2,order=round-robin)",
+        "hierarchical(node=2,leaders=ring,order=round-robin)",
+    )
+    assert parse_spec(spec.to_toml()) == spec  # a resumed run reads the same names
+    flat = parse_spec(BASE + "algorithms = ['hierarchical(leaders = recursive_doubling,node=2)']")
+    assert flat.algorithms == ("hierarchical(node=2)",)  # defaults left out: one name
+    with pytest.raises(SpecError, match=r"hierarchical needs node=\.\.\. \(or ranks_per_node"):
+        parse_spec(BASE + "algorithms = ['hierarchical']\n")

@@ -1,0 +1,116 @@
+"""An algorithm's parameters in its name: the one home of the format (pure).
+
+A family of algorithms that differ by a parameter (the node size of a hierarchical allreduce;
+a segment size or a radix) is one `Family`; each member is named `family(key=value,...)`,
+its parameters in the family's declared order, a parameter at its default left out, so one
+member has one name in every table, chart, export and tuning file (`hierarchical(node=2)`).
+A parameter may be taken from the sweep (`from_run`: the spec key that gives it, such as
+`ranks_per_node`) when the name leaves it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from runners.domain.collectives.descriptor import AlgorithmSpec
+
+OPEN, CLOSE, EQUALS, BETWEEN = "(", ")", "=", ","
+MAX_INTEGER = 1 << 20
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a family: its name, its allowed values (() for a positive integer),
+    its default ("" for none: the name must give it, or the run), the spec key giving it."""
+
+    name: str
+    choices: tuple[str, ...] = ()
+    default: str = ""
+    from_run: str = ""
+
+    def parsed(self, text: str) -> str:
+        """`text` as this parameter's canonical value; ValueError saying what is allowed."""
+        text = text.strip()
+        if self.choices:
+            if text not in self.choices:
+                raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}")
+            return text
+        if not text.isdigit() or not 1 <= int(text) <= MAX_INTEGER:
+            raise ValueError(f"{self.name} must be an integer from 1 to {MAX_INTEGER}")
+        return str(int(text))
+
+
+@dataclass(frozen=True)
+class Family:
+    """Algorithms that differ by their parameters: `build` makes a member's descriptor from
+    its canonical name and its values (every parameter given)."""
+
+    name: str
+    parameters: tuple[Parameter, ...]
+    build: Callable[[str, Mapping[str, str]], AlgorithmSpec]
+    help: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """How a member is written, for messages: `hierarchical(node=N,leaders=...)`."""
+        shown = (f"{p.name}={'|'.join(p.choices) if p.choices else 'N'}" for p in self.parameters)
+        return f"{self.name}({BETWEEN.join(shown)})"
+
+    def values(self, given: Mapping[str, str], run: Mapping[str, object]) -> dict[str, str]:
+        """Every parameter's canonical value: given, else from the run, else its default;
+        ValueError naming what is unknown, missing or out of range."""
+        unknown = sorted(set(given) - {p.name for p in self.parameters})
+        if unknown:
+            raise ValueError(f"{self.name} has no parameter {', '.join(unknown)}")
+        out = {}
+        for parameter in self.parameters:
+            text = given.get(parameter.name)
+            if text is None and parameter.from_run and run.get(parameter.from_run):
+                text = str(run[parameter.from_run])
+            text = text if text is not None else parameter.default
+            if not text:
+                how = f" (or {parameter.from_run} in the sweep)" if parameter.from_run else ""
+                raise ValueError(f"{self.name} needs {parameter.name}=...{how}")
+            out[parameter.name] = parameter.parsed(text)
+        return out
+
+    def member_name(self, values: Mapping[str, str]) -> str:
+        """The canonical name of the member with these values (defaults left out)."""
+        shown = [
+            f"{p.name}{EQUALS}{values[p.name]}"
+            for p in self.parameters
+            if values[p.name] != p.default
+        ]
+        return f"{self.name}{OPEN}{BETWEEN.join(shown)}{CLOSE}" if shown else self.name
+
+
+def split_name(name: str) -> tuple[str, dict[str, str]]:
+    """A name's family and the parameters it gives (`ring` -> ('ring', {})); ValueError for a
+    malformed one."""
+    name = name.strip()
+    if OPEN not in name:
+        return name, {}
+    family, _, rest = name.partition(OPEN)
+    if not rest.endswith(CLOSE) or OPEN in rest or not family:
+        raise ValueError(f"malformed algorithm name {name!r}: write family(key=value,...)")
+    given: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in rest[:-1].split(BETWEEN))):
+        key, equals, value = part.partition(EQUALS)
+        if not equals or not key.strip() or key.strip() in given:
+            raise ValueError(f"malformed parameter {part!r} in {name!r}: write key=value once")
+        given[key.strip()] = value.strip()
+    return family.strip(), given
+
+
+def split_names(text: str) -> list[str]:
+    """A comma-separated list of names, the commas inside a name's parentheses kept:
+    `ring,hierarchical(node=2,leaders=ring)` is two names."""
+    names, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {OPEN: 1, CLOSE: -1}.get(char, 0)
+        if char == BETWEEN and depth == 0:
+            names.append(text[start:i])
+            start = i + 1
+    names.append(text[start:])
+    return [n.strip() for n in names if n.strip()]
