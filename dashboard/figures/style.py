@@ -44,8 +44,9 @@ DASH_WORDS = {"solid": "solid", "dash": "dashed", "dot": "dotted"}
 
 def color(algorithm: str) -> str:
     """A stable colour per algorithm (its descriptor's); a stable fallback for other names."""
-    if algorithm in ALGORITHM_COLORS:
-        return ALGORITHM_COLORS[algorithm]
+    spec = ALGORITHMS.get(algorithm)  # a family's member (hierarchical(node=2)) too
+    if spec is not None:
+        return spec.color
     return FALLBACK_COLORS[zlib.crc32(algorithm.encode()) % len(FALLBACK_COLORS)]
 
 
@@ -93,7 +94,8 @@ def rgba(hex_color: str, alpha: float) -> str:
 def short_name(algorithm: str) -> str:
     """A compact label for heatmap cells, its descriptor's (rd, tree, mpi:ring, o:basi, ...);
     the name itself where the catalog gives none."""
-    return SHORT_NAMES.get(algorithm, algorithm)
+    spec = ALGORITHMS.get(algorithm)  # a family's member too
+    return (spec.short or algorithm) if spec is not None else algorithm
 
 
 def _empty_figure(message: str) -> go.Figure:

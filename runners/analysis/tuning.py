@@ -88,7 +88,8 @@ def competes(algorithm: str, library: str = DEFAULT.name, collective: str = "all
     spec = ALGORITHMS[algorithm]
     tunable = collective in LIBRARIES[library].tuning_collectives
     mine = spec.library and not spec.own_launch and algorithm in algorithms_on(library)
-    return mine and tunable and spec.collective == collective
+    named = LIBRARIES[library].tunable(spec)  # not MPICH's compositions: its table lacks them
+    return mine and tunable and named and spec.collective == collective
 
 
 def group_tunings(

@@ -345,7 +345,8 @@ def validation_spec(request: TuneRequest, run: RunRecord, tunings: Tunings, grou
 
 
 def _forced_here(algorithm: str, library: str, collective: str) -> bool:
-    return algorithm in forced_on(library, collective)
+    found = forced_on(library, collective).get(algorithm)
+    return found is not None and LIBRARIES[library].tunable(found)
 
 
 def _aligned(nbytes: float, itemsize: int) -> int:

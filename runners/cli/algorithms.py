@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from runners.cli.common import UsageError
+from runners.domain.algorithms import FAMILIES
 from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.libraries import LIBRARIES, RUNNABLE
 from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, modelled_spec
@@ -45,7 +46,26 @@ def catalog_rows(library: str | None = None, collective: str | None = None) -> l
                 "runnable": spec.runs_on in RUNNABLE,
             }
         )
-    return rows
+    return rows + family_rows(library, collective)
+
+
+def family_rows(library: str | None, collective: str | None) -> list[dict[str, Any]]:
+    """One row per family with parameters (collsweep's own schedules): its name pattern."""
+    return [
+        {
+            "name": family.pattern,
+            "library": None,
+            "collective": spec.collective,
+            "kind": "family",
+            "schedule": family.name,
+            "description": f"{family.help}; name a member as {family.pattern}, parameters "
+            "left out taken from the sweep or their defaults",
+            "runnable": True,
+        }
+        for family in FAMILIES.values()
+        for spec in [family.example]
+        if library in (None, spec.runs_on) and collective in (None, spec.collective)
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    width = max(len(r["name"]) for r in rows)
+    width = max(len(r["name"]) for r in rows if r["kind"] != "family")  # a pattern overflows
     for row in rows:
         library = row["library"] or "-"
         model = row["schedule"] or "-"
@@ -73,7 +93,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="list the algorithms a sweep can name (and NCCL's, imported only)",
         description="Every algorithm collsweep knows, from its descriptor: name, library "
         "(- for collsweep's own schedules on MPICH), kind (hand-written, autotuned, forced, "
-        "tuned), the schedule that models it, and what it is. NCCL's entries name the points "
+        "tuned, or family: hand-written schedules with parameters, named as its pattern "
+        "shows), the schedule that models it, and what it is. NCCL's entries name the points "
         "of imported nccl-tests output: no sweep can run them (their description says "
         "imported only). --json prints a list of objects with the stable keys name, library "
         "(null for hand-written), collective, kind, schedule, description and runnable "

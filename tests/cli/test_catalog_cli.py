@@ -16,8 +16,12 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     """--json: one object per catalog entry, the stable keys, each kind and library as its
     descriptor says; --library keeps that library's."""
     assert main(["algorithms", "--json"]) == 0
-    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    listed = json.loads(capsys.readouterr().out)
+    rows = {row["name"]: row for row in listed if row["kind"] != "family"}
     assert list(rows) == list(ALGORITHMS)
+    families = [row for row in listed if row["kind"] == "family"]
+    assert [row["schedule"] for row in families] == ["hierarchical"]
+    assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
     assert all(
         {"name", "library", "collective", "kind", "schedule", "runnable"} <= set(r)
         for r in rows.values()

@@ -84,9 +84,12 @@ def test_colours_are_stable_and_far_apart() -> None:
     def rgb(hex_color: str) -> tuple[int, ...]:
         return tuple(int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
 
+    from runners.domain.algorithms.allreduce.hierarchical import FAMILY, LEADERS
     from runners.domain.libraries.catalog import ALGORITHMS
 
-    known = charts.ALGORITHM_COLORS
+    members = [FAMILY.member_name(FAMILY.values({"leaders": a}, {"ranks_per_node": 2}))
+               for a in LEADERS]  # fmt: skip
+    known = charts.ALGORITHM_COLORS | {name: charts.color(name) for name in members}
     assert all(re.fullmatch("#[0-9a-f]{6}", charts.color(name)) for name in known)
     for a, b in itertools.combinations(known, 2):
         if ALGORITHMS[a].collective != ALGORITHMS[b].collective:
@@ -105,6 +108,7 @@ def test_colours_are_stable_and_far_apart() -> None:
     assert charts.short_name("openmpi:basic_linear") == "o:basi"
     assert charts.short_name("reduce_scatter.mpi:tuned") == "tuned"
     assert charts.short_name("mpi:weird") == "mpi:weird"  # a name the catalog lacks: itself
+    assert charts.short_name("hierarchical(node=4,leaders=ring)") == "h4/ring"  # a member
     assert charts.rgba("#ff0000", 0.5) == "rgba(255,0,0,0.5)"
 
 

@@ -62,6 +62,40 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
     )
 )
 
+COMPOSITION_CVAR = "MPIR_CVAR_ALLREDUCE_COMPOSITION"
+# MPICH's node-aware allreduce (ch4's device collectives): which inter-node (netmod) and
+# intra-node (shared-memory) parts compose a call, by MPIR_CVAR_ALLREDUCE_COMPOSITION's value.
+# They see nodes as MPICH does (emulated ones: its cliques); no MPIR table leaf names them.
+COMPOSITIONS: tuple[AlgorithmSpec, ...] = tuple(
+    AlgorithmSpec(
+        f"mpi:composition_{greek}",
+        f"MPI_Allreduce forced to MPICH's composition {greek} ({text}) via {COMPOSITION_CVAR}="
+        f"{value}, device collectives on",
+        commutative_only=True,
+        library=True,
+        forced=f"composition_{greek}",
+        color=color,
+        short=f"mpi:{greek}",
+        settings=((COMPOSITION_CVAR, value),),
+        model_note="not modelled: node-aware; hierarchical(node=N) is the schedule of alpha",
+    )
+    for greek, value, text, color in (
+        (
+            "alpha",
+            1,
+            "reduce inside the node, allreduce among node leaders, bcast inside",
+            "#ff005a",
+        ),
+        ("beta", 2, "the netmod's allreduce over all ranks, no shared-memory part", "#afff00"),
+        (
+            "delta",
+            4,
+            "multi-leaders: every rank of a node a leader of a share of the vector",
+            "#460064",
+        ),
+    )
+)
+
 TUNED = AlgorithmSpec(
     "mpi:tuned",
     "the MPI library's own MPI_Allreduce following a tuning file (the spec's tuning_file, "

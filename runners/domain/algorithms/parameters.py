@@ -50,6 +50,13 @@ class Family:
     parameters: tuple[Parameter, ...]
     build: Callable[[str, Mapping[str, str]], AlgorithmSpec]
     help: str = ""
+    example_values: tuple[tuple[str, str], ...] = ()  # a member's values, for what all share
+
+    @property
+    def example(self) -> AlgorithmSpec:
+        """One member's descriptor (what every member shares: collective, library)."""
+        values = self.values(dict(self.example_values), {})
+        return self.build(self.member_name(values), values)
 
     @property
     def pattern(self) -> str:

@@ -121,6 +121,10 @@ class LibrarySpec:
         at all); False: it needs a launch of its own, forced by environment."""
         return True
 
+    def tunable(self, spec: AlgorithmSpec) -> bool:
+        """Whether this library's tuning file can name `spec` (a forced algorithm of its own)."""
+        return True
+
     def forcing_text(self, spec: AlgorithmSpec) -> str:
         """The settings that force `spec`, as NAME=VALUE words."""
         return " ".join(f"{name}={value}" for name, value in spec.settings)

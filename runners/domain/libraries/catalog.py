@@ -93,6 +93,7 @@ ALGORITHMS: Catalog = Catalog(
         *HAND_WRITTEN,
         library.AUTOTUNED,
         *library.FORCED,
+        *library.COMPOSITIONS,
         library.TUNED,
         *openmpi.HAND_WRITTEN_HERE,
         openmpi.AUTOTUNED,

@@ -135,9 +135,13 @@ class Mpich(LibrarySpec):
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
         """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM for a forced algorithm, device-level
-        (shared-memory) collectives off, or MPICH would bypass the generic algorithm selection."""
+        (shared-memory) collectives off, or MPICH would bypass the generic algorithm selection;
+        for a composition (its `settings`), its cvar with the device collectives on."""
         if not spec.forced:
             return {}
+        if spec.settings:
+            composed = {name: str(value) for name, value in spec.settings}
+            return {**composed, "MPIR_CVAR_DEVICE_COLLECTIVES": "all", **FALLBACK_KNOB}
         return {
             INTRA_CVARS[spec.collective]: spec.forced,
             "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
@@ -158,8 +162,18 @@ class Mpich(LibrarySpec):
         }
 
     def forcing_text(self, spec: AlgorithmSpec) -> str:
-        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name>."""
+        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name> (a composition's cvar=<value>)."""
+        if spec.settings:
+            return super().forcing_text(spec)
         return f"{INTRA_CVARS[spec.collective]}={spec.forced}"
+
+    def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
+        """A composition needs the device collectives on for the whole launch: env only."""
+        return not spec.settings
+
+    def tunable(self, spec: AlgorithmSpec) -> bool:
+        """MPICH's MPIR table names algorithms, not the device's compositions."""
+        return not spec.settings
 
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """'MPI_T <cvar>=<name>' or 'env <cvar>=<name>'; the tuning file for mpi:tuned."""

@@ -41,6 +41,14 @@ LEADERS: Mapping[str, AlgorithmSpec] = {
         binomial_tree.DESCRIPTOR,
     )
 }
+# A colour of their own per leaders' algorithm, far from every other allreduce's (the charts'
+# test measures it).
+SHADES = {
+    "recursive_doubling": "#0000f0",
+    "rabenseifner": "#323791",
+    "ring": "#7dafaf",
+    "binomial_tree": "#b96eff",
+}
 # Phase orders: the node-local reduce, the leaders' phases (their own 0..2 shifted), the bcast.
 REDUCE_PHASE, LEADERS_PHASE, BCAST_PHASE = 0, 1, 4
 
@@ -102,7 +110,7 @@ def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
         name,
         f"reduce inside nodes of {node} ({order}) to a leader, {leaders} among the leaders, "
         "broadcast inside each node",
-        color="#17becf",
+        color=SHADES[leaders],
         short=f"h{node}/{flat.short or leaders}",
         schedule=schedule_for(node, leaders, order),
         parts=lambda ranks: flat.blocks(max(1, -(-ranks // node))),
@@ -120,4 +128,5 @@ FAMILY = Family(
     ),
     build,
     help="two-level allreduce: node-local reduce, leaders' allreduce, node-local broadcast",
+    example_values=(("node", "2"),),
 )
