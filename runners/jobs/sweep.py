@@ -35,6 +35,7 @@ from runners.domain.sweep.simulated_run import simulated_words
 from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.units import counted, format_seconds, wrapped
 from runners.domain.verdict.assumptions import caution_notes
+from runners.domain.verdict.nodes import spinning_note
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import calibrate, launch, run_writer
 from runners.jobs.point_history import PointHistory
@@ -222,8 +223,9 @@ def _sweep_locked(
     ]
     say(expected_time(spec, len(to_measure), len(launches)))
     load = os.getloadavg()
-    for caution in caution_notes(spec.ranks, load, cores):  # the verdict flags them again
-        say(f"caution: {caution}")
+    spinning = spinning_note(spec.algorithms, spec.ranks, cores)
+    for caution in [*caution_notes(spec.ranks, load, cores), *filter(None, [spinning])]:
+        say(f"caution: {caution}")  # the verdict flags them again
     runner = GroupRunner(
         spec, run_id, writer, progress, cores, history, load_before=load, switching=switching
     )

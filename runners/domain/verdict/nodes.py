@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runners.domain.collectives.descriptor import MPICH
+from runners.domain.libraries.catalog import ALGORITHMS, library_of
 from runners.domain.nodes.network import parse_network
 from runners.domain.nodes.placement import TRANSPORT, Placement
 from runners.domain.units import format_bytes
@@ -87,3 +89,18 @@ def node_checks(
     if not placement.emulated:
         return []
     return [emulated_nodes(placement, probes), shared_network(network_text)]
+
+
+def spinning_note(algorithms: Sequence[str], ranks: Sequence[int], cores: int) -> str | None:
+    """What oversubscription does to MPICH's compositions (mpi:composition_*): they need its
+    device collectives, whose shared-memory parts spin-wait (milliseconds a call when ranks
+    outnumber cores), so their times there measure the spinning; None where none is at risk."""
+    composed = [a for a in algorithms if ALGORITHMS[a].settings and library_of(a) == MPICH]
+    over = [r for r in ranks if r > cores]
+    if not composed or not over:
+        return None
+    return (
+        f"{', '.join(composed)} at {', '.join(f'p={r}' for r in over)}: MPICH's compositions "
+        "need its device collectives, whose shared-memory parts spin on oversubscribed cores "
+        "(milliseconds a call): their times measure the spinning, not the composition"
+    )

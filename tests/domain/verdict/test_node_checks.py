@@ -45,3 +45,12 @@ def test_one_node_needs_no_bytes_and_an_unshaped_network_is_unknown() -> None:
 
 def test_a_run_without_emulated_nodes_has_none_of_these_checks() -> None:
     assert node_checks(Placement(0), "", [probe(0, "start", "0,0", None)]) == []
+
+
+def test_compositions_on_oversubscribed_cores_are_said_to_measure_spinning() -> None:
+    from runners.domain.verdict.nodes import spinning_note
+
+    said = spinning_note(["ring", "mpi:composition_alpha", "mpi:ring"], [2, 4], cores=2)
+    assert said is not None and said.startswith("mpi:composition_alpha at p=4:")
+    assert spinning_note(["mpi:composition_alpha"], [2], cores=2) is None  # dedicated
+    assert spinning_note(["mpi:ring", "impi:ring"], [4], cores=2) is None  # no composition
