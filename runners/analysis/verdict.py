@@ -21,12 +21,14 @@ def run_verdict(path: store.Source, run: Mapping[str, Any]) -> list[str]:
 
 
 def _on_nodes(run: Mapping[str, Any]) -> list[str]:
-    """Where a run measured on emulated nodes ran, in one line ([] for any other run; a
-    simulated run's platform is said by its own banner)."""
+    """Where a run measured on nodes asked for ran (emulated, or a cluster launcher's), in one
+    line ([] for any other run; a simulated run's platform is said by its own banner)."""
     environment = run.get("environment")
     if isinstance(environment, dict) and "simulated" in environment:
         return []
     spec = stored_spec(run)
+    if spec is not None and spec.nodes.real and spec.nodes.placed:
+        return [spec.nodes.launcher_line()]
     if spec is None or not spec.nodes.emulated:
         return []
     return [nodes_line(spec.ranks_per_node, spec.placement, spec.shaped_network)]

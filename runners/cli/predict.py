@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _every_algorithm(args: argparse.Namespace) -> list[dict]:
-    """The report of every algorithm that can run this point, fastest first."""
+    """The report of every modelled algorithm that can run this point, fastest first."""
     _check_prediction_input(args)
     parameters = _prediction_parameters(args)  # one calibration read for every algorithm
     commutative, itemsize = OPS[args.op].commutative, DTYPES[args.dtype].itemsize
@@ -226,6 +226,7 @@ def _every_algorithm(args: argparse.Namespace) -> list[dict]:
         for name, spec in algorithms_on(DEFAULT.name, args.collective).items()
         if spec.unsupported_reason(args.ranks, args.op, commutative) is None
         and not COLLECTIVES[spec.collective].unsupported_count(count, args.ranks)
+        and model_of(name) is not None  # not a node-aware composition: no model prices it
     ]
     return sorted(reports, key=lambda r: (r["predicted_s"], is_library_call(r["algorithm"])))
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from runners.cli.common import UsageError, add_store_option, store_path
 from runners.domain.sweep.run_labels import checked_name, checked_tags
 from runners.domain.sweep.slurm import batch_script
-from runners.domain.sweep.spec import load_spec
 from runners.jobs import submit
 from runners.jobs.sweep import new_run_id
 
@@ -20,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     if args.nodes < 1:
         raise UsageError(f"--nodes must be >= 1, got {args.nodes}")
     request = submit.SubmitRequest(
-        spec=load_spec(Path(args.spec)),
+        spec=submit.cluster_spec(Path(args.spec), args.oversubscribe),
         store=store_path(args).resolve(),
         run_id=new_run_id(),
         partition=args.partition or "",

@@ -26,7 +26,12 @@ from pathlib import Path
 from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE
 from runners.domain.sweep.job_file import JobFile
-from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, PARENT_ENV, launcher_syntax_problem
+from runners.domain.sweep.launcher import (
+    DEFAULT_LAUNCHER,
+    PARENT_ENV,
+    launcher_syntax_problem,
+    launcher_text,
+)
 from runners.domain.sweep.spec import SweepSpec
 from runners.host import libraries
 from runners.process import faults
@@ -46,6 +51,7 @@ class Job:
     launcher_shell: bool = False
     library: str = MPICH  # another library's ranks start with its own mpiexec
     wrap: tuple[str, ...] = ()  # words the launcher runs under (a network namespace's entry)
+    ranks_per_node: int = 0  # what a cluster launcher's {ranks_per_node} says (0: all on one)
 
 
 WAITING_TICK_S = 1.0  # how often a job that prints nothing gives its reader a turn
@@ -120,7 +126,7 @@ def launcher_problem(template: str, shell: bool = False) -> str | None:
     problem = launcher_syntax_problem(template, shell)
     if problem or shell:
         return problem
-    program = shlex.split(template.format(ranks=2))[0]
+    program = shlex.split(launcher_text(template, 2, 1))[0]
     resolved = str(libraries.mpiexec(DEFAULT)) if program == "mpiexec" else program
     if shutil.which(resolved) is None:
         return f"launcher program {program!r} not found (is it installed and on PATH?)"
@@ -163,7 +169,7 @@ def _launch_words(job: Job) -> list[str]:
     own = libraries.command(LIBRARIES[job.library], job.ranks, program, passed)
     if own is not None:  # a library with a launcher of its own (Open MPI, Intel MPI)
         return own
-    text = job.launcher.format(ranks=job.ranks)
+    text = launcher_text(job.launcher, job.ranks, job.ranks_per_node or job.ranks)
     if job.launcher_shell:
         return ["sh", "-c", f'{text} "$@"', "sh", *program]
     launcher = shlex.split(text)

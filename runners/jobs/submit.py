@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runners.domain.errors import BadInput
+from runners.domain.nodes.placement import Placement
 from runners.domain.sweep import slurm
-from runners.domain.sweep.spec import SweepSpec
+from runners.domain.sweep.spec import SweepSpec, load_spec
 
 SINFO_TIMEOUT_S = 30
 
@@ -55,6 +56,14 @@ def _sinfo(*fields: str) -> str:
     return result.stdout
 
 
+def cluster_spec(path: Path, oversubscribe: bool) -> SweepSpec:
+    """The spec file as its tasks run it: srun the launcher, told the spec's ranks per node
+    (its nodes real: no emulation, no network of this host's); SpecError as a sweep's."""
+    told = slurm.launcher(oversubscribe, Placement(1))  # {ranks_per_node} before it is known
+    spec = load_spec(path, {"launcher": told})
+    return spec.with_values(launcher=slurm.launcher(oversubscribe, spec.nodes))
+
+
 def check_cluster(request: SubmitRequest) -> str:
     """The partition the job goes to, after checking that Slurm is there, the partition
     exists and the largest group fits its cores (unless oversubscribing is asked for)."""
@@ -67,8 +76,9 @@ def check_cluster(request: SubmitRequest) -> str:
         names = ", ".join(sorted(known)) or "none"
         raise SubmitError(f"unknown partition {partition or '(no default)'!r}; sinfo lists {names}")
     problem = slurm.capacity_problem(
-        request.spec.ranks, known[partition], request.nodes, request.oversubscribe
-    )
+        request.spec.ranks, known[partition], request.nodes, request.oversubscribe,
+        request.spec.nodes,
+    )  # fmt: skip
     if problem:
         raise SubmitError(problem)
     return partition
@@ -91,6 +101,7 @@ def submission(request: SubmitRequest, partition: str) -> slurm.Submission:
         sbatch_args=request.sbatch_args,
         oversubscribe=request.oversubscribe,
         labels=request.labels,
+        placement=request.spec.nodes,
     )
     problem = slurm.submission_problem(sub)
     if problem:

@@ -104,3 +104,29 @@ def test_submit_without_sbatch_says_so(
     assert main(["submit", str(spec), "--store", str(tmp_path / "m.duckdb")]) == 2
     assert "no sbatch on PATH" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]
+
+
+def test_ranks_per_node_are_told_to_srun_and_checked_against_the_nodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spec's ranks per node reach srun (--ntasks-per-node; round-robin as its cyclic
+    distribution); a group spanning more nodes than asked for, or a network to emulate on a
+    cluster, is refused before anything is written."""
+    from runners.domain.nodes.placement import Placement
+
+    block = slurm.batch_script(_submission(placement=Placement(2, real=True)))
+    assert "-n {ranks} --ntasks-per-node={ranks_per_node}'" in block
+    cyclic = slurm.batch_script(_submission(placement=Placement(2, "round-robin", real=True)))
+    assert "--ntasks-per-node={ranks_per_node} --distribution=cyclic'" in cyclic
+    told = Placement(1, real=True)
+    assert slurm.capacity_problem([2, 4], 8, 2, False, told).endswith("ask for --nodes 4")
+    assert slurm.capacity_problem([2, 4], 8, 4, False, told) == ""
+    spec = tmp_path / "spec.toml"
+    spec.write_text("sizes = [8]\nranks = [2, 4]\nranks_per_node = 2\n")
+    store = tmp_path / "main.duckdb"
+    assert main(["submit", str(spec), "--store", str(store), "--dry-run"]) == 0
+    assert "--ntasks-per-node={ranks_per_node}'" in capsys.readouterr().out
+    spec.write_text("sizes = [8]\nranks = [2]\nranks_per_node = 1\nnetwork = 'bandwidth=1Gbit'\n")
+    assert main(["submit", str(spec), "--store", str(store), "--dry-run"]) == 2
+    assert "a cluster's network is its own" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]

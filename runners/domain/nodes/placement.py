@@ -1,4 +1,5 @@
-"""Which emulated node each rank sits on, and how MPICH is told (pure).
+"""Which node each rank sits on: emulated on this host, and how MPICH is told; or real, placed
+by a cluster's launcher (pure).
 
 `ranks_per_node` 0 is today's sweep: every rank on one host, messages as shared-memory copies.
 N > 0 splits each group's ranks into nodes of N ranks that never share memory: MPICH's cliques
@@ -6,7 +7,9 @@ N > 0 splits each group's ranks into nodes of N ranks that never share memory: M
 libfabric's tcp provider), run in a private network namespace whose loopback is the network
 (runners.process.network_namespace). `block` puts ranks 0..N-1 on node 0 (srun's default),
 `round-robin` rank r on node r mod nodes (MPICH's default clique order). Open MPI and Intel MPI
-have no way to split one host into nodes that MPICH's cliques have: refused, said so.
+have no way to split one host into nodes that MPICH's cliques have: refused, said so. With a
+cluster's launcher the nodes are real: its template places the ranks (`--ntasks-per-node=
+{ranks_per_node}`), any library, and the probes check where they sat.
 """
 
 from __future__ import annotations
@@ -21,27 +24,40 @@ TRANSPORT = "MPICH ch4 ofi netmod, libfabric tcp provider, over the namespace's 
 
 @dataclass(frozen=True)
 class Placement:
-    """Ranks per emulated node (0: no emulated nodes) and the order ranks fill them."""
+    """Ranks per node (0: every rank on one host, or wherever a cluster's launcher puts them)
+    and the order ranks fill the nodes; `real`: a cluster's launcher places them on its nodes
+    (told by the launcher template's {ranks_per_node}), else they are emulated on this host."""
 
     ranks_per_node: int = 0
     order: str = BLOCK
+    real: bool = False
+
+    @property
+    def placed(self) -> bool:
+        """Whether the ranks are asked to sit on nodes of ranks_per_node at all."""
+        return self.ranks_per_node > 0
 
     @property
     def emulated(self) -> bool:
-        """Whether the ranks are split into emulated nodes at all."""
-        return self.ranks_per_node > 0
+        """Whether the ranks are split into emulated nodes on this host."""
+        return self.placed and not self.real
 
     def nodes(self, ranks: int) -> int:
-        """How many emulated nodes a group of `ranks` spans (1 without emulation)."""
-        return ranks // self.ranks_per_node if self.emulated else 1
+        """How many nodes a group of `ranks` spans (1 unplaced)."""
+        return ranks // self.ranks_per_node if self.placed else 1
 
     def node_of(self, rank: int, ranks: int) -> int:
         """The node rank `rank` of a group of `ranks` sits on."""
-        if not self.emulated:
+        if not self.placed:
             return 0
         if self.order == BLOCK:
             return rank // self.ranks_per_node
         return rank % self.nodes(ranks)
+
+    def launcher_line(self) -> str:
+        """Where a cluster's launcher was told to put the ranks, in one line for people."""
+        per = f"{self.ranks_per_node} rank{'s' * (self.ranks_per_node > 1)}"
+        return f"nodes of {per} ({self.order}), placed by the cluster's launcher"
 
     def node_map(self, ranks: int) -> tuple[int, ...]:
         """Every rank's node, in rank order."""
@@ -64,10 +80,10 @@ class Placement:
 def placement_problems(
     placement: Placement, ranks: tuple[int, ...], libraries: tuple[str, ...]
 ) -> list[str]:
-    """Why these group sizes and libraries cannot run on these emulated nodes ([]: they can)."""
+    """Why these group sizes and libraries cannot run on these nodes ([]: they can)."""
     if placement.order not in PLACEMENTS:
         return [f"placement must be {' or '.join(PLACEMENTS)}, got {placement.order!r}"]
-    if not placement.emulated:
+    if not placement.placed:
         return []
     problems = []
     uneven = [r for r in ranks if r % placement.ranks_per_node]
@@ -75,6 +91,8 @@ def placement_problems(
         problems.append(
             f"ranks {uneven} do not fill nodes of ranks_per_node = {placement.ranks_per_node}"
         )
+    if placement.real:
+        return problems
     others = [lib for lib in libraries if lib != EMULATING_LIBRARY]
     if others:
         problems.append(
@@ -90,17 +108,24 @@ def nodes_problems(
     ranks: tuple[int, ...],
     libraries: tuple[str, ...],
     default_launcher: bool,
+    launcher_places: bool = False,
 ) -> list[str]:
-    """Why a spec's emulated nodes cannot run ([]: they can): its ranks_per_node, placement and
-    `network` against its group sizes, libraries and launcher."""
+    """Why a spec's nodes cannot run ([]: they can): its ranks_per_node, placement and
+    `network` against its group sizes, libraries and launcher (`launcher_places`: a cluster's
+    launcher template says {ranks_per_node})."""
     if placement.ranks_per_node < 0:
         return [f"ranks_per_node must be >= 0, got {placement.ranks_per_node}"]
     problems = placement_problems(placement, ranks, libraries)
-    if network and not placement.emulated:
-        problems.append("network is the one between emulated nodes: give ranks_per_node too")
-    if placement.emulated and not default_launcher:
+    if network and not default_launcher:
         problems.append(
-            "emulated nodes run on this host with the default launcher; on a cluster the "
-            "launcher places the ranks (leave ranks_per_node out)"
+            "network is emulated between nodes on this host (the default launcher); a "
+            "cluster's network is its own: leave network out"
+        )
+    elif network and not placement.emulated:
+        problems.append("network is the one between emulated nodes: give ranks_per_node too")
+    if placement.real and not launcher_places:
+        problems.append(
+            "on a cluster the launcher places the ranks: put {ranks_per_node} in it, e.g. "
+            "'srun -n {ranks} --ntasks-per-node={ranks_per_node}'"
         )
     return problems

@@ -37,6 +37,14 @@ def default_knobs(ranks: int, thread_level: str = "single", *, cores: int) -> di
     return knobs
 
 
+RANKS_PER_NODE = "{ranks_per_node}"  # where a cluster's launcher is told the ranks per node
+
+
+def launcher_text(template: str, ranks: int, ranks_per_node: int = 0) -> str:
+    """The launcher template with its placeholders filled in."""
+    return template.format(ranks=ranks, ranks_per_node=ranks_per_node)
+
+
 MAX_LAUNCHER_CHARS = 4096  # a long srun line with its options is a few hundred
 
 
@@ -47,9 +55,9 @@ def launcher_syntax_problem(template: str, shell: bool = False) -> str | None:
     if "{ranks}" not in template:
         return "launcher must contain {ranks}, e.g. 'mpiexec -n {ranks}'"
     try:
-        text = template.format(ranks=2)
+        text = launcher_text(template, 2, 1)
     except (KeyError, IndexError, ValueError, AttributeError, TypeError):
-        return f"launcher {template!r} may use no placeholder but {{ranks}}"
+        return f"launcher {template!r} may use no placeholder but {{ranks}} and {RANKS_PER_NODE}"
     if any(ord(c) < 32 or ord(c) == 127 for c in template):
         return f"launcher {template!r} holds a control character"
     if shell:
@@ -70,5 +78,5 @@ def launcher_syntax_problem(template: str, shell: bool = False) -> str | None:
 
 def runs_here(template: str) -> bool:
     """True when the launcher starts every rank on this machine (mpiexec without a host list)."""
-    words = shlex.split(template.format(ranks=2))
+    words = shlex.split(launcher_text(template, 2, 1))
     return bool(words) and Path(words[0]).name == "mpiexec" and not set(words) & set(REMOTE_OPTIONS)

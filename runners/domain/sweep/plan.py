@@ -142,10 +142,10 @@ def plan_launches(
 
 
 def ranks_per_node(spec: SweepSpec, ranks: int) -> int | None:
-    """How many of a group's ranks share a node's memory: the emulated nodes' size, every rank
-    when the launcher starts them all on this host, None when a launcher places them
-    elsewhere (the probes then say where they ran)."""
-    if spec.nodes.emulated:
+    """How many of a group's ranks share a node's memory: the nodes' size asked for (emulated,
+    or told to a cluster's launcher), every rank when the launcher starts them all on this
+    host, None when a launcher places them as it likes (the probes then say where they ran)."""
+    if spec.nodes.placed:
         return spec.ranks_per_node
     return ranks if runs_here(spec.launcher) else None
 

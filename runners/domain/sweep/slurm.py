@@ -13,7 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runners.domain.nodes.placement import ROUND_ROBIN, Placement
+from runners.domain.sweep.launcher import RANKS_PER_NODE
+
 LAUNCHER = "srun --mpi=pmi2 -n {ranks}"
+ANYWHERE = Placement(real=True)  # no ranks per node asked: srun places the ranks as it likes
 SHARDS_SUFFIX = ".shards"
 
 
@@ -33,11 +37,18 @@ class Submission:
     sbatch_args: tuple[str, ...] = ()
     oversubscribe: bool = False  # more ranks than the allocation's cores, asked for
     labels: tuple[str, ...] = ()  # every task's sweep options naming the run (--name, --tag)
+    placement: Placement = ANYWHERE  # the spec's ranks per node, told to srun
 
 
-def launcher(oversubscribe: bool = False) -> str:
-    """The launcher template a task's sweep uses inside its allocation."""
-    return LAUNCHER.replace("-n", "--overcommit -n") if oversubscribe else LAUNCHER
+def launcher(oversubscribe: bool = False, placement: Placement = ANYWHERE) -> str:
+    """The launcher template a task's sweep uses inside its allocation: with ranks per node,
+    srun told them (`--ntasks-per-node`; round-robin: `--distribution=cyclic`, rank r on node
+    r mod nodes)."""
+    text = LAUNCHER.replace("-n", "--overcommit -n") if oversubscribe else LAUNCHER
+    if placement.placed:
+        text += f" --ntasks-per-node={RANKS_PER_NODE}"
+        text += " --distribution=cyclic" if placement.order == ROUND_ROBIN else ""
+    return text
 
 
 def shard_dir(store: Path, run_id: str) -> Path:
@@ -96,7 +107,8 @@ def batch_script(sub: Submission) -> str:
     sweep = [
         q(sub.python), "-P", "-m", "runners.cli", "sweep", q(str(sub.spec_file)),
         "--ranks", '"$RANKS"', "--run-id", q(sub.run_id),
-        "--store", shard, "--launcher", q(launcher(sub.oversubscribe)), "--verbose",
+        "--store", shard, "--launcher", q(launcher(sub.oversubscribe, sub.placement)),
+        "--verbose",
         *(q(label) for label in sub.labels),
     ]  # fmt: skip
     body = [
@@ -130,9 +142,25 @@ def default_partition(sinfo_output: str) -> str:
     return ""
 
 
-def capacity_problem(ranks: Sequence[int], cores: int, nodes: int, oversubscribe: bool) -> str:
-    """Why the largest group does not fit the allocation's cores, or ''."""
+def capacity_problem(
+    ranks: Sequence[int],
+    cores: int,
+    nodes: int,
+    oversubscribe: bool,
+    placement: Placement = ANYWHERE,
+) -> str:
+    """Why the largest group does not fit the allocation's nodes and cores, or ''."""
     largest, have = max(ranks), cores * nodes
+    if placement.placed and placement.nodes(largest) > nodes:
+        return (
+            f"the largest group ({largest} ranks, {placement.ranks_per_node} a node) spans "
+            f"{placement.nodes(largest)} nodes: ask for --nodes {placement.nodes(largest)}"
+        )
+    if placement.placed and placement.ranks_per_node > cores and not oversubscribe:
+        return (
+            f"{placement.ranks_per_node} ranks a node exceed a node's {cores} cores; pass "
+            "--oversubscribe to time it anyway"
+        )
     if largest <= have or oversubscribe:
         return ""
     return (

@@ -29,7 +29,11 @@ from runners.domain.libraries.switching import LAUNCH, RUNTIME
 from runners.domain.nodes.network import EXAMPLE as NETWORK_EXAMPLE
 from runners.domain.nodes.network import Network, checked_network_text, parse_network
 from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement, nodes_problems
-from runners.domain.sweep.launcher import DEFAULT_LAUNCHER, launcher_syntax_problem
+from runners.domain.sweep.launcher import (
+    DEFAULT_LAUNCHER,
+    RANKS_PER_NODE,
+    launcher_syntax_problem,
+)
 from runners.domain.sweep.records import TimingPolicy
 from runners.domain.sweep.spec_keys import (
     SpecError,
@@ -184,7 +188,8 @@ class SweepSpec:
     @property
     def nodes(self) -> Placement:
         """Where each rank sits: its emulated node (runners.domain.nodes.placement)."""
-        return Placement(self.ranks_per_node, self.placement)
+        real = self.launcher != DEFAULT_LAUNCHER
+        return Placement(self.ranks_per_node, self.placement, real=real)
 
     @property
     def shaped_network(self) -> Network:
@@ -310,8 +315,8 @@ def _launch_problems(spec: SweepSpec) -> list[str]:
 
 def _nodes_problems(spec: SweepSpec) -> list[str]:
     """What keeps the ranks from running on the emulated nodes asked for."""
-    default = spec.launcher == DEFAULT_LAUNCHER
-    return nodes_problems(spec.nodes, spec.network, spec.ranks, spec.libraries, default)
+    default, places = spec.launcher == DEFAULT_LAUNCHER, RANKS_PER_NODE in spec.launcher
+    return nodes_problems(spec.nodes, spec.network, spec.ranks, spec.libraries, default, places)
 
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:

@@ -58,7 +58,8 @@ RUN_CHECKS = (
     "calibration_fit",
     "no_protocol_switch",
 )
-NODE_CHECKS = ("emulated_nodes", "shared_network")  # runs on emulated nodes only (verdict.nodes)
+# runs on nodes asked for only (verdict.nodes): emulated ones, or a cluster launcher's
+NODE_CHECKS = ("emulated_nodes", "shared_network", "placed_nodes")
 NAMES = POINT_CHECKS + RUN_CHECKS + NODE_CHECKS
 # What each assumption means for the model when it breaks, in one sentence (for the dashboard).
 MEANINGS = {
@@ -81,6 +82,8 @@ MEANINGS = {
     "the network: the run measured another placement",
     "shared_network": "one loopback carries every transfer between emulated nodes: messages "
     "sent at once share its rate, where the model gives each its own link",
+    "placed_nodes": "the cluster's launcher did not put the ranks on the nodes it was told: "
+    "the run measured another placement",
 }
 
 

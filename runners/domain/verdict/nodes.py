@@ -22,7 +22,7 @@ def _wrong_placements(placement: Placement, probes: Sequence[Mapping[str, Any]])
         asked = ",".join(map(str, placement.node_map(int(probe["ranks"]))))
         if probe.get("node_map") != asked:
             wrong.append(
-                f"launch {int(probe['launch']) + 1} of p={probe['ranks']}: MPICH saw nodes "
+                f"launch {int(probe['launch']) + 1} of p={probe['ranks']}: the library saw nodes "
                 f"{probe.get('node_map') or 'unrecorded'} where {asked} was asked"
             )
     return wrong
@@ -85,10 +85,31 @@ def shared_network(network_text: str) -> dict[str, Any]:
 def node_checks(
     placement: Placement, network_text: str, probes: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The emulated-node checks of a run ([] for a run on one host or a real cluster)."""
+    """The node checks of a run: emulated nodes and their network, or the nodes a cluster's
+    launcher was told ([] for a run on one host, or placed as the launcher liked)."""
+    if placement.real and placement.placed:
+        return [placed_nodes(placement, probes)]
     if not placement.emulated:
         return []
     return [emulated_nodes(placement, probes), shared_network(network_text)]
+
+
+def placed_nodes(placement: Placement, probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether every launch's ranks sat on the nodes a cluster's launcher was told to put them
+    on, as the library saw them (MPI_Comm_split_type SHARED)."""
+    if not probes:
+        return check("placed_nodes", UNKNOWN, "no launch recorded where its ranks were")
+    wrong = _wrong_placements(placement, probes)
+    if wrong:
+        return check("placed_nodes", VIOLATED, "; ".join(wrong[:3]))
+    hosts = sorted({h for p in probes for h in str(p.get("hosts") or "").split(",") if h})
+    return check(
+        "placed_nodes",
+        HOLDS,
+        f"every launch's ranks sat on nodes of {placement.ranks_per_node} ({placement.order}) "
+        f"as the launcher was told and the library saw them (MPI_Comm_split_type SHARED); "
+        f"hosts {', '.join(hosts) or 'unrecorded'}",
+    )
 
 
 def spinning_note(algorithms: Sequence[str], ranks: Sequence[int], cores: int) -> str | None:

@@ -52,7 +52,12 @@ def test_the_spec_carries_nodes_and_network_and_writes_them_back() -> None:
         ('network = "bandwidth=1Gbit"\n', "give ranks_per_node too"),
         ("ranks_per_node = -1\n", "ranks_per_node must be >= 0"),
         ("ranks_per_node = 3\n", "do not fill nodes"),
-        ('ranks_per_node = 1\nlauncher = "srun -n {ranks}"\n', "default launcher"),
+        ('ranks_per_node = 1\nlauncher = "srun -n {ranks}"\n', "put {ranks_per_node} in it"),
+        (
+            'ranks_per_node = 1\nnetwork = "bandwidth=1Gbit"\nlauncher = "srun -n {ranks} '
+            '--ntasks-per-node={ranks_per_node}"\n',
+            "a cluster's network is its own",
+        ),
         ('ranks_per_node = 1\nnetwork = "latency=9s"\n', "latency must be between"),
         ("ranks_per_node = 1\nnetwork = 5\n", "network must be text"),
     ],
@@ -60,3 +65,14 @@ def test_the_spec_carries_nodes_and_network_and_writes_them_back() -> None:
 def test_a_spec_that_cannot_run_on_emulated_nodes_says_why(extra: str, said: str) -> None:
     with pytest.raises(SpecError, match=said):
         parse_spec(SPEC + extra)
+
+
+def test_a_cluster_launcher_told_the_ranks_per_node_places_real_nodes() -> None:
+    """No emulation (no cliques, no namespace): the launcher is told, and the same node map
+    is what the probes must find."""
+    srun = 'launcher = "srun -n {ranks} --ntasks-per-node={ranks_per_node}"\n'
+    spec = parse_spec(SPEC + srun + "ranks_per_node = 1\n")
+    assert spec.nodes.real and spec.nodes.placed and not spec.nodes.emulated
+    assert spec.nodes.library_env(2) == {}
+    assert spec.nodes.node_map(2) == (0, 1)
+    assert parse_spec(SPEC + srun).nodes.placed is False  # no ranks per node asked: anywhere
