@@ -38,7 +38,7 @@ starts is runners.jobs.calibrate's (it launches ranks, which this module never d
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ import pandas as pd
 
 from runners import store
 from runners.analysis.accuracy import accuracy_lines
-from runners.analysis.checks import assumption_rows
+from runners.analysis.checks import assumption_rows, stored_spec
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
 from runners.analysis.crossings import group_points
 from runners.analysis.history import widen_by_history
@@ -73,12 +73,30 @@ from runners.domain.errors import BadInput, Stopped
 from runners.domain.libraries.catalog import ALGORITHMS, collective_of
 from runners.domain.model.calibration_id import with_caveat
 from runners.domain.status import PointStatus
+from runners.domain.sweep.plan import ranks_per_node
 from runners.domain.sweep.simulated_run import found_by
 from runners.domain.units import wrapped
 from runners.domain.verdict.provisional import provisional_reason
 from runners.process.faults import hold_at
 from runners.store import run_reads
 from runners.store.migrations import COLLECTIVE_TABLES
+
+
+def _ranks_per_node(run: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """For a row of a group of points, its ranks_per_node as the points have it (plan's
+    ranks_per_node: the nodes' size asked for, every rank on one host, None where a launcher
+    placed them as it liked); a row without ranks (a whole run's) keeps the run's nodes' size."""
+    spec = stored_spec(run)
+
+    def of(row: Mapping[str, Any]) -> dict[str, Any]:
+        if spec is None:
+            return {"ranks_per_node": None}
+        ranks = row.get("ranks")
+        if ranks is None:
+            return {"ranks_per_node": spec.nodes.ranks_per_node or None}
+        return {"ranks_per_node": ranks_per_node(spec, int(ranks))}
+
+    return of
 
 
 class AnalysisError(BadInput):
@@ -167,11 +185,12 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     # computed in memory, then stored in one transaction: all or nothing
     comparisons = comparisons_of(path, run)
     tables: dict[str, list[dict[str, Any]]] = {}
+    placed = _ranks_per_node(run)
     for collective, of_collective in by_collective(points).items():
         part = _collective_tables(run, probes, of_collective, libraries, comparisons)
         for name, rows in part.items():
             if name in COLLECTIVE_TABLES:
-                rows = [row | {"collective": collective} for row in rows]
+                rows = [row | {"collective": collective, **placed(row)} for row in rows]
             tables[name] = tables.get(name, []) + rows
     tables["assumptions"] = assumption_rows(run, points, calibrations, probes)
     reason = provisional_reason(tables["assumptions"])

@@ -31,7 +31,7 @@ def _on_nodes(run: Mapping[str, Any]) -> list[str]:
         return [spec.nodes.launcher_line()]
     if spec is None or not spec.nodes.emulated:
         return []
-    return [nodes_line(spec.ranks_per_node, spec.placement, spec.shaped_network)]
+    return [nodes_line(spec.nodes.ranks_per_node, spec.placement, spec.shaped_network)]
 
 
 def run_tables(path: store.Source, run: Mapping[str, Any]) -> list[str]:

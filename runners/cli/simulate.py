@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from runners.cli.common import add_store_option
+from runners.cli.common import UsageError, add_store_option
 from runners.cli.simulating import add_simulation_options, simulate_spec
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.domain.sweep.spec import SweepSpec, spec_of
@@ -17,7 +17,10 @@ def simulation_spec(args: argparse.Namespace) -> SweepSpec:
     """The spec file and flags, read as `collsweep sweep` reads them (no machine checks: nothing
     runs on this machine but the simulator)."""
     path = Path(args.spec) if args.spec else None
-    return spec_of(path, spec_overrides(args), example="data/scale.toml")
+    spec = spec_of(path, spec_overrides(args), example="data/scale.toml")
+    if len(spec.ranks_per_node) > 1:
+        raise UsageError("simulate takes one ranks_per_node at a time (a platform each)")
+    return spec
 
 
 def run(args: argparse.Namespace) -> int:

@@ -102,7 +102,7 @@ def _emulated_nodes(path: Path, spec: SweepSpec) -> Platform:
     if found is None:
         raise missing
     try:
-        platform = emulated_platform(found, spec.ranks_per_node)
+        platform = emulated_platform(found, spec.nodes.ranks_per_node)
     except ValueError:  # a calibration of that source without its levels
         raise missing from None
     if spec.placement == BLOCK:

@@ -17,6 +17,7 @@ from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.cli.workload_texts import report_text
 from runners.domain.status import RunStatus
 from runners.domain.units import counted, wrapped
+from runners.domain.verdict.placements import placement_name, placements_text
 from runners.domain.workload.file import load_workload
 from runners.jobs.sweep import Interrupted, SweepOutcome, run_sweep, signals_as_exceptions
 from runners.jobs.sweep_request import SweepRequest, checked_labels, checked_spec
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     _refuse_a_taken_run_id(args.run_id, path)
     for note in notes:
         print(f"collsweep sweep: note: {note}", file=sys.stderr)
+    if len(spec.ranks_per_node) > 1:
+        return _each_placement(spec, path, labels, args)
     try:
         outcome = run_sweep(
             spec,
@@ -111,6 +114,37 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     return _finish_sweep(path, spec, outcome, args)
+
+
+def _each_placement(spec: SweepSpec, path: Path, labels: dict, args: argparse.Namespace) -> int:
+    """A sweep of several ranks_per_node: a run each, in turn (each its own calibration,
+    analysis and verdict), then their winners side by side; a run that does not complete
+    stops the rest, said with the command that sweeps them."""
+    if args.run_id:
+        raise UsageError("--run-id names one run; several ranks_per_node make a run each")
+    done: list[tuple[int, str]] = []
+    for one in spec.per_placement():
+        per_node = one.nodes.ranks_per_node
+        print(f"ranks_per_node = {per_node}: a run of its own", file=sys.stderr, flush=True)
+        named = {**labels, "name": placement_name(labels.get("name"), per_node)}
+        try:
+            outcome = run_sweep(
+                one, path, command_line=shlex.join(sys.argv),
+                retry_failed=not args.keep_failed, verbose=args.verbose, labels=named,
+            )  # fmt: skip
+        except Interrupted as exc:
+            outcome = None
+            print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
+        code = 130 if outcome is None else _finish_sweep(path, one, outcome, args)
+        if code:
+            left = ",".join(str(n) for n in spec.ranks_per_node[len(done) + 1 :])
+            if left:
+                print(f"not swept: ranks_per_node {left} (sweep them with --ranks-per-node {left})")
+            return code
+        done.append((per_node, outcome.run_id if outcome else ""))
+    found = [(n, run_id, store.verdict_inputs(path, run_id)["winners"]) for n, run_id in done]
+    print("\n".join(placements_text(found)))
+    return 0
 
 
 def _refuse_a_taken_run_id(run_id: str | None, path: Path) -> None:

@@ -314,7 +314,7 @@ def network_calibration(
     reused = _reusable(path, spec, source, progress)
     if reused is not None:
         return reused["calibration_id"]
-    inside = replace(spec, ranks_per_node=0, network="")
+    inside = replace(spec, ranks_per_node=(0,), network="")
     node = _host_calibration(path, inside, progress, "inside a node: calibration")
     across = (Placement(1).library_env(2), launch.network_wrapper(spec))
     network = _measured(spec, progress, across)

@@ -61,6 +61,8 @@ def cluster_spec(path: Path, oversubscribe: bool) -> SweepSpec:
     (its nodes real: no emulation, no network of this host's); SpecError as a sweep's."""
     told = slurm.launcher(oversubscribe, Placement(1))  # {ranks_per_node} before it is known
     spec = load_spec(path, {"launcher": told})
+    if len(spec.ranks_per_node) > 1:
+        raise SubmitError("submit one ranks_per_node at a time, a job each")
     return spec.with_values(launcher=slurm.launcher(oversubscribe, spec.nodes))
 
 

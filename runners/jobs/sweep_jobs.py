@@ -137,7 +137,7 @@ class GroupRunner:
                 spec.launcher_shell,
                 group.library,
                 launch.network_wrapper(spec),
-                spec.ranks_per_node,
+                spec.nodes.ranks_per_node,
             )
             return self._follow(launch.RunningJob(job), planned)
 

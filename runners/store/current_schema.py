@@ -9,7 +9,7 @@ each column means (the same test checks that it names exactly these tables and c
 
 from __future__ import annotations
 
-CURRENT_SCHEMA_VERSION = 12  # the version the migrations reach (runners.store.SCHEMA_VERSION)
+CURRENT_SCHEMA_VERSION = 13  # the version the migrations reach (runners.store.SCHEMA_VERSION)
 
 CURRENT_SCHEMA = """
 CREATE TABLE schema_version (
@@ -153,7 +153,8 @@ CREATE TABLE crossovers (
     high_bytes DOUBLE,
     detail VARCHAR,
     calibration_id VARCHAR,
-    collective VARCHAR DEFAULT 'allreduce'
+    collective VARCHAR DEFAULT 'allreduce',
+    ranks_per_node INTEGER DEFAULT 0
 );
 
 CREATE TABLE best_choices (
@@ -170,7 +171,8 @@ CREATE TABLE best_choices (
     slowdown DOUBLE,
     candidates INTEGER,
     same_model BOOLEAN,
-    collective VARCHAR DEFAULT 'allreduce'
+    collective VARCHAR DEFAULT 'allreduce',
+    ranks_per_node INTEGER DEFAULT 0
 );
 
 CREATE TABLE agreement (
@@ -185,7 +187,8 @@ CREATE TABLE agreement (
     mean_slowdown DOUBLE,
     same_model_share DOUBLE,
     median_slowdown DOUBLE,
-    collective VARCHAR DEFAULT 'allreduce'
+    collective VARCHAR DEFAULT 'allreduce',
+    ranks_per_node INTEGER DEFAULT 0
 );
 
 CREATE TABLE probes (
@@ -227,7 +230,8 @@ CREATE TABLE winners (
     speedup DOUBLE,
     speedup_low DOUBLE,
     speedup_high DOUBLE,
-    speedup_verdict VARCHAR
+    speedup_verdict VARCHAR,
+    ranks_per_node INTEGER DEFAULT 0
 );
 
 CREATE TABLE model_accuracy (
@@ -243,7 +247,8 @@ CREATE TABLE model_accuracy (
     winner_share DOUBLE,
     measured_crossovers INTEGER,
     crossover_inside_share DOUBLE,
-    collective VARCHAR DEFAULT 'allreduce'
+    collective VARCHAR DEFAULT 'allreduce',
+    ranks_per_node INTEGER DEFAULT 0
 );
 
 CREATE TABLE against_default (
@@ -260,7 +265,8 @@ CREATE TABLE against_default (
     launches INTEGER,
     pairing VARCHAR,
     baseline VARCHAR,
-    collective VARCHAR DEFAULT 'allreduce'
+    collective VARCHAR DEFAULT 'allreduce',
+    ranks_per_node INTEGER DEFAULT 0
 );
 
 CREATE TABLE workloads (

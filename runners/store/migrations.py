@@ -1,8 +1,8 @@
 """The store's tables as forward migrations: every version's statements, in order.
 
-Never edit a released entry; append a new one, and write its change into
-runners.store.current_schema (the schema they end at, as DDL; a test checks the two agree).
-runners.store.schema applies them.
+Never edit a released entry; append a new one (in runners.store.migrations_v10_on, which holds
+versions 10 onwards), and write its change into runners.store.current_schema (the schema they
+end at, as DDL; a test checks the two agree). runners.store.schema applies them.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import duckdb
+
+from runners.store.migrations_v10_on import _V10, _V11, _V12, _V13
 
 Connection = duckdb.DuckDBPyConnection
 Migration = tuple[int, Sequence[str] | Callable[[Connection], None]]
@@ -291,112 +293,10 @@ _V9 = [
     for table in COLLECTIVE_TABLES
 ]
 
-# Schema 10: workloads (issue 31). The workload each report priced (its JSON, so readers need
-# no file), each policy's job total against the default, each call's part of it, and the
-# replayed job times. And a run's name and tags (issue 32; runners.domain.sweep.run_labels).
-_V10 = [
-    "ALTER TABLE runs ADD COLUMN name VARCHAR",
-    "ALTER TABLE runs ADD COLUMN tags JSON",
-    """CREATE TABLE workloads (
-        run_id VARCHAR NOT NULL,
-        workload VARCHAR NOT NULL,
-        body JSON NOT NULL,
-        notes JSON,
-        reported_at TIMESTAMP
-    )""",
-    """CREATE TABLE workload_policies (
-        run_id VARCHAR NOT NULL,
-        workload VARCHAR NOT NULL,
-        policy VARCHAR NOT NULL,
-        kind VARCHAR NOT NULL,
-        library VARCHAR,
-        total_s DOUBLE,
-        interval_low_s DOUBLE,
-        interval_high_s DOUBLE,
-        points_sum_s DOUBLE,
-        default_total_s DOUBLE,
-        predicted_s DOUBLE,
-        covered_calls INTEGER,
-        priced_calls INTEGER,
-        faster_calls INTEGER,
-        slower_calls INTEGER,
-        gain_s DOUBLE,
-        loss_s DOUBLE,
-        gain_share DOUBLE,
-        loss_share DOUBLE,
-        ratio DOUBLE,
-        ratio_low DOUBLE,
-        ratio_high DOUBLE,
-        verdict VARCHAR
-    )""",
-    """CREATE TABLE workload_calls (
-        run_id VARCHAR NOT NULL,
-        workload VARCHAR NOT NULL,
-        policy VARCHAR NOT NULL,
-        call_index INTEGER NOT NULL,
-        collective VARCHAR NOT NULL,
-        bytes BIGINT NOT NULL,
-        dtype VARCHAR NOT NULL,
-        op VARCHAR NOT NULL,
-        ranks INTEGER NOT NULL,
-        calls BIGINT NOT NULL,
-        algorithm VARCHAR NOT NULL,
-        own BOOLEAN,
-        median_s DOUBLE,
-        time_s DOUBLE,
-        default_time_s DOUBLE,
-        delta_s DOUBLE,
-        share_of_default DOUBLE,
-        ratio DOUBLE,
-        ratio_low DOUBLE,
-        ratio_high DOUBLE,
-        verdict VARCHAR
-    )""",
-    """CREATE TABLE replays (
-        run_id VARCHAR NOT NULL,
-        workload VARCHAR NOT NULL,
-        replay_id VARCHAR,
-        policy VARCHAR NOT NULL,
-        ranks INTEGER NOT NULL,
-        launch INTEGER NOT NULL,
-        repetition INTEGER NOT NULL,
-        replayed_s DOUBLE NOT NULL,
-        sequenced_s DOUBLE,
-        isolated_s DOUBLE,
-        library VARCHAR,
-        replayed_at TIMESTAMP
-    )""",
-    # Intervals that hold over time (issue 33): each point keeps the interval its launches
-    # gave, and its stored interval is at least as wide as the host's run-to-run history
-    # (runners.domain.verdict.history); the run records the floor it used per group size.
-    "ALTER TABLE points ADD COLUMN launch_low_s DOUBLE",
-    "ALTER TABLE points ADD COLUMN launch_high_s DOUBLE",
-    "ALTER TABLE runs ADD COLUMN interval_history JSON",
-]
-
-# One speed-up (issue 45): each winners row holds the cell's library default and the winner's
-# speed-up over it, paired over launches, with its interval (runners.domain.verdict.speedup);
-# rows analysed before have NULLs until the run is analysed again.
-_V11 = [
-    "ALTER TABLE winners ADD COLUMN default_algorithm VARCHAR",
-    "ALTER TABLE winners ADD COLUMN speedup DOUBLE",
-    "ALTER TABLE winners ADD COLUMN speedup_low DOUBLE",
-    "ALTER TABLE winners ADD COLUMN speedup_high DOUBLE",
-    "ALTER TABLE winners ADD COLUMN speedup_verdict VARCHAR",
-]
-
-# Emulated nodes (issue 47): each point records how many ranks shared a node's memory, each
-# probe the node every rank was on as the library saw it and the bytes the network carried.
-_V12 = [
-    "ALTER TABLE points ADD COLUMN ranks_per_node INTEGER",
-    "ALTER TABLE probes ADD COLUMN node_map VARCHAR",
-    "ALTER TABLE probes ADD COLUMN network_bytes BIGINT",
-]
-
 # Ordered forward migrations: (version reached, SQL statements or a function of the connection).
 # Never edit a released entry; append a new one and bump nothing else.
 MIGRATIONS: list[Migration] = [
     (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9),
-    (10, _V10), (11, _V11), (12, _V12),
+    (10, _V10), (11, _V11), (12, _V12), (13, _V13),
 ]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -31,6 +31,12 @@ CASES = {
     "a hierarchical allreduce's leaders not an allreduce": (["--ranks", "2", "--algorithms",
                                                              "hierarchical(node=2,leaders=mpi)"],
                                                             "leaders must be one of"),
+    "several placements with one run id": (["--ranks", "2", "--ranks-per-node", "0,1",
+                                            "--run-id", "r20261206-000000-abcd"],
+                                           "several ranks_per_node make a run each"),
+    "hierarchical's node from several placements": (["--ranks", "4", "--ranks-per-node",
+                                                     "1,2", "--algorithms", "hierarchical"],
+                                                    "one of several ranks_per_node: name it"),
 }  # fmt: skip
 
 

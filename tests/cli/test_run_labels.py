@@ -296,6 +296,8 @@ def test_a_swept_run_carries_its_name_and_tags(calibrated_store: Path, cli) -> N
 def test_a_run_named_in_an_older_store_is_migrated_by_the_command_that_writes(
     labelled: Path, capsys
 ) -> None:
+    from runners.store.migrations_v10_on import NODE_TABLES
+
     """Resolving a run's name reads the store; a store of the previous schema cannot be read
     yet, so an id passes through to `analyze`, which migrates it as ever."""
     with duckdb.connect(str(labelled)) as con:
@@ -305,6 +307,8 @@ def test_a_run_named_in_an_older_store_is_migrated_by_the_command_that_writes(
         con.execute("ALTER TABLE points DROP COLUMN ranks_per_node")  # schema 12's
         con.execute("ALTER TABLE probes DROP COLUMN node_map")
         con.execute("ALTER TABLE probes DROP COLUMN network_bytes")
+        for table in NODE_TABLES:  # schema 13's
+            con.execute(f"ALTER TABLE {table} DROP COLUMN ranks_per_node")
         con.execute("UPDATE schema_version SET version = 10")
     assert main(["crossovers", "nightly MPICH", "--summary", "--store", str(labelled)]) == 2
     assert "collsweep migrate" in capsys.readouterr().err  # a reader never migrates

@@ -7,13 +7,11 @@ collsweep's hierarchical allreduce sweeps there beside the flat ones."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT
 from helpers.fingerprints import calls_of
 
-from runners import store
 from runners.domain.collectives.schedule import Schedule
 from runners.domain.libraries.catalog import ALGORITHMS, library_knobs
 from runners.domain.nodes.placement import PLACEMENTS, Placement
@@ -66,20 +64,3 @@ def test_compositions_beta_and_delta_leave_other_fingerprints() -> None:
     assert fingerprint("mpi:composition_beta", block) == flat  # the netmod's flat allreduce
     delta = fingerprint("mpi:composition_delta", block)
     assert all(delta.values()) and delta != flat  # every rank a leader of a share
-
-
-def test_a_sweep_runs_the_hierarchical_allreduce_beside_the_flat_ones(tmp_path: Path) -> None:
-    """`hierarchical` takes its node size from the sweep; the composition runs in a launch of
-    its own (its environment), recorded as forced by it."""
-    db = tmp_path / "s.duckdb"
-    done = run_cli(
-        "sweep", "--store", str(db), "--sizes", "4096", "--ranks", "4", "--ranks-per-node",
-        "2", "--network", "bandwidth=4Gbit", "--launches", "1", "--budget-s", "0.05",
-        "--algorithms", "hierarchical,rabenseifner,mpi:composition_alpha",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    points = store.query(db, "SELECT algorithm, status, verified, library_config FROM points")
-    rows = {r.algorithm: r for r in points.itertuples()}
-    assert set(rows) == {"hierarchical(node=2)", "rabenseifner", "mpi:composition_alpha"}
-    assert all(r.status == "ok" and r.verified for r in rows.values())
-    assert "MPIR_CVAR_ALLREDUCE_COMPOSITION=1" in rows["mpi:composition_alpha"].library_config

@@ -123,7 +123,7 @@ def nodes_problems(
         )
     elif network and not placement.emulated:
         problems.append("network is the one between emulated nodes: give ranks_per_node too")
-    if placement.real and not launcher_places:
+    if placement.real and placement.placed and not launcher_places:
         problems.append(
             "on a cluster the launcher places the ranks: put {ranks_per_node} in it, e.g. "
             "'srun -n {ranks} --ntasks-per-node={ranks_per_node}'"

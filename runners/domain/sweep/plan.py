@@ -146,7 +146,7 @@ def ranks_per_node(spec: SweepSpec, ranks: int) -> int | None:
     or told to a cluster's launcher), every rank when the launcher starts them all on this
     host, None when a launcher places them as it likes (the probes then say where they ran)."""
     if spec.nodes.placed:
-        return spec.ranks_per_node
+        return spec.nodes.ranks_per_node
     return ranks if runs_here(spec.launcher) else None
 
 

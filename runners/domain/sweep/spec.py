@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -163,11 +163,13 @@ class SweepSpec:
         help="MPI libraries to run the algorithms on: mpich (default), openmpi, impi, or "
         "several: mpich,openmpi,impi",
     )
-    ranks_per_node: int = spec_key(
-        0,
+    ranks_per_node: tuple[int, ...] = spec_key(
+        (0,),
         flag="--ranks-per-node",
         help="split each group into emulated nodes of this many ranks that share no memory, "
-        "talking over a private network namespace's loopback (MPICH; 0: one host, the default)",
+        "talking over a private network namespace's loopback (MPICH; 0: one host, the default; "
+        "with a cluster's launcher, real nodes it is told); several, e.g. 0,1: a run each, "
+        "compared at the end",
         most=4096,
     )
     placement: str = spec_key(
@@ -187,9 +189,18 @@ class SweepSpec:
 
     @property
     def nodes(self) -> Placement:
-        """Where each rank sits: its emulated node (runners.domain.nodes.placement)."""
+        """Where each rank sits: its node (runners.domain.nodes.placement); for a spec of
+        several ranks_per_node, the first's (a sweep runs each apart: per_placement)."""
         real = self.launcher != DEFAULT_LAUNCHER
-        return Placement(self.ranks_per_node, self.placement, real=real)
+        return Placement(self.ranks_per_node[0], self.placement, real=real)
+
+    def per_placement(self) -> tuple[SweepSpec, ...]:
+        """The spec of each ranks_per_node it names, one each (a run each); the network only
+        where there are nodes for it to join."""
+        return tuple(
+            self.with_values(ranks_per_node=(n,), network=self.network if n else "")
+            for n in self.ranks_per_node
+        )
 
     @property
     def shaped_network(self) -> Network:
@@ -314,9 +325,15 @@ def _launch_problems(spec: SweepSpec) -> list[str]:
 
 
 def _nodes_problems(spec: SweepSpec) -> list[str]:
-    """What keeps the ranks from running on the emulated nodes asked for."""
+    """What keeps the ranks from running on the nodes asked for, each ranks_per_node."""
     default, places = spec.launcher == DEFAULT_LAUNCHER, RANKS_PER_NODE in spec.launcher
-    return nodes_problems(spec.nodes, spec.network, spec.ranks, spec.libraries, default, places)
+    problems: list[str] = []
+    for each in spec.ranks_per_node:
+        nodes = replace(spec.nodes, ranks_per_node=each)
+        network = spec.network if each or len(spec.ranks_per_node) == 1 else ""
+        found = nodes_problems(nodes, network, spec.ranks, spec.libraries, default, places)
+        problems += [p for p in found if p not in problems]
+    return problems
 
 
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:

@@ -39,12 +39,15 @@ def expand_parameters(values: dict[str, Any]) -> list[str]:
     names = values.get("algorithms")
     if names is None:
         return []
+    per_node = set(values.get("ranks_per_node") or ()) - {0}
+    run = {**values, "ranks_per_node": per_node.pop() if len(per_node) == 1 else None}
     problems, out = [], []
     for name in names:
         try:
-            out.append(canonical_name(name, values))
+            out.append(canonical_name(name, run))
         except ValueError as exc:
-            problems.append(str(exc))
+            several = " (one of several ranks_per_node: name it)" if len(per_node) else ""
+            problems.append(f"{exc}{several}")
     values["algorithms"] = tuple(out)
     return problems
 

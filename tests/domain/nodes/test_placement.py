@@ -76,3 +76,8 @@ def test_a_cluster_launcher_told_the_ranks_per_node_places_real_nodes() -> None:
     assert spec.nodes.library_env(2) == {}
     assert spec.nodes.node_map(2) == (0, 1)
     assert parse_spec(SPEC + srun).nodes.placed is False  # no ranks per node asked: anywhere
+
+
+def test_a_cluster_launcher_without_ranks_per_node_needs_no_placeholder() -> None:
+    spec = parse_spec(SPEC + 'launcher = "srun --mpi=pmi2 -n {ranks}"\n')
+    assert spec.nodes.real and not spec.nodes.placed
