@@ -23,7 +23,7 @@ from pathlib import Path
 
 from conftest import processes_with
 
-DAEMONS = ("slurmd", "slurmctld", "munged")  # stopped in this order
+DAEMONS = ("slurmd", "slurmctld", "munged")
 READY_S = 60
 
 
@@ -170,19 +170,23 @@ class SlurmCluster:
         """Stop the daemons this cluster started (their pid files), then any process still
         running with this cluster's SLURM_CONF in its environment (a job step's tasks outlive
         a stopped slurmd), and nothing else."""
-        for pid in self.job_processes():
-            _terminate(pid, grace_s=2.0)
-        nodes = [f"slurmd-{n}" for n in self.names] if len(self.names) > 1 else []
-        for name in [*nodes, *DAEMONS]:
-            pid_file = self.folder / f"{name}.pid"
-            try:
-                pid = int(pid_file.read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-            _terminate(pid)
+        _terminate(self.job_processes(), grace_s=2.0)
+        nodes = [f"slurmd-{n}" for n in self.names] if len(self.names) > 1 else ["slurmd"]
+        _terminate(self._pids(nodes))  # the slurmds together (they report to the controller),
+        _terminate(self._pids(["slurmctld", "munged"]))  # then the controller with munged
         if self._holder is not None:  # the namespace ends with its last process
             self._holder.kill()
             self._holder.wait(timeout=30)
+
+    def _pids(self, names: list[str]) -> list[int]:
+        """The pids in these daemons' pid files (those that have one)."""
+        pids = []
+        for name in names:
+            try:
+                pids.append(int((self.folder / f"{name}.pid").read_text().split()[0]))
+            except (OSError, ValueError, IndexError):
+                continue
+        return pids
 
     def job_processes(self) -> list[int]:
         """Processes (not this one) whose environment names this cluster's configuration."""
@@ -207,18 +211,26 @@ def _namespace_holder() -> subprocess.Popen:
     return holder
 
 
-def _terminate(pid: int, grace_s: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after `grace_s` if the process is still there."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+def _terminate(pids: list[int], grace_s: float = 10.0) -> None:
+    """SIGTERM to each at once, then SIGKILL after `grace_s` to those still there."""
+    left = []
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+            left.append(pid)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):  # it may leave between the check and here
-        os.kill(pid, signal.SIGKILL)
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in left if _alive(pid)]
+        if left:
+            time.sleep(0.05)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):  # it may leave between the check and here
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
