@@ -38,9 +38,12 @@ lint: install
 	$(VENV)/bin/mypy
 
 # Tests that launch no ranks run two at a time (as `make check` does, with the browser's and the
-# long ones too); the ones that launch ranks one at a time, so no MPI test shares the cores.
-test: install lint
-	$(VENV)/bin/pytest -q -n 2 --durations=10 -m "not mpi"
+# long ones too), lint beside them (it fails the target all the same); then the ones that launch
+# ranks one at a time, so no MPI test shares the cores (nor lint).
+test: install
+	$(MAKE) --no-print-directory lint & lint=$$!; \
+	$(VENV)/bin/pytest -q -n 2 --durations=10 -m "not mpi"; tests=$$?; \
+	wait $$lint && [ $$tests -eq 0 ]
 	$(VENV)/bin/pytest -q --durations=15 -m "mpi"
 
 # The inner loop while editing: lint and every test that needs no ranks, browser or long wait.

@@ -142,7 +142,8 @@ def _each_placement(spec: SweepSpec, path: Path, labels: dict, args: argparse.Na
                 print(f"not swept: ranks_per_node {left} (sweep them with --ranks-per-node {left})")
             return code
         done.append((per_node, outcome.run_id if outcome else ""))
-    found = [(n, run_id, store.verdict_inputs(path, run_id)["winners"]) for n, run_id in done]
+    read = [(n, run_id, store.verdict_inputs(path, run_id)) for n, run_id in done]
+    found = [(n, run_id, got["winners"], got["crossovers"]) for n, run_id, got in read]
     print("\n".join(placements_text(found)))
     return 0
 

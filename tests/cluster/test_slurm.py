@@ -111,7 +111,7 @@ def _wait_for_job(cluster: slurm_cluster.SlurmCluster, job: str, limit_s: float 
         )
         return queue.returncode == 0 and not queue.stdout.strip()
 
-    if not wait_until(gone, limit_s, 1.0):
+    if not wait_until(gone, limit_s, 0.25):
         pytest.fail(f"job {job} still queued after {limit_s:g} s:\n{cluster.log_tail()}")
 
 

@@ -84,7 +84,7 @@ def test_submit_runs_a_sweep_whose_tasks_span_two_nodes(
 
     [folder] = (tmp_path / "main.duckdb.shards").iterdir()
     logs = lambda: "\n".join(p.read_text()[-2000:] for p in folder.glob("*.out"))  # noqa: E731
-    assert wait_until(gone, 240, 1.0), f"job {job} still queued:\n{cluster.log_tail()}"
+    assert wait_until(gone, 240, 0.25), f"job {job} still queued:\n{cluster.log_tail()}"
     merged = _run(cluster, *cli, "merge", "--job", job, "--store", str(main))
     assert merged.returncode == 0, merged.stderr + logs()
     points = store.query(main, "SELECT status, ranks_per_node FROM points")

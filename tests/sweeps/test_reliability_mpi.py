@@ -38,15 +38,15 @@ def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
 ) -> None:
     """A reader holds the store for more than twice the lock timeout (the old writer gave up
     after one): the sweep keeps measuring, says who holds the store, and ends complete with
-    every point. The timeout is cut to 3 s (COLLSWEEP_LOCK_TIMEOUT_S) so that the hold need
-    not last minutes; the sweep's ring parks in its second cell until the store is held, so
+    every point. The timeout is cut to 1.5 s (COLLSWEEP_LOCK_TIMEOUT_S) so that the hold (4 s)
+    need not last minutes; the sweep's ring parks in its second cell until the store is held, so
     the held store meets points still to come on any machine."""
     spec = write_spec(tmp_path, "sizes = [4096, 8192, 16384, 32768]\n" + QUICK)
     db, log = tmp_path / "s.duckdb", tmp_path / "sweep.err"
     held = HeldPoint(tmp_path, "ring", 2)
-    sweep = start(db, spec, env=held.env | {store.LOCK_TIMEOUT_ENV: "3"}, log=log)
+    sweep = start(db, spec, env=held.env | {store.LOCK_TIMEOUT_ENV: "1.5"}, log=log)
     wait_for_text(log, "[   3/36]")
-    holder = hold_store(db, 8)
+    holder = hold_store(db, 4)
     assert "[   4/36]" not in log.read_text()
     held.release()
     sweep.communicate(timeout=240)
@@ -57,7 +57,7 @@ def test_a_store_held_longer_than_any_timeout_delays_points_but_loses_none(
     run_id = only_run(db)
     assert len(points(db)) == 12 and store.get_run(db, run_id)["status"] == "complete"
     assert not (tmp_path / "s.duckdb.journal").exists()
-    reliability.fault("store held 8 s", lost_points(db, log), status_is_true(db, run_id, 12))
+    reliability.fault("store held 4 s", lost_points(db, log), status_is_true(db, run_id, 12))
 
 
 def test_second_signal_leaves_a_busy_store_and_the_journal_finishes_the_run(

@@ -1,6 +1,6 @@
 """The same grid on several placements, side by side (pure): per cell and size, each
-placement's winner (a tie as `a ~ b`), and the sizes where the best choice changes in each, so
-a user sees the crossover a network moves (a sweep of several ranks_per_node: a run each)."""
+placement's winner (a tie as `a ~ b`), and where each pair's measured order flips on each, so a
+user sees the crossover a network moves (a sweep of several ranks_per_node: a run each)."""
 
 from __future__ import annotations
 
@@ -43,25 +43,63 @@ def _by_cell(rows: Sequence[Mapping[str, Any]]) -> dict[Cell, dict[int, str]]:
     return cells
 
 
-def changes(winners: Mapping[int, str]) -> list[str]:
-    """Where a decided winner gives way to another, size by size ('a -> b at 64 KiB')."""
-    found, last = [], None
-    for size in sorted(winners):
-        text = winners[size]
-        if "~" in text:
+Pair = tuple[str, str]
+Flip = tuple[float, str]  # (bytes, where: '~4 KiB [2 KiB..8 KiB]')
+SHOWN_PAIRS = 6  # crossover lines a cell shows; the rest are counted
+
+
+def _crossovers(rows: Sequence[Mapping[str, Any]]) -> dict[Cell, dict[Pair, list[Flip]]]:
+    """Each cell's measured crossovers by (unordered) pair, in size order: (bytes, text)."""
+    found: dict[Cell, dict[Pair, list[Flip]]] = {}
+    for row in rows:
+        if row.get("kind") != "measured":
             continue
-        if last is not None and text != last:
-            found.append(f"{last} -> {text} at {format_bytes(size)}")
-        last = text
+        cell = (row.get("collective") or DEFAULT_COLLECTIVE, row["ranks"], row["dtype"], row["op"])
+        a, b = sorted((str(row["algorithm_a"]), str(row["algorithm_b"])))
+        where = f"~{format_bytes(round(row['bytes']))}"
+        if row.get("low_bytes") is not None and row.get("high_bytes") is not None:
+            where += f" [{format_bytes(row['low_bytes'])}..{format_bytes(row['high_bytes'])}]"
+        found.setdefault(cell, {}).setdefault((a, b), []).append((float(row["bytes"]), where))
+    for pairs in found.values():
+        for flips in pairs.values():
+            flips.sort()
     return found
 
 
-def placements_text(runs: Sequence[tuple[int, str, Sequence[Mapping[str, Any]]]]) -> list[str]:
+def _crossover_lines(cell: Cell, placed: Sequence[dict[Cell, dict[Pair, list[Flip]]]]) -> list[str]:
+    """Where each pair's decided order flips on each placement, the pairs with a flip on any,
+    the first placement's first, smallest first (at most SHOWN_PAIRS, the rest counted)."""
+    pairs: list[Pair] = []
+    for found in placed:
+        ordered = sorted(found.get(cell, {}).items(), key=lambda item: item[1][0][0])
+        pairs += [pair for pair, _ in ordered if pair not in pairs]
+
+    def said(found: dict[Cell, dict[Pair, list[Flip]]], pair: Pair) -> str:
+        flips = found.get(cell, {}).get(pair, [])
+        return ", ".join(text for _, text in flips) or "none"
+
+    lines = [
+        f"  {a} / {b} flip: " + " | ".join(said(found, (a, b)) for found in placed)
+        for a, b in pairs[:SHOWN_PAIRS]
+    ]
+    if len(pairs) > SHOWN_PAIRS:
+        lines.append(f"  {len(pairs) - SHOWN_PAIRS} more pairs flip: `collsweep crossovers RUN`")
+    return lines or ["  no measured crossover on any placement"]
+
+
+Run = tuple[int, str, Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]]
+
+
+def placements_text(runs: Sequence[Run]) -> list[str]:
     """The lines comparing runs of one grid on several placements: `runs` holds each run's
-    (ranks_per_node, run id, winners rows)."""
-    tables = [(per_node, run_id, _by_cell(rows)) for per_node, run_id, rows in runs]
+    (ranks_per_node, run id, winners rows, crossovers rows)."""
+    tables = [(per_node, run_id, _by_cell(rows)) for per_node, run_id, rows, _ in runs]
+    placed = [_crossovers(crossings) for *_, crossings in runs]
     cells = sorted({cell for _, _, found in tables for cell in found})
-    lines = ["placements compared (each size's winner; `a ~ b`: a tie; docs/guide/nodes.md)"]
+    lines = [
+        "placements compared (each size's winner, `a ~ b` a tie; where each pair's measured "
+        "order flips; docs/guide/nodes.md)"
+    ]
     for cell in cells:
         collective, ranks, dtype, op = cell
         heads = [f"{placement_label(n, ranks)} ({run_id})" for n, run_id, _ in tables]
@@ -71,8 +109,5 @@ def placements_text(runs: Sequence[tuple[int, str, Sequence[Mapping[str, Any]]]]
         for size in sizes:
             said = [found.get(cell, {}).get(size, "-") for _, _, found in tables]
             lines.append(f"  {format_bytes(size):>8}  " + " | ".join(said))
-        for n, _, found in tables:
-            moved = changes(found.get(cell, {}))
-            where = ", ".join(moved) or "no decided change of winner"
-            lines.append(f"  {placement_label(n, ranks)}: {where}")
+        lines += _crossover_lines(cell, placed)
     return lines
