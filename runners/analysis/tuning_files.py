@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runners import store
+from runners.analysis.checks import stored_spec
 from runners.analysis.tuning import GroupTuning, assumption_states, group_tunings
 from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
 from runners.domain.collectives.datatypes import DTYPES
@@ -217,6 +218,7 @@ def provenance(
         "installed_library": libraries.installed_version(lib),
         "dtype": group[0],
         "op": group[1],
+        **_nodes_provenance(run, lib),
         "assumptions": assumption_states(request.store, request.run_id),
         "collectives": {
             c: {
@@ -226,6 +228,26 @@ def provenance(
             for c, g in tunings.items()
         },
     }
+
+
+def _placed(run: RunRecord) -> int:
+    """The run's nodes' size, asked for (emulated, or told to a cluster's launcher); 0 for a
+    run on one host."""
+    spec = stored_spec(run)
+    return spec.nodes.ranks_per_node if spec is not None and spec.nodes.placed else 0
+
+
+def _nodes_provenance(run: RunRecord, library: LibrarySpec) -> dict[str, Any]:
+    """What the file says of the nodes the run measured: their size and how the file keys it
+    (or that its format cannot, where the run had nodes)."""
+    placed = _placed(run)
+    if not placed:
+        return {"ranks_per_node": 0, "keyed_by_nodes": "one host: communicator size only"}
+    keyed = library.keys_nodes() or (
+        f"not said: {library.title}'s file keys on communicator size only, so its bands "
+        f"apply to any placement, not only {placed} ranks a node"
+    )
+    return {"ranks_per_node": placed, "keyed_by_nodes": keyed}
 
 
 def file_bands(tuning: GroupTuning, library: LibrarySpec) -> list:
@@ -340,6 +362,9 @@ def validation_spec(request: TuneRequest, run: RunRecord, tunings: Tunings, grou
         launcher=swept.launcher,
         launcher_shell=swept.launcher_shell,
         tuning_file=str(request.out.resolve()),
+        ranks_per_node=swept.ranks_per_node,  # validated on the nodes it was tuned on
+        placement=swept.placement,
+        network=swept.network,
     )
     return spec.to_toml()
 
@@ -368,7 +393,7 @@ def tune(request: TuneRequest) -> Tunings:
         c: {r: file_bands(t, lib) for r, t in groups.items()} for c, groups in tunings.items()
     }
     texts = {
-        **lib.tuning_tables(request.out, per_collective, mine),
+        **lib.tuning_tables(request.out, per_collective, mine, _placed(run)),
         provenance_path(request.out): provenance(request, run, group, tunings),
     }
     files = {

@@ -1,19 +1,24 @@
 """Node-aware allreduces on emulated nodes: MPICH's compositions (forced by
 MPIR_CVAR_ALLREDUCE_COMPOSITION) run what they claim, proven by a counting user op whose calls
 per rank must be those of collsweep's own hierarchical schedule for alpha (reduce inside the
-node, the leaders' allreduce, a broadcast inside), of flat recursive doubling for beta; and
-collsweep's hierarchical allreduce sweeps there beside the flat ones."""
+node, the leaders' allreduce, a broadcast inside), of flat recursive doubling for beta (a sweep
+of them beside the flat ones: tests/nodes/test_emulated_nodes.py); and MPICH follows a tuning
+file keyed by ranks per node only on such nodes."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from helpers.fingerprints import calls_of
 
 from runners.domain.collectives.schedule import Schedule
+from runners.domain.libraries import mpich_tuning
 from runners.domain.libraries.catalog import ALGORITHMS, library_knobs
+from runners.domain.libraries.tuning import Band
 from runners.domain.nodes.placement import PLACEMENTS, Placement
 from runners.domain.sweep import launcher
 from runners.host.machine import physical_cores
@@ -28,16 +33,7 @@ COUNT, RANKS = 1024, 4
 def fingerprint(algorithm: str, placement: Placement) -> dict[int, list[int]]:
     """The counting op's calls per rank in one MPI_Allreduce of COUNT float64 on 2 emulated
     nodes of 2, the library forced to `algorithm`."""
-    knobs = {
-        **launcher.default_knobs(RANKS, cores=physical_cores()),
-        **placement.library_env(RANKS),
-        **library_knobs(algorithm),
-        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
-    }
-    job = launch.Job(RANKS, "library_fingerprint", [str(COUNT), "allreduce"], knobs)
-    done = launch.run(replace(job, wrap=tuple(wrapper(()))), 120)
-    assert done.returncode == 0, done.stderr
-    return calls_of(done.stdout)
+    return _calls(RANKS, placement, library_knobs(algorithm), wrap=True)
 
 
 def reductions(schedule: Schedule) -> dict[int, list[int]]:
@@ -64,3 +60,34 @@ def test_compositions_beta_and_delta_leave_other_fingerprints() -> None:
     assert fingerprint("mpi:composition_beta", block) == flat  # the netmod's flat allreduce
     delta = fingerprint("mpi:composition_delta", block)
     assert all(delta.values()) and delta != flat  # every rank a leader of a share
+
+
+def test_a_tuning_file_keyed_by_ranks_per_node_is_followed_only_on_such_nodes(
+    tmp_path: Path,
+) -> None:
+    """MPICH's table keyed by comm_avg_ppn (what `tune` writes for a run on nodes): at p=2 the
+    ring on 2 nodes of 1 rank (its calls: half the vector, once), MPICH's own choice (recursive
+    doubling: the whole vector, once) on one host, its 2 ranks on one node; the device
+    collectives on, as in a dedicated sweep."""
+    mpir, posix = mpich_tuning.mpich_tables({"allreduce": {2: [Band(None, "mpi:ring")]}}, 1)
+    table = tmp_path / "tuned.json"
+    table.write_text(json.dumps(mpir))
+    mpich_tuning.posix_path(table).write_text(json.dumps(posix))
+    follows = mpich_tuning.tuning_knobs(table)
+    on_nodes = _calls(2, Placement(1), follows, wrap=True)
+    on_host = _calls(2, Placement(), follows, wrap=False)
+    assert on_nodes == {0: [512], 1: [512]} and on_host == {0: [1024], 1: [1024]}
+
+
+def _calls(ranks: int, placement: Placement, knobs: dict, wrap: bool) -> dict[int, list[int]]:
+    """The counting op's calls per rank in one MPI_Allreduce of COUNT float64."""
+    env = {
+        **launcher.default_knobs(ranks, cores=physical_cores()),
+        **placement.library_env(ranks),
+        **knobs,
+        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
+    }
+    job = launch.Job(ranks, "library_fingerprint", [str(COUNT), "allreduce"], env)
+    done = launch.run(replace(job, wrap=tuple(wrapper(()))) if wrap else job, 120)
+    assert done.returncode == 0, done.stderr
+    return calls_of(done.stdout)

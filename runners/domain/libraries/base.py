@@ -83,11 +83,13 @@ class LibrarySpec:
         out: Path,
         per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
+        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
         """The file(s) of a tuning, by path (JSON-ready): per collective (among
         `tuning_collectives`) and communicator size its bands, each naming one of the
         library's algorithms (`specs` describes them) or None for its default where
-        `keeps_default`."""
+        `keeps_default`. `ranks_per_node`: the nodes' size the run measured (0: one host);
+        a format that can say it keys the bands by it too (keys_nodes())."""
         raise NotImplementedError(f"{self.title} has no tuning file collsweep writes")
 
     def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
@@ -120,6 +122,10 @@ class LibrarySpec:
         """Whether MPI_T can force `spec` in a shared launch (where runtime_forcing allows it
         at all); False: it needs a launch of its own, forced by environment."""
         return True
+
+    def keys_nodes(self) -> str:
+        """How its tuning file tells ranks per node apart ("": it cannot)."""
+        return ""
 
     def tunable(self, spec: AlgorithmSpec) -> bool:
         """Whether this library's tuning file can name `spec` (a forced algorithm of its own)."""

@@ -67,8 +67,10 @@ class IntelMpi(LibrarySpec):
         out: Path,
         per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
+        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
-        """One JSON tree (tuning_table), every band naming a forced preset."""
+        """One JSON tree (tuning_table), every band naming a forced preset; keyed by
+        communicator size only here (ranks_per_node not said; the provenance says so)."""
         presets = {
             name: dict(spec.settings)[PRESET_VARIABLE]
             for name, spec in specs.items()

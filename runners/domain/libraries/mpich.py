@@ -109,6 +109,10 @@ class Mpich(LibrarySpec):
     """MPICH is installed into the environment itself: its launcher is the environment's
     mpiexec (runners.host.libraries), or the spec's launcher template."""
 
+    def keys_nodes(self) -> str:
+        """MPICH's tables test the communicator's average ranks per node."""
+        return "comm_avg_ppn (MPICH's average ranks per node of the communicator)"
+
     def tuning_env(self, tuning_file: str | Path) -> dict[str, str]:
         """The tuning file and its shared-memory table (runners.domain.libraries.mpich_tuning)."""
         return tuning_knobs(tuning_file)
@@ -118,10 +122,12 @@ class Mpich(LibrarySpec):
         out: Path,
         per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
+        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
-        """MPICH's whole table with each tuned collective's subtree replaced, and its
-        shared-memory table beside it (runners.domain.libraries.mpich_tuning)."""
-        mpir, posix = mpich_tables(per_collective)
+        """MPICH's whole table with each tuned collective's subtree replaced (keyed by ranks
+        per node too, where the run had nodes), and its shared-memory table beside it
+        (runners.domain.libraries.mpich_tuning)."""
+        mpir, posix = mpich_tables(per_collective, ranks_per_node)
         return {out: mpir, posix_path(out): posix}
 
     def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:

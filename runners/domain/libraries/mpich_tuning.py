@@ -138,13 +138,25 @@ def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
     return leaf
 
 
-def _sized(per_ranks: Mapping[int, Sequence[Band]], inner: Any, default: Any) -> dict[str, Any]:
+def _sized(
+    per_ranks: Mapping[int, Sequence[Band]], inner: Any, default: Any, ranks_per_node: int = 0
+) -> dict[str, Any]:
     """`comm_size` branches: exactly each tuned size (the size's bands, `inner(bands)`),
-    the library's `default` subtree for every other size."""
+    the library's `default` subtree for every other size; with `ranks_per_node`, a tuned
+    size's bands only where the communicator has exactly that many ranks a node on average
+    (`comm_avg_ppn`, which MPICH computes from its nodes, emulated ones too), the default
+    elsewhere."""
     tree: dict[str, Any] = {}
     for ranks in sorted(per_ranks):
         tree[f"comm_size<{ranks}"] = default
-        tree[f"comm_size<={ranks}"] = inner(per_ranks[ranks])
+        bands = inner(per_ranks[ranks])
+        if ranks_per_node:
+            bands = {
+                f"comm_avg_ppn<{ranks_per_node}": default,
+                f"comm_avg_ppn<={ranks_per_node}": bands,
+                "comm_avg_ppn=any": default,
+            }
+        tree[f"comm_size<={ranks}"] = bands
     tree["comm_size=any"] = default
     return tree
 
@@ -157,10 +169,11 @@ def mpir_table(
     per_ranks: Mapping[int, Sequence[Band]],
     generic: Mapping[str, Any],
     collective: str = "allreduce",
+    ranks_per_node: int = 0,
 ) -> dict:
     """MPICH's whole generic table with one collective's intra subtree replaced: the tuned
-    communicator sizes take their bands, every other size and every default band the
-    library's own subtree of that collective."""
+    communicator sizes take their bands (at `ranks_per_node` a node, where given), every other
+    size and every default band the library's own subtree of that collective."""
     how = MPICH_COLLECTIVES[collective]
     default = generic[how.key]["comm_type=intra"]
 
@@ -169,7 +182,7 @@ def mpir_table(
 
     table = json.loads(json.dumps(generic))
     table[how.key]["comm_type=intra"] = _sized(
-        per_ranks, lambda b: _by_size(b, leaf, how.size), default
+        per_ranks, lambda b: _by_size(b, leaf, how.size), default, ranks_per_node
     )
     return table
 
@@ -200,12 +213,13 @@ def posix_table(
 
 def mpich_tables(
     per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+    ranks_per_node: int = 0,
 ) -> tuple[dict, dict]:
     """MPICH's generic and shared-memory tables with each tuned collective's subtree
-    replaced (mpir_table, posix_table)."""
+    replaced (mpir_table, at `ranks_per_node` a node where given; posix_table)."""
     mpir, posix = library_table(MPIR_TABLE), library_table(POSIX_TABLE)
     for collective, per_ranks in per_collective.items():
-        mpir = mpir_table(per_ranks, mpir, collective)
+        mpir = mpir_table(per_ranks, mpir, collective, ranks_per_node)
         posix = posix_table(per_ranks, posix, collective)
     return mpir, posix
 

@@ -127,8 +127,10 @@ class OpenMpi(LibrarySpec):
         out: Path,
         per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
         specs: Mapping[str, AlgorithmSpec],
+        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
-        """One coll/tuned rules file (text; openmpi_rules)."""
+        """One coll/tuned rules file (text; openmpi_rules): keyed by communicator size only,
+        so ranks_per_node cannot be said (the provenance says so)."""
         return {out: openmpi_rules(per_collective)}
 
     def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:

@@ -195,3 +195,20 @@ def test_each_collective_has_its_own_subtree_size_condition_and_guards() -> None
         "avg_msg_size=any": mpich_tuning.to_generic("bcast"),
     }
     assert "collective=allgather" not in posix
+
+
+def test_a_run_on_nodes_keys_its_bands_by_ranks_per_node_too() -> None:
+    """Tuned on nodes of 2: the size's bands only where comm_avg_ppn is 2, MPICH's own
+    subtree for fewer or more ranks a node (and for every other size, as always)."""
+    from runners.domain.libraries.tuning import Band
+
+    mpir, _ = mpich_tuning.mpich_tables({"allreduce": {4: [Band(None, "mpi:ring")]}}, 2)
+    intra = mpir["collective=allreduce"]["comm_type=intra"]
+    default = intra["comm_size=any"]
+    assert list(intra["comm_size<=4"]) == ["comm_avg_ppn<2", "comm_avg_ppn<=2", "comm_avg_ppn=any"]
+    assert intra["comm_size<=4"]["comm_avg_ppn<2"] == default == intra["comm_size<4"]
+    assert intra["comm_size<=4"]["comm_avg_ppn=any"] == default
+    ring = intra["comm_size<=4"]["comm_avg_ppn<=2"]["avg_msg_size=any"]
+    assert "algorithm=MPIR_Allreduce_intra_ring" in str(ring)
+    flat, _ = mpich_tuning.mpich_tables({"allreduce": {4: [Band(None, "mpi:ring")]}})
+    assert "comm_avg_ppn" not in json.dumps(flat["collective=allreduce"])  # one host: as before
