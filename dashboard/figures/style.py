@@ -23,7 +23,6 @@ METRICS = {
 # Colours and short labels come from each algorithm's entry in the catalog.
 ALGORITHM_COLORS = {name: spec.color for name, spec in ALGORITHMS.items()}
 FALLBACK_COLORS = ("#aec7e8", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d")
-SHORT_NAMES = {name: spec.short for name, spec in ALGORITHMS.items() if spec.short}
 VERDICT_SYMBOLS = {
     "faster": "triangle-up",
     "slower": "triangle-down",

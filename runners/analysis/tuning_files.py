@@ -234,7 +234,7 @@ def _placed(run: RunRecord) -> int:
     """The run's nodes' size, asked for (emulated, or told to a cluster's launcher); 0 for a
     run on one host."""
     spec = stored_spec(run)
-    return spec.nodes.ranks_per_node if spec is not None and spec.nodes.placed else 0
+    return spec.nodes.ranks_per_node if spec is not None else 0
 
 
 def _nodes_provenance(run: RunRecord, library: LibrarySpec) -> dict[str, Any]:

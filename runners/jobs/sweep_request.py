@@ -120,9 +120,9 @@ def checked_spec(request: SweepRequest, notes: list[str]) -> SweepSpec:
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     problem = problem or launch.libraries_problem(spec.libraries)
     problem = problem or _files_problem(spec)
-    emulated = [one for one in spec.per_placement() if one.nodes.emulated][:1]
-    if problem is None and emulated:
-        problem = namespace_problem(emulated[0].shaped_network.qdisc())
+    widest = replace(spec.nodes, ranks_per_node=max(spec.ranks_per_node))  # any on nodes?
+    if problem is None and widest.emulated:
+        problem = namespace_problem(spec.shaped_network.qdisc())
     if problem is None and launcher.runs_here(spec.launcher):
         problem = capacity.ranks_problem(spec.ranks, physical_cores())
     if problem is None:

@@ -21,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import processes_with
+from conftest import processes_with, wait_until
 
 DAEMONS = ("slurmd", "slurmctld", "munged")
 READY_S = 60
@@ -218,12 +218,8 @@ def _terminate(pids: list[int], grace_s: float = 10.0) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
             left.append(pid)
-    deadline = time.monotonic() + grace_s
-    while left and time.monotonic() < deadline:
-        left = [pid for pid in left if _alive(pid)]
-        if left:
-            time.sleep(0.05)
-    for pid in left:
+    wait_until(lambda: not any(map(_alive, left)), grace_s, 0.05)
+    for pid in filter(_alive, left):
         with contextlib.suppress(ProcessLookupError):  # it may leave between the check and here
             os.kill(pid, signal.SIGKILL)
 

@@ -39,14 +39,14 @@ def expand_parameters(values: dict[str, Any]) -> list[str]:
     names = values.get("algorithms")
     if names is None:
         return []
-    per_node = set(values.get("ranks_per_node") or ()) - {0}
-    run = {**values, "ranks_per_node": per_node.pop() if len(per_node) == 1 else None}
+    per_node = sorted(set(values.get("ranks_per_node") or ()) - {0})
+    run = {**values, "ranks_per_node": per_node[0] if len(per_node) == 1 else None}
+    several = " (one of several ranks_per_node: name it)" if len(per_node) > 1 else ""
     problems, out = [], []
     for name in names:
         try:
             out.append(canonical_name(name, run))
         except ValueError as exc:
-            several = " (one of several ranks_per_node: name it)" if len(per_node) else ""
             problems.append(f"{exc}{several}")
     values["algorithms"] = tuple(out)
     return problems

@@ -14,6 +14,7 @@ from runners.domain.nodes.network import parse_network
 from runners.domain.nodes.placement import TRANSPORT, Placement
 from runners.domain.units import format_bytes
 from runners.domain.verdict.assumptions import HOLDS, UNKNOWN, VIOLATED, check
+from runners.domain.verdict.topology import host_names
 
 
 def _wrong_placements(placement: Placement, probes: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -102,13 +103,12 @@ def placed_nodes(placement: Placement, probes: Sequence[Mapping[str, Any]]) -> d
     wrong = _wrong_placements(placement, probes)
     if wrong:
         return check("placed_nodes", VIOLATED, "; ".join(wrong[:3]))
-    hosts = sorted({h for p in probes for h in str(p.get("hosts") or "").split(",") if h})
     return check(
         "placed_nodes",
         HOLDS,
         f"every launch's ranks sat on nodes of {placement.ranks_per_node} ({placement.order}) "
         f"as the launcher was told and the library saw them (MPI_Comm_split_type SHARED); "
-        f"hosts {', '.join(hosts) or 'unrecorded'}",
+        f"hosts {host_names(probes) or 'unrecorded'}",
     )
 
 

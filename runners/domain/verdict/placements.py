@@ -35,11 +35,14 @@ def _said(row: Mapping[str, Any]) -> str:
     return f"{row['winner']} ~ {row['runner_up']}"
 
 
+def _cell(row: Mapping[str, Any]) -> Cell:
+    return (row.get("collective") or DEFAULT_COLLECTIVE, row["ranks"], row["dtype"], row["op"])
+
+
 def _by_cell(rows: Sequence[Mapping[str, Any]]) -> dict[Cell, dict[int, str]]:
     cells: dict[Cell, dict[int, str]] = {}
     for row in rows:
-        cell = (row.get("collective") or DEFAULT_COLLECTIVE, row["ranks"], row["dtype"], row["op"])
-        cells.setdefault(cell, {})[int(row["bytes"])] = _said(row)
+        cells.setdefault(_cell(row), {})[int(row["bytes"])] = _said(row)
     return cells
 
 
@@ -54,7 +57,7 @@ def _crossovers(rows: Sequence[Mapping[str, Any]]) -> dict[Cell, dict[Pair, list
     for row in rows:
         if row.get("kind") != "measured":
             continue
-        cell = (row.get("collective") or DEFAULT_COLLECTIVE, row["ranks"], row["dtype"], row["op"])
+        cell = _cell(row)
         a, b = sorted((str(row["algorithm_a"]), str(row["algorithm_b"])))
         where = f"~{format_bytes(round(row['bytes']))}"
         if row.get("low_bytes") is not None and row.get("high_bytes") is not None:
