@@ -231,8 +231,9 @@ def _accuracy_panel(path, run_id: str) -> None:
     st.caption(
         "Each variant adds one term to the one before: textbook (closed form), schedule (every "
         "round priced on the ping-pong curve), overheads (each implementation's measured "
-        "per-call and per-round costs), contention (exchanges priced on the exchange curve). "
-        "Oversubscribed groups are reported apart."
+        "per-call and per-round costs), contention (exchanges priced on the exchange curve); "
+        "on emulated nodes two_level (each message on the level it crosses, the network a bus "
+        "every message between nodes shares). Oversubscribed groups are reported apart."
     )
     shown = frame[list(ACCURACY_COLUMNS)].rename(columns=ACCURACY_COLUMNS)
     percent = st.column_config.NumberColumn(format="percent")

@@ -18,6 +18,7 @@ from typing import Any
 
 from runners import store
 from runners.analysis.accuracy import accuracy_rows
+from runners.analysis.checks import stored_spec
 from runners.analysis.crossings import group_points, predicted_crossover_rows
 from runners.analysis.fitted import fitted_calibration
 from runners.analysis.points import Params, Point, Progress, prediction_rows
@@ -29,7 +30,8 @@ from runners.domain.model.calibration import combined_calibration
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.model.closed_form import model_for
 from runners.domain.model.fitting import PINGPONG_SOURCE
-from runners.domain.model.pricing import OVERHEADS, VARIANTS
+from runners.domain.model.levels import NODE
+from runners.domain.model.pricing import CONTENTION, OVERHEADS, TWO_LEVEL
 from runners.domain.verdict.topology import allocation_nodes, group_hosts, multi_node_ranks
 
 
@@ -158,14 +160,31 @@ class LibraryModels:
 def variant_for(
     run: Mapping[str, Any], probes: Sequence[Mapping[str, Any]] = (), ranks: int | None = None
 ) -> str:
-    """The most complete model variant for a run's points (of group size `ranks`): contention
+    """The most complete model variant for a run's points (of group size `ranks`): on
+    emulated nodes two_level (each message on its level, the network a bus); contention
     models one node's shared memory, so a group whose ranks spanned several hosts (by their own
     host names), or without those, a run in an allocation of several nodes, stops at overheads."""
+    spec = stored_spec(run)
+    if spec is not None and spec.nodes.emulated:
+        return TWO_LEVEL
     if group_hosts(probes):
         spread = multi_node_ranks(probes)
         several = bool(spread) if ranks is None else ranks in spread
-        return OVERHEADS if several else VARIANTS[-1]
+        return OVERHEADS if several else CONTENTION
     environment = run.get("environment") or {}
     inherited = environment.get("inherited", {}) if isinstance(environment, dict) else {}
     nodes = allocation_nodes(inherited)
-    return OVERHEADS if nodes is not None and nodes > 1 else VARIANTS[-1]
+    return OVERHEADS if nodes is not None and nodes > 1 else CONTENTION
+
+
+def run_params(path: Path, run: Mapping[str, Any], cal: Mapping[str, Any]) -> Params:
+    """A calibration's parameters for a run's points: a calibration of two levels on the
+    run's emulated nodes with the node level's curve and the run's placement (two_level), if
+    that level's calibration is stored."""
+    params = Params.from_row(cal)
+    spec = stored_spec(run)
+    levels = (cal.get("details") or {}).get("levels")
+    if spec is None or not spec.nodes.emulated or not levels:
+        return params
+    node = store.get_calibration(path, levels[NODE]["calibration_id"])
+    return params if node is None else params.with_levels(node, spec.nodes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,14 +20,18 @@ from runners.domain.model.closed_form import smooth_totals as models_smooth_tota
 from runners.domain.model.overheads import family_of as overhead_family
 from runners.domain.model.pricing import (
     CONTENTION,
+    OVERHEADS,
     SCHEDULE,
     TEXTBOOK,
-    VARIANTS,
+    TWO_LEVEL,
     Costs,
+    Levels,
     MessageCost,
     schedule_prediction,
     smooth_totals,
+    stand_ins,
 )
+from runners.domain.nodes.placement import Placement
 from runners.domain.verdict.assumptions import PointFacts
 
 Progress = Callable[[str], None]
@@ -82,6 +86,10 @@ class Params:
     exchange_cost: MessageCost | None = None
     copy_cost: MessageCost | None = None
     overheads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # a calibration of two levels on a run's nodes: the node level's parameters and where the
+    # ranks sit (with_levels); None for one level
+    node: Params | None = None
+    placement: Placement | None = None
     # what these parameters have priced, so that predictions, crossovers, accuracy and best
     # choices read one price of each (algorithm, group, size, variant) and one curve of each
     # (not an argument: a replace()d copy prices afresh)
@@ -107,6 +115,18 @@ class Params:
             copy_cost=_curve(cal.get("details"), "copy", "median_s"),
             overheads=_decoded(cal.get("overheads")) or {},
         )
+
+    @property
+    def most_complete(self) -> str:
+        """The variant a point is priced in unless asked otherwise: two_level on nodes with
+        both levels known, else contention (one host)."""
+        return TWO_LEVEL if self.placement is not None else CONTENTION
+
+    def with_levels(self, node: Mapping[str, Any], placement: Placement) -> Params:
+        """These parameters (a calibration of two levels: the network's) with the node
+        level's (`node`: that level's calibrations row) and the run's placement, which price
+        the two_level variant."""
+        return replace(self, node=Params.from_row(node), placement=placement)
 
     def at(self, nbytes: float) -> tuple[float, float]:
         """(alpha, beta) of the piecewise segment covering `nbytes`, else the whole-range fit."""
@@ -147,12 +167,28 @@ class Params:
             return None
         if variant == SCHEDULE:
             return Costs(self.message_cost)
+        if variant == TWO_LEVEL:
+            return self._two_levels(algorithm)
         if family is None or (variant == CONTENTION and self.exchange_cost is None):
             return None
         if variant != CONTENTION:
             return Costs(self.message_cost, None, family["round_s"], family["call_s"])
         args = (self.message_cost, self.exchange_cost, family["round_s"], family["call_s"])
         return Costs(*args, copy=self.copy_cost)
+
+    def _two_levels(self, algorithm: str) -> Costs | None:
+        """two_level's costs: a message across priced as the network's overheads variant
+        would (its curve, round and call costs where measured), one inside as the node's most
+        complete variant would, the call's input copy on the copy curve, the network a bus (the
+        emulated nodes' one loopback); None without both levels."""
+        if self.node is None or self.placement is None:
+            return None
+        across = self.costs(variant_of(self, algorithm, OVERHEADS), algorithm)
+        inside = self.node.costs(variant_of(self.node, algorithm, CONTENTION), algorithm)
+        if across is None or inside is None:
+            return None
+        levels = Levels(inside, self.placement.node_map)
+        return replace(across, copy=self.copy_cost, levels=levels)
 
 
 def _decoded(value: Any) -> Any:
@@ -173,16 +209,17 @@ def model_of(algorithm: str) -> str | None:
     return autotuned_model(algorithm)
 
 
-def variant_of(params: Params, algorithm: str, wanted: str = VARIANTS[-1]) -> str:
-    """The most complete variant up to `wanted` that these parameters can price `algorithm`
-    with: a calibration without curves stays `textbook`; a family without measured overheads
-    stays `schedule`. The autotuned 'mpi' stays `textbook`: on one node MPICH runs its
-    shared-memory path, not the forced algorithms' code, so their measured overheads and
-    message curves are not its costs (at p=2 it measures about half of every forced one)."""
+def variant_of(params: Params, algorithm: str, wanted: str | None = None) -> str:
+    """The most complete variant up to `wanted` (default: params.most_complete) that these
+    parameters can price `algorithm` with (pricing.stand_ins): a calibration without curves
+    stays `textbook`; a family without measured overheads stays `schedule`. The autotuned
+    'mpi' stays `textbook`: on one node MPICH runs its shared-memory path, not the forced
+    algorithms' code, so their measured overheads and message curves are not its costs (at
+    p=2 it measures about half of every forced one)."""
     if model_of(algorithm) not in ALGORITHMS:
         return TEXTBOOK
-    upto = VARIANTS[: VARIANTS.index(wanted) + 1]
-    return next((v for v in reversed(upto) if params.costs(v, algorithm) is not None), TEXTBOOK)
+    upto = stand_ins(wanted or params.most_complete)
+    return next((v for v in upto if params.costs(v, algorithm) is not None), TEXTBOOK)
 
 
 def predict_with(
@@ -201,7 +238,7 @@ def predict_with(
     parameters can price (variant_of). An algorithm without a schedule of its own (the
     autotuned 'mpi', mpi:tuned) is library_min in the closed form: the fastest of the library's
     algorithms that can run the call, the op's commutativity included."""
-    key = ("point", algorithm, ranks, nbytes, dtype, op, variant or VARIANTS[-1], smooth)
+    key = ("point", algorithm, ranks, nbytes, dtype, op, variant or params.most_complete, smooth)
     if key not in params.priced:
         params.priced[key] = _priced(params, key[1:6], key[6], smooth)
     return params.priced[key]
@@ -279,7 +316,7 @@ def _pricing(
     gamma, model = params.gamma(dtype, op), model_of(algorithm)
     if gamma is None or model is None:
         return None
-    costs = params.costs(variant_of(params, algorithm, variant or VARIANTS[-1]), algorithm)
+    costs = params.costs(variant_of(params, algorithm, variant), algorithm)
     return gamma, model, costs if model in ALGORITHMS else None
 
 
@@ -305,10 +342,11 @@ def load_points(path: store.Source, run_id: str) -> list[Point]:
 
 
 def prediction_rows(
-    run_id: str, points: Iterable[Point], params: Params, wanted: str = VARIANTS[-1]
+    run_id: str, points: Iterable[Point], params: Params, wanted: str | None = None
 ) -> list[dict[str, Any]]:
     """`predictions` rows of every point that the calibration has a gamma for, each in the
-    most complete variant up to `wanted` (below contention for ranks on several nodes)."""
+    most complete variant up to `wanted` (variant_of; analysis.libraries.variant_for says
+    which a group size wants)."""
     rows = []
     for p in points:
         pred = predict_with(params, *p.where, variant=wanted)

@@ -51,7 +51,13 @@ from runners.analysis.checks import assumption_rows, stored_spec
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
 from runners.analysis.crossings import group_points
 from runners.analysis.history import widen_by_history
-from runners.analysis.libraries import LibraryModels, by_library, run_calibrations, variant_for
+from runners.analysis.libraries import (
+    LibraryModels,
+    by_library,
+    run_calibrations,
+    run_params,
+    variant_for,
+)
 from runners.analysis.points import (
     Params,
     Point,
@@ -180,7 +186,7 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         fitted_on = [p for p in models.points if collective_of(p.algorithm) == "allreduce"]
         mine = run_calibrations(path, run, fitted_on, progress, name)
         calibrations += mine
-        models.params = [Params.from_row(cal) for cal in mine]
+        models.params = [run_params(path, run, cal) for cal in mine]
     probes = run_reads.probes_of(path, run_id)
     # computed in memory, then stored in one transaction: all or nothing
     comparisons = comparisons_of(path, run)

@@ -89,6 +89,33 @@ def test_the_calibration_has_both_levels_and_the_network_is_the_stated_one(
     assert network_beta > 10 * levels["node"]["beta_s_per_byte"]  # shared memory is not it
 
 
+def _two_level_predictions(db: Path) -> dict[tuple[int, str], tuple[str, float]]:
+    """(variant, predicted_s) of each point's prediction with its run's calibration of both
+    levels, by (bytes, algorithm)."""
+    rows = store.query(
+        db,
+        "SELECT p.bytes, p.algorithm, pr.variant, pr.predicted_s FROM predictions pr "
+        "JOIN points p USING (point_id) JOIN runs r ON r.run_id = p.run_id "
+        "WHERE pr.calibration_id = r.calibration_id",
+    )
+    return {(int(r.bytes), r.algorithm): (r.variant, r.predicted_s) for r in rows.itertuples()}
+
+
+def test_the_runs_own_predictions_put_every_message_between_nodes_on_one_bus(
+    two_nodes: Path,
+) -> None:
+    """The ring at p=2 on 2 x 1: both ranks send n/2 across in each of its two rounds, so the
+    shared network carries 2n a call, which the two_level variant charges (each message alone
+    would be n); the autotuned mpi has no schedule of its own (textbook)."""
+    predicted = _two_level_predictions(two_nodes)
+    run = store.query(two_nodes, "SELECT calibration_id FROM runs")
+    levels = store.get_calibration(two_nodes, run["calibration_id"][0])["details"]["levels"]
+    variant, seconds = predicted[LARGE, "ring"]
+    assert variant == "two_level"
+    assert seconds >= 2 * LARGE * levels["network"]["beta_s_per_byte"]
+    assert predicted[LARGE, "mpi"][0] == "textbook"
+
+
 @pytest.mark.parametrize(("placement", "node_map"), [("block", "0,0,1,1"),
                                                      ("round-robin", "0,1,0,1")])  # fmt: skip
 def test_a_placement_puts_each_rank_on_the_node_it_names(
@@ -102,6 +129,7 @@ def test_a_placement_puts_each_rank_on_the_node_it_names(
     assert done.returncode == 0, done.stderr
     probes = store.query(db, "SELECT node_map FROM probes WHERE ranks = 4")
     assert set(probes["node_map"]) == {node_map}
+    assert _two_level_predictions(db)[8, "ring"][0] == "two_level"  # priced on these nodes
 
 
 def _network_namespace(pid: int) -> str | None:

@@ -5,9 +5,11 @@ The network's ping-pong is the calibration's row (its alpha, beta, curves and ga
 message of a group of one rank per node crosses it); the node's is this host's shared-memory
 calibration, named and summarised in the row's details['levels'] beside the network as stated.
 
-The two-level model prices a schedule with the level each of its messages crosses, from the
-rank-to-node map (two_level_s), on the platform the two levels make (emulated_platform): the
-same platform `collsweep simulate --platform emulated-nodes` runs in SimGrid.
+A run's own predictions on its nodes are the `two_level` variant (runners.domain.model.pricing:
+round by round, each step on its level, the network a bus). Here the same two levels as a
+platform (emulated_platform: what `collsweep simulate --platform emulated-nodes` runs in
+SimGrid) and a schedule walked on it with each message on its own route (two_level_s, the
+contention-free lower bound: two_level's price without the bus).
 """
 
 from __future__ import annotations

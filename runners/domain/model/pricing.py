@@ -18,6 +18,11 @@ The variants, each adding one term to the one before (`Costs` holds what a varia
   copy of its input into the result buffer on the copy curve (both ranks copying at once),
   counted in bandwidth_s.
 
+`two_level` is not one more term but `schedule` on ranks split into nodes (`Levels`): a step
+whose partners sit on its own node is priced on the node's curve, one that crosses on the
+network's, and on a shared network (emulated nodes' one loopback, a bus) a rank's messages
+across take at least what all of the round's bytes between nodes cost on the network's curve.
+
 Pure: no MPI, no store.
 """
 
@@ -26,19 +31,31 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from runners.domain.collectives.schedule import Schedule
+from runners.domain.collectives.schedule import Schedule, Step
 from runners.domain.model.closed_form import Prediction
 
 TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION = "textbook", "schedule", "overheads", "contention"
-VARIANTS = (TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION)
+TWO_LEVEL = "two_level"
+VARIANTS = (TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION, TWO_LEVEL)
 
-StepLoad = tuple[int, int, bool]  # (elements moved, reduced, both ways at once) of one MPI call
+
+def stand_ins(wanted: str) -> tuple[str, ...]:
+    """The variants that may price a point asked for in `wanted` (the most complete first): it
+    and those before it, except that two_level's skip contention (one node's memory, not a
+    network between nodes)."""
+    before = VARIANTS[: VARIANTS.index(wanted) + 1]
+    return tuple(v for v in reversed(before) if not (wanted == TWO_LEVEL and v == CONTENTION))
+
+
+# (elements moved, reduced, both ways at once, both partners on the rank's node) of one MPI call
+StepLoad = tuple[int, int, bool, bool]
+NodeMap = tuple[int, ...]  # every rank's node, in rank order
 RankRound = tuple[StepLoad, ...]  # one rank's steps in one round
 
 
@@ -98,12 +115,24 @@ class MessageCost:
 
 
 @dataclass(frozen=True)
+class Levels:
+    """Ranks on nodes (two_level): the costs of a message inside a node, where each rank of a
+    group sits (`node_map(ranks)`: every rank's node), and whether the network is one shared
+    bus (every message between nodes shares its bandwidth) rather than a port per node."""
+
+    node: Costs
+    node_map: Callable[[int], NodeMap]
+    bus: bool = True
+
+
+@dataclass(frozen=True)
 class Costs:
     """What one variant knows of a message, a round and a call on one calibration.
 
     `exchange` (contention) prices steps that send and receive at once; `round_s` and `call_s`
     (overheads) are the implementation family's, round_s None where unknown: then a message's
-    start-up is the curve's own; `copy` (contention) prices the call's copy of its input.
+    start-up is the curve's own; `copy` (contention) prices the call's copy of its input;
+    `levels` (two_level): the curves above are the network's, these the node's.
     """
 
     one_way: MessageCost
@@ -111,6 +140,15 @@ class Costs:
     round_s: float | None = None
     call_s: float = 0.0
     copy: MessageCost | None = None
+    levels: Levels | None = None
+
+    def node_map(self, ranks: int) -> NodeMap | None:
+        """Every rank's node in a group of `ranks` (None: one level, no nodes)."""
+        return None if self.levels is None else self.levels.node_map(ranks)
+
+    def shared(self) -> bool:
+        """Whether the round's messages between nodes share one network (a bus)."""
+        return self.levels is not None and self.levels.bus
 
     def input_copy(self, nbytes: float) -> float:
         """What copying the input costs beyond an empty copy (0 without a copy curve)."""
@@ -133,23 +171,69 @@ class Costs:
         empty = curve(0)
         return empty, curve(nbytes) - empty
 
+    def at(self, inside: bool) -> Costs:
+        """The costs of a step inside a node (the node's, with levels) or across (these)."""
+        return self.levels.node if inside and self.levels is not None else self
+
+    def of_rank(self, steps: RankRound) -> Costs:
+        """Whose round start-up a rank's steps of one round pay: the node's when all of them
+        stay inside it, else these."""
+        return self.at(all(inside for _, _, _, inside in steps))
+
 
 @lru_cache(maxsize=4096)
-def round_loads(schedule: Schedule, size: int, count: int) -> tuple[tuple[RankRound, ...], ...]:
+def round_loads(
+    schedule: Schedule, size: int, count: int, node_map: NodeMap | None = None
+) -> tuple[tuple[RankRound, ...], ...]:
     """Per round (in order), the distinct step loads of the ranks taking part in it.
 
     A step moves max(sent, received) elements (a full-duplex exchange; an empty block is still
-    a message), reduces what it received when it reduces, and is an exchange when it both sends
-    and receives.
+    a message), reduces what it received when it reduces, is an exchange when it both sends
+    and receives, and stays inside its node when every partner sits on the rank's node (by
+    `node_map`; without one, no step does).
     """
     rounds: dict[tuple[int, int], dict[int, RankRound]] = {}
     for rank in range(size):
         for step in schedule(rank, size, count):
             both_ways = step.send is not None and step.recv is not None
-            load = (max(step.sent, step.received), step.received if step.reduce else 0, both_ways)
+            inside = node_map is not None and not _crosses(step, rank, node_map)
+            moved = max(step.sent, step.received)
+            load = (moved, step.received if step.reduce else 0, both_ways, inside)
             steps = rounds.setdefault(step.round, {})
             steps[rank] = (*steps.get(rank, ()), load)
     return tuple(tuple(sorted(set(rounds[key].values()))) for key in sorted(rounds))
+
+
+@lru_cache(maxsize=4096)
+def round_crossings(
+    schedule: Schedule, size: int, count: int, node_map: NodeMap
+) -> tuple[int, ...]:
+    """Per round (in the order of round_loads), the elements all ranks send to other nodes."""
+    sent: dict[tuple[int, int], int] = {}
+    for rank in range(size):
+        for step in schedule(rank, size, count):
+            across = step.send_to is not None and node_map[step.send_to] != node_map[rank]
+            sent[step.round] = sent.get(step.round, 0) + (step.sent if across else 0)
+    return tuple(sent[key] for key in sorted(sent))
+
+
+def _crosses(step: Step, rank: int, node_map: NodeMap) -> bool:
+    return any(
+        peer is not None and node_map[peer] != node_map[rank]
+        for peer in (step.send_to, step.recv_from)
+    )
+
+
+def _schedule_loads(
+    schedule: Schedule, ranks: int, count: int, costs: Costs
+) -> tuple[tuple[tuple[RankRound, ...], ...], tuple[int, ...]]:
+    """round_loads of `count` elements on the costs' nodes, and each round's elements between
+    nodes where they share one network (zeros where they do not)."""
+    node_map = costs.node_map(ranks)
+    loads = round_loads(schedule, ranks, count, node_map)
+    if node_map is None or not costs.shared():
+        return loads, (0,) * len(loads)
+    return loads, round_crossings(schedule, ranks, count, node_map)
 
 
 def schedule_prediction(
@@ -176,15 +260,19 @@ def schedule_prediction(
         return Prediction(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     count = nbytes / itemsize
     if not smooth and count == int(count):
-        loads, scale = round_loads(schedule, ranks, int(count)), 1.0
+        walked, scale = int(count), 1.0
     elif count >= parts or parts == 1:
-        loads, scale = round_loads(schedule, ranks, parts), count / parts
+        walked, scale = parts, count / parts
     else:
-        loads, scale = round_loads(schedule, ranks, max(1, math.ceil(count))), 1.0
-    terms = [_round_terms(load, scale * itemsize, costs, gamma) for load in loads]
-    startup = sum(t.startup_s if costs.round_s is None else costs.round_s for t in terms)
+        walked, scale = max(1, math.ceil(count)), 1.0
+    loads, crossing = _schedule_loads(schedule, ranks, walked, costs)
+    per_element = scale * itemsize
+    terms = [
+        _round_terms(load, per_element, costs, gamma, across * per_element)
+        for load, across in zip(loads, crossing, strict=True)
+    ]
     return Prediction(
-        latency_s=startup,
+        latency_s=sum(t.startup_s for t in terms),
         bandwidth_s=sum(t.message_s for t in terms) + costs.input_copy(nbytes),
         reduction_s=sum(t.reduction_s for t in terms),
         messages=float(sum(t.messages for t in terms)),
@@ -215,45 +303,59 @@ def smooth_totals(
     count = nbytes / itemsize
     scaled = (count >= parts) | (parts == 1)
     if scaled.any():
-        loads = round_loads(schedule, ranks, parts)
-        totals[scaled] = _loads_totals(loads, nbytes[scaled], nbytes[scaled] / parts, costs, gamma)
+        walked = _schedule_loads(schedule, ranks, parts, costs)
+        totals[scaled] = _loads_totals(walked, nbytes[scaled], nbytes[scaled] / parts, costs, gamma)
     whole = np.maximum(1, np.ceil(count)).astype(int)
     for elements in np.unique(whole[~scaled]):
         here = ~scaled & (whole == elements)
-        loads = round_loads(schedule, ranks, int(elements))
+        walked = _schedule_loads(schedule, ranks, int(elements), costs)
         block = np.full(int(here.sum()), float(itemsize))
-        totals[here] = _loads_totals(loads, nbytes[here], block, costs, gamma)
+        totals[here] = _loads_totals(walked, nbytes[here], block, costs, gamma)
     return totals
 
 
 def _loads_totals(
-    loads: tuple[tuple[RankRound, ...], ...],
+    walked: tuple[tuple[tuple[RankRound, ...], ...], tuple[int, ...]],
     nbytes: np.ndarray,
     block: np.ndarray,
     costs: Costs,
     gamma: float,
 ) -> np.ndarray:
     """Every round's slowest rank, summed, with `block` bytes per element moved or reduced,
-    plus the call's costs for payloads of `nbytes` (see smooth_totals)."""
+    plus the call's costs for payloads of `nbytes` (see smooth_totals); `walked`: the rounds'
+    loads and elements between nodes (_schedule_loads)."""
     total = costs.call_s + costs.input_copies(nbytes)
-    startup = costs.round_s is None
-    for ranks in loads:
-        paid: list[np.ndarray | float] = [
-            sum(
-                costs.curve(both).many(m * block)
-                - (0.0 if startup else costs.curve(both)(0))
-                + r * block * gamma
-                for m, r, both in steps
-            )
-            for steps in ranks
-        ]
-        total = total + functools.reduce(np.maximum, paid) + (0.0 if startup else costs.round_s)
+    for ranks, across in zip(*walked, strict=True):
+        bus = costs.one_way.many(across * block) if across else None
+        paid = [_rank_totals(steps, block, costs, gamma, bus) for steps in ranks]
+        total = total + functools.reduce(np.maximum, paid)
     return total
+
+
+def _rank_totals(
+    steps: RankRound, block: np.ndarray, costs: Costs, gamma: float, bus: np.ndarray | None
+) -> np.ndarray:
+    """One rank's round at every size (see _loads_totals): its start-up (its level's round_s,
+    or its messages' own), its messages beyond that, at least the bus when it crosses, and its
+    reductions."""
+    own = costs.of_rank(steps)
+    fixed = own.round_s is not None  # a round's start-up is round_s, not its messages' own
+
+    def beyond(curve: MessageCost, nbytes: np.ndarray) -> np.ndarray:
+        return curve.many(nbytes) - (curve(0) if fixed else 0.0)
+
+    curves = [costs.at(inside).curve(both) for _, _, both, inside in steps]
+    sent = sum(beyond(c, m * block) for c, (m, _, _, _) in zip(curves, steps, strict=True))
+    if bus is not None and own is costs:  # a rank crossing waits for all that crosses
+        sent = np.maximum(sent, bus - (costs.one_way(0) if fixed else 0.0))
+    reduced = sum(r for _, r, _, _ in steps) * block * gamma
+    return sent + reduced + (own.round_s if fixed else 0.0)
 
 
 @dataclass(frozen=True)
 class _Priced:
-    """One rank's round, priced: messages' start-up and the rest, reduction, bytes."""
+    """One rank's round, priced: its start-up (its level's round_s, else its messages' empty
+    cost) and the rest, reduction, bytes."""
 
     messages: int
     startup_s: float
@@ -264,18 +366,30 @@ class _Priced:
 
 
 def _round_terms(
-    ranks: tuple[RankRound, ...], bytes_per_element: float, costs: Costs, gamma: float
+    ranks: tuple[RankRound, ...],
+    bytes_per_element: float,
+    costs: Costs,
+    gamma: float,
+    bus_bytes: float = 0.0,
 ) -> _Priced:
-    """The round as its slowest rank pays it."""
+    """The round as its slowest rank pays it; a rank with a message between nodes waits at
+    least for all of the round's `bus_bytes` to cross the shared network."""
+    bus = costs.one_way(bus_bytes) if bus_bytes else 0.0
 
     def priced(steps: RankRound) -> _Priced:
-        moved = [m * bytes_per_element for m, _, _ in steps]
-        parts = [costs.message(m, both) for m, (_, _, both) in zip(moved, steps, strict=True)]
-        reduced = sum(r for _, r, _ in steps) * bytes_per_element
-        startup, rest = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        own = costs.of_rank(steps)
+        moved = [m * bytes_per_element for m, _, _, _ in steps]
+        parts = [
+            costs.at(inside).message(nbytes, both)
+            for nbytes, (_, _, both, inside) in zip(moved, steps, strict=True)
+        ]
+        empties, rest = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        startup = empties if own.round_s is None else own.round_s
+        if bus and own is costs:
+            rest = max(rest, bus - (empties if own.round_s is None else costs.one_way(0)))
+        reduced = sum(r for _, r, _, _ in steps) * bytes_per_element
         return _Priced(len(steps), startup, rest, reduced * gamma, sum(moved), reduced)
 
-    def paid(t: _Priced) -> float:
-        return (t.startup_s if costs.round_s is None else 0.0) + t.message_s + t.reduction_s
-
-    return max((priced(steps) for steps in ranks), key=paid)
+    return max(
+        (priced(steps) for steps in ranks), key=lambda t: t.startup_s + t.message_s + t.reduction_s
+    )

@@ -16,6 +16,7 @@ from runners.domain.model.calibration_id import (
     CalibrationKind,
 )
 from runners.domain.model.fitting import PINGPONG_SOURCE
+from runners.domain.model.pricing import VARIANTS
 from runners.store.dashboard_reads.base import (
     OWN_CALIBRATIONS,
     Scope,
@@ -173,7 +174,7 @@ SELECT calibration_id, variant, placement, family, points, median_abs_error, p90
 FROM model_accuracy
 WHERE run_id = $run
 ORDER BY placement, starts_with(calibration_id, $fitted_prefix), calibration_id,
-         list_position(['textbook', 'schedule', 'overheads', 'contention'], variant),
+         list_position($variants, variant),
          family = 'all' DESC, family
 """
 
@@ -184,4 +185,4 @@ def model_accuracy(path: StorePath, run_id: str) -> pd.DataFrame:
     with _open(path) as con:
         if not _catalog(con).has("model_accuracy"):
             return pd.DataFrame()
-        return _df(con, _ACCURACY_SQL, _fitted_params(run_id))
+        return _df(con, _ACCURACY_SQL, _fitted_params(run_id) | {"variants": list(VARIANTS)})

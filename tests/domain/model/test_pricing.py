@@ -14,6 +14,7 @@ from runners.domain.model.closed_form import MODELS, OTHER_MODELS, predict
 from runners.domain.model.overheads import family_of as overhead_family
 from runners.domain.model.overheads import family_overheads
 from runners.domain.model.pricing import Costs, MessageCost, round_loads, schedule_prediction
+from runners.domain.nodes.placement import BLOCK, ROUND_ROBIN, Placement
 
 A, B, G = 2e-6, 1e-9, 5e-10  # start-up s, s per byte, s per byte reduced
 LINEAR = MessageCost.from_medians([0, 2**30], [A, A + B * 2**30])
@@ -43,8 +44,8 @@ def test_ring_p2_with_uneven_blocks_by_hand() -> None:
     # count 5 -> blocks of 3 and 2 elements. Reduce-scatter: both ranks exchange (3 elements
     # the larger way), the slower reduces 3; allgather: both exchange 3 again.
     assert round_loads(ALGORITHMS["ring"].schedule, 2, 5) == (
-        (((3, 2, True),), ((3, 3, True),)),
-        (((3, 0, True),),),
+        (((3, 2, True, False),), ((3, 3, True, False),)),
+        (((3, 0, True, False),),),
     )
     got = priced("ring", 2, 5)
     assert got.total_s == pytest.approx(2 * cost(12) + 12 * G)
@@ -166,8 +167,13 @@ def test_a_curve_priced_over_an_array_is_the_scalar_pricing_size_by_size(demo_st
         curves[0].message_cost.sizes, [2 * s for s in curves[0].message_cost.seconds]
     )
     full = replace(curves[0], exchange_cost=steeper, copy_cost=LINEAR, overheads=families)
+    cheap = MessageCost.from_medians(steeper.sizes, [s / 8 for s in steeper.seconds])
+    on_nodes = [
+        replace(full, node=replace(full, message_cost=cheap), placement=Placement(size, order))
+        for size, order in ((1, BLOCK), (2, ROUND_ROBIN), (2, BLOCK))
+    ]
     checked = set()
-    for params in [*measured, full]:
+    for params in [*measured, full, *on_nodes]:
         for variant in VARIANTS:
             for algorithm, (ranks, dtype, op) in sorted(cases):
                 if params.gamma(dtype, op) is None or model_of(algorithm) is None:
