@@ -339,7 +339,8 @@ def _rank_totals(
     or its messages' own), its messages beyond that, at least the bus when it crosses, and its
     reductions."""
     own = costs.of_rank(steps)
-    fixed = own.round_s is not None  # a round's start-up is round_s, not its messages' own
+    round_s = own.round_s
+    fixed = round_s is not None  # a round's start-up is round_s, not its messages' own
 
     def beyond(curve: MessageCost, nbytes: np.ndarray) -> np.ndarray:
         return curve.many(nbytes) - (curve(0) if fixed else 0.0)
@@ -349,7 +350,7 @@ def _rank_totals(
     if bus is not None and own is costs:  # a rank crossing waits for all that crosses
         sent = np.maximum(sent, bus - (costs.one_way(0) if fixed else 0.0))
     reduced = sum(r for _, r, _, _ in steps) * block * gamma
-    return sent + reduced + (own.round_s if fixed else 0.0)
+    return sent + reduced + (round_s or 0.0)
 
 
 @dataclass(frozen=True)
