@@ -212,3 +212,16 @@ def test_a_run_on_nodes_keys_its_bands_by_ranks_per_node_too() -> None:
     assert "algorithm=MPIR_Allreduce_intra_ring" in str(ring)
     flat, _ = mpich_tuning.mpich_tables({"allreduce": {4: [Band(None, "mpi:ring")]}})
     assert "comm_avg_ppn" not in json.dumps(flat["collective=allreduce"])  # one host: as before
+
+
+def test_a_size_tuned_across_nodes_leaves_the_shared_memory_table_as_mpichs_own() -> None:
+    """The shared-memory table is asked only inside one node: a size tuned across nodes
+    hands nothing to the generic selection there (on one host that would replace
+    release_gather by MPICH's generic default), a size that fit on one node still does."""
+    winner = [Band(64, "mpi:ring"), Band(None, None)]
+    _, across = mpich_tuning.mpich_tables({"allreduce": {2: winner}}, ranks_per_node=1)
+    assert across == mpich_tuning.library_table(mpich_tuning.POSIX_TABLE)
+    _, inside = mpich_tuning.mpich_tables({"allreduce": {2: winner, 4: winner}}, 2)
+    sizes = inside["collective=allreduce"]["comm_type=intra"]
+    assert sizes["comm_size<=2"]["avg_msg_size<=64"] == mpich_tuning.to_generic("allreduce")
+    assert "comm_size<=4" not in sizes  # 4 ranks on 2 nodes of 2: MPICH's own
