@@ -13,15 +13,22 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from runners import store
-from runners.analysis.checks import stored_spec
-from runners.analysis.tuning import GroupTuning, assumption_states, group_tunings
-from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP, qualified
+from runners.analysis.tuning import group_tunings
+from runners.analysis.tuning_provenance import (
+    Tunings,
+    file_bands,
+    measured_version,
+    op_of,
+    placed,
+    provenance,
+)
+from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, NO_OP, qualified
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.errors import BadInput
 from runners.domain.imports.records import imported_tool
@@ -55,25 +62,12 @@ class TuneRequest:
     validate_spec: Path | None = None
     library: str = DEFAULT.name
     accept_provisional: bool = False  # tune from winners of a busy or unsteady machine
+    other_runs: tuple[str, ...] = ()  # other placements of the same sweep, into the same file
 
     @property
     def spec(self) -> LibrarySpec:
         """The library the file is for."""
         return LIBRARIES[self.library]
-
-
-def measured_version(run: Mapping[str, Any], library: str) -> str:
-    """The version of `library` whose ranks ran the run ('' when it ran none of them)."""
-    versions = run.get("libraries") or {}
-    if isinstance(versions, str):  # a JSON column some readers leave as text
-        try:
-            versions = json.loads(versions)
-        except ValueError:
-            versions = {}
-    found = versions.get(library, {}).get("mpi_version") if isinstance(versions, dict) else None
-    if found is None and library == DEFAULT.name and not versions:
-        found = run.get("mpi_version")  # stored before runs.libraries
-    return str(found or "")
 
 
 def _run(request: TuneRequest) -> RunRecord:
@@ -144,14 +138,6 @@ def _group_of(run: RunRecord, request: TuneRequest) -> tuple[str, str]:
     return dtype, op
 
 
-Tunings = dict[str, dict[int, GroupTuning]]  # per collective, per group size
-
-
-def op_of(collective: str, op: str) -> str:
-    """The op of a collective's points in a group of `op`: `none` where it reduces nothing."""
-    return op if COLLECTIVES[collective].reduces else NO_OP
-
-
 def _collectives(run: RunRecord, request: TuneRequest) -> list[str]:
     """The run's collectives whose choices the library's file can hold."""
     swept = swept_spec(request, run).collectives
@@ -192,68 +178,19 @@ def _tunings(request: TuneRequest, run: RunRecord, dtype: str, op: str) -> Tunin
                 "not a tuning; name one with --ranks to tune it anyway"
             )
         found = dedicated
-    decided = {c: g for c, g in found.items() if any(t.decided for t in g.values())}
-    if not decided:
-        raise TuneError(
-            f"run {request.run_id} has no decided winner among the library's algorithms other "
-            f"than its default ({dtype}/{op}, {', '.join(found)}): a tuning file would change "
-            f"nothing; sweep the forced algorithms ({request.spec.autotuned}:<name>) beside "
-            f"{request.spec.autotuned} with more launches"
-        )
-    return decided
+    return {c: g for c, g in found.items() if any(t.decided for t in g.values())}
 
 
-def provenance(
-    request: TuneRequest, run: RunRecord, group: tuple[str, str], tunings: Tunings
-) -> dict[str, Any]:
-    """What the file came from: the run, host, library, assumptions, and per collective every
-    band with the intervals of the winners it rests on."""
+def _nothing_decided(request: TuneRequest, group: tuple[str, str]) -> TuneError:
+    """No run to tune from has a decided winner other than the default: said in one line."""
+    ids = (request.run_id, *request.other_runs)
+    which = f"run {ids[0]} has no" if len(ids) == 1 else f"none of runs {', '.join(ids)} has a"
     lib = request.spec
-    return {
-        "written_by": "collsweep tune",
-        "run_id": request.run_id,
-        "store": str(request.store),
-        "host": run.get("host"),
-        "library": measured_version(run, request.library),
-        "installed_library": libraries.installed_version(lib),
-        "dtype": group[0],
-        "op": group[1],
-        **_nodes_provenance(run, lib),
-        "assumptions": assumption_states(request.store, request.run_id),
-        "collectives": {
-            c: {
-                "op": op_of(c, group[1]),
-                "groups": {str(r): _group_provenance(t, lib, c) for r, t in sorted(g.items())},
-            }
-            for c, g in tunings.items()
-        },
-    }
-
-
-def _placed(run: RunRecord) -> int:
-    """The run's nodes' size, asked for (emulated, or told to a cluster's launcher); 0 for a
-    run on one host."""
-    spec = stored_spec(run)
-    return spec.nodes.ranks_per_node if spec is not None else 0
-
-
-def _nodes_provenance(run: RunRecord, library: LibrarySpec) -> dict[str, Any]:
-    """What the file says of the nodes the run measured: their size and how the file keys it
-    (or that its format cannot, where the run had nodes)."""
-    placed = _placed(run)
-    if not placed:
-        return {"ranks_per_node": 0, "keyed_by_nodes": "one host: communicator size only"}
-    keyed = library.keys_nodes() or (
-        f"not said: {library.title}'s file keys on communicator size only, so its bands "
-        f"apply to any placement, not only {placed} ranks a node"
+    return TuneError(
+        f"{which} decided winner among the library's algorithms other than its default "
+        f"({group[0]}/{group[1]}): a tuning file would change nothing; sweep the forced "
+        f"algorithms ({lib.autotuned}:<name>) beside {lib.autotuned} with more launches"
     )
-    return {"ranks_per_node": placed, "keyed_by_nodes": keyed}
-
-
-def file_bands(tuning: GroupTuning, library: LibrarySpec) -> list:
-    """The bands the library's file names: the default left in place where it can be, else
-    the forced algorithm measured closest to it (SizeChoice.stand_in)."""
-    return tuning.bands if library.keeps_default else tuning.concrete_bands
 
 
 def file_warnings(tunings: Tunings, library: LibrarySpec) -> list[str]:
@@ -306,36 +243,16 @@ def group_label(collective: str, ranks: int) -> str:
     return f"p={ranks}" if collective == DEFAULT_COLLECTIVE else f"{collective} p={ranks}"
 
 
-def _group_provenance(tuning: GroupTuning, library: LibrarySpec, collective: str) -> dict:
-    keep = ("winner", "runner_up", "decided", "ratio", "ratio_low", "ratio_high", "launches")
-    default = f"{autotuned_of(library.name, collective)} (library default)"
-    return {
-        "oversubscribed": tuning.oversubscribed,
-        "bands": [
-            {"upto_bytes": b.upto, "algorithm": b.algorithm or default}
-            for b in file_bands(tuning, library)
-        ],
-        "boundaries_at_measured_crossovers": [
-            {"between": list(k), "bytes": v} for k, v in sorted(tuning.crossings.items())
-        ],
-        "sizes": [
-            {
-                "bytes": s.nbytes,
-                "choice": s.choice,
-                "stand_in_for_default": None if s.choice else s.stand_in,
-                "stand_in_slower_than_default": s.stand_in_loses,
-                "fastest_against_default": s.against_default or None,
-                **{k: s.winner.get(k) for k in keep},
-            }
-            for s in tuning.sizes
-        ],
-    }
-
-
-def validation_spec(request: TuneRequest, run: RunRecord, tunings: Tunings, group) -> str:
+def validation_spec(
+    request: TuneRequest,
+    run: RunRecord,
+    tunings: Tunings,
+    group: tuple[str, str],
+    placements: tuple[int, ...],
+) -> str:
     """A spec that sweeps the tuned collectives and groups at the swept sizes and their
     geometric midpoints with the library's tuned entry, its default and the forced algorithms
-    the run measured (boundaries off the grid)."""
+    the run measured (boundaries off the grid), on every placement tuned (a run each)."""
     swept = swept_spec(request, run)
     itemsize = DTYPES[group[0]].itemsize
     sizes = sorted({s.nbytes for g in tunings.values() for t in g.values() for s in t.sizes})
@@ -362,7 +279,7 @@ def validation_spec(request: TuneRequest, run: RunRecord, tunings: Tunings, grou
         launcher=swept.launcher,
         launcher_shell=swept.launcher_shell,
         tuning_file=str(request.out.resolve()),
-        ranks_per_node=swept.ranks_per_node,  # validated on the nodes it was tuned on
+        ranks_per_node=tuple(sorted(placements)),  # validated on the nodes it was tuned on
         placement=swept.placement,
         network=swept.network,
     )
@@ -378,28 +295,86 @@ def _aligned(nbytes: float, itemsize: int) -> int:
     return max(itemsize, int(nbytes) // itemsize * itemsize)
 
 
-def tune(request: TuneRequest) -> Tunings:
+def tune(request: TuneRequest) -> dict[int, Tunings]:
     """Write the tuning file (with MPICH, its shared-memory table) and provenance (and the
-    validation spec when asked); per collective the groups' tunings, for the summary."""
-    run = _run(request)
-    group = _group_of(run, request)
+    validation spec when asked) from the run and any other placements' runs; per placement
+    (ranks a node, 0: one host) and collective the groups' tunings, for the summary."""
     lib = request.spec
     mine = dict(forced_on(lib.name))
     tables = lib.tuning_tables(request.out, {}, mine)  # which files, before any is checked
     outputs = [*tables, provenance_path(request.out)]
     check_outputs([*outputs, *([request.validate_spec] if request.validate_spec else [])])
-    tunings = _tunings(request, run, *group)
-    per_collective = {
-        c: {r: file_bands(t, lib) for r, t in groups.items()} for c, groups in tunings.items()
+    found = _placements(request)
+    placements = {
+        n: {c: {r: file_bands(t, lib) for r, t in g.items()} for c, g in tunings.items()}
+        for n, (_, _, tunings) in found.items()
     }
     texts = {
-        **lib.tuning_tables(request.out, per_collective, mine, _placed(run)),
-        provenance_path(request.out): provenance(request, run, group, tunings),
+        **lib.tuning_tables(request.out, placements, mine),
+        provenance_path(request.out): _provenance(request, found),
     }
     files = {
         p: t if isinstance(t, str) else json.dumps(t, indent=2) + "\n" for p, t in texts.items()
     }
     if request.validate_spec:
-        files[request.validate_spec] = validation_spec(request, run, tunings, group)
+        run, group, _ = found[max(found)]  # a run on nodes says their network
+        merged = _merged(t for _, _, t in found.values())
+        files[request.validate_spec] = validation_spec(request, run, merged, group, tuple(found))
     write_texts(files)
-    return tunings
+    return {n: tunings for n, (_, _, tunings) in found.items()}
+
+
+Placed = dict[int, tuple[RunRecord, tuple[str, str], Tunings]]  # per ranks a node
+
+
+def _placements(request: TuneRequest) -> Placed:
+    """Each run's (record, (dtype, op), tunings) by the ranks a node it measured: one run, or
+    several of one sweep's placements for a library whose file keys them (keys_nodes())."""
+    ids = (request.run_id, *request.other_runs)
+    if len(ids) > 1 and not request.spec.keys_nodes():
+        raise TuneError(
+            f"{request.spec.title}'s file keys on communicator size only: one run (one "
+            "placement) a file"
+        )
+    found: Placed = {}
+    group: tuple[str, str] | None = None
+    for run_id in ids:
+        asked = replace(request, run_id=run_id)
+        if group is not None:
+            asked = replace(asked, dtype=group[0], op=group[1])
+        run = _run(asked)
+        group = group or _group_of(run, asked)
+        nodes = placed(run)
+        if nodes in found:
+            raise TuneError(
+                f"runs {found[nodes][0]['run_id']} and {run_id} both measured "
+                f"{_placement_words(nodes)}: a file holds one run of each placement"
+            )
+        found[nodes] = (run, group, _tunings(asked, run, *group))
+    if group is None or not any(tunings for _, _, tunings in found.values()):
+        raise _nothing_decided(request, group or ("", ""))
+    return found
+
+
+def _placement_words(nodes: int) -> str:
+    return f"nodes of {nodes} ranks" if nodes else "every rank on one host"
+
+
+def _merged(every: Iterable[Tunings]) -> Tunings:
+    """The collectives and group sizes of several placements' tunings (the validation spec's)."""
+    out: Tunings = {}
+    for tunings in every:
+        for collective, groups in tunings.items():
+            out.setdefault(collective, {}).update(groups)
+    return out
+
+
+def _provenance(request: TuneRequest, found: Placed) -> dict[str, Any]:
+    """The file's provenance: its one run's, or each placement's by ranks a node."""
+    made = {
+        n: provenance(request.store, run, request.spec, group, tunings)
+        for n, (run, group, tunings) in found.items()
+    }
+    if len(made) == 1:
+        return next(iter(made.values()))
+    return {"written_by": "collsweep tune", "placements": {str(n): p for n, p in made.items()}}

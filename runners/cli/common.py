@@ -102,7 +102,9 @@ def resolve_runs(args: argparse.Namespace, source: Store | None = None) -> None:
     read through ``source`` when the command opened its store already."""
     for dest in getattr(args, "run_references", ()):
         reference = getattr(args, dest)
-        if reference is not None:
+        if isinstance(reference, list):  # an argument that names several runs
+            setattr(args, dest, [run_id_of(source or store_path(args), r) for r in reference])
+        elif reference is not None:
             setattr(args, dest, run_id_of(source or store_path(args), reference))
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from runners.analysis.tuning_files import (
     TuneRequest,
-    file_bands,
     file_warnings,
     group_label,
     reach_notes,
     tune,
 )
+from runners.analysis.tuning_provenance import Tunings, file_bands
 from runners.cli.common import (
     add_run_argument,
     add_store_option,
@@ -21,7 +21,7 @@ from runners.cli.common import (
     opened_store,
     reads_store,
 )
-from runners.domain.libraries import DEFAULT, RUNNABLE
+from runners.domain.libraries import DEFAULT, RUNNABLE, LibrarySpec
 from runners.domain.libraries.catalog import local_name
 from runners.domain.libraries.tuning import band_ranges, provenance_path
 
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     request = TuneRequest(
         store=opened_store(args),
-        run_id=args.run,
+        run_id=args.run[0],
         out=out,
         ranks=tuple(int_list(args.ranks)) if args.ranks else (),
         dtype=args.dtype or "",
@@ -39,24 +39,19 @@ def run(args: argparse.Namespace) -> int:
         validate_spec=Path(args.validate_spec) if args.validate_spec else None,
         library=args.library,
         accept_provisional=args.accept_provisional,
+        other_runs=tuple(args.run[1:]),
     )
-    tunings = tune(request)
+    placements = tune(request)
     lib = request.spec
-    for collective, groups in tunings.items():
-        for ranks, tuning in sorted(groups.items()):
-            bands = file_bands(tuning, lib)
-            ranges = band_ranges([b.upto for b in bands])
-            texts = [
-                f"{where}: {local_name(b.algorithm) if b.algorithm else 'library default'}"
-                for where, b in zip(ranges, bands, strict=True)
-            ]
-            over = " (oversubscribed: more ranks than cores, as asked)"
-            over = over if tuning.oversubscribed else ""
-            print(f"{group_label(collective, ranks)}{over}: " + "; ".join(texts))
-    for warning in file_warnings(tunings, lib):
-        print(f"warning: {warning}")
-    for note in reach_notes(tunings, lib):
-        print(f"unmeasured: {note}")
+    for nodes, tunings in placements.items():
+        where = f"{placement_label(nodes)}, " if len(placements) > 1 else ""
+        if not tunings:
+            print(f"{placement_label(nodes)}: library default everywhere (nothing decided)")
+        _say_bands(tunings, lib, where)
+        for warning in file_warnings(tunings, lib):
+            print(f"warning: {where}{warning}")
+        for note in reach_notes(tunings, lib):
+            print(f"unmeasured: {where}{note}")
     for name, value in lib.tuning_env(out).items():
         print(f"wrote {value} ({name})")
     print(f"      {provenance_path(out)} (where every boundary comes from)")
@@ -68,6 +63,26 @@ def run(args: argparse.Namespace) -> int:
             f"(adds {lib.tuned})"
         )
     return 0
+
+
+def placement_label(nodes: int) -> str:
+    """A placement in a line: `nodes of 4` or `one host`."""
+    return f"nodes of {nodes}" if nodes else "one host"
+
+
+def _say_bands(tunings: Tunings, lib: LibrarySpec, where: str) -> None:
+    """A line per tuned group: what the file chooses in each band."""
+    for collective, groups in tunings.items():
+        for ranks, tuning in sorted(groups.items()):
+            bands = file_bands(tuning, lib)
+            ranges = band_ranges([b.upto for b in bands])
+            texts = [
+                f"{size}: {local_name(b.algorithm) if b.algorithm else 'library default'}"
+                for size, b in zip(ranges, bands, strict=True)
+            ]
+            over = " (oversubscribed: more ranks than cores, as asked)"
+            over = over if tuning.oversubscribed else ""
+            print(f"{where}{group_label(collective, ranks)}{over}: " + "; ".join(texts))
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -84,7 +99,13 @@ def add(sub: argparse._SubParsersAction) -> None:
         "measured crossovers, else at geometric midpoints. Also writes OUT.provenance.json; "
         "nothing when the run cannot make one.",
     )
-    add_run_argument(parser, "run", help="run id or name (see collsweep runs)")
+    add_run_argument(
+        parser,
+        "run",
+        nargs="+",
+        help="run id or name (see collsweep runs); MPICH: several, one per placement of a "
+        "sweep over ranks_per_node, make one file keyed by ranks per node",
+    )
     parser.add_argument("--out", required=True, help="the tuning file to write (JSON)")
     parser.add_argument(
         "--library",

@@ -75,6 +75,7 @@ class RunSpec:
     seed: int = 0
     timeout_point: bool = True  # one point of the largest grid cell ends in a timeout
     tuning_file: str = ""  # the run's tuning file (a real file: its record is read from it)
+    ranks_per_node: int = 0  # > 0: the run's spec says emulated nodes of that many ranks
     # (algorithm, bytes) -> seconds: every sample of that cell exactly this time, no noise
     exact_times: dict[tuple[str, int], float] = field(default_factory=dict)
 
@@ -210,6 +211,11 @@ def spec_toml(spec: RunSpec) -> str:
             f"launches = {spec.launches}",
             'launcher = "mpiexec -n {ranks}"',
             *([f'tuning_file = "{spec.tuning_file}"'] if spec.tuning_file else []),
+            *(
+                [f"ranks_per_node = {spec.ranks_per_node}", 'network = "bandwidth=1Gbit"']
+                if spec.ranks_per_node
+                else []
+            ),
             "",
         ]
     )
@@ -404,7 +410,7 @@ def write_tuning_file(
     """A tuning file and its shared-memory table, as collsweep tune writes them (one
     collective's subtree tuned)."""
     path = Path(folder) / "tuned.json"
-    mpir, posix = mpich_tuning.mpich_tables({collective: per_ranks})
+    mpir, posix = mpich_tuning.mpich_tables({0: {collective: per_ranks}})
     path.write_text(json.dumps(mpir))
     mpich_tuning.posix_path(path).write_text(json.dumps(posix))
     return path

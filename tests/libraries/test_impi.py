@@ -348,7 +348,7 @@ def test_intel_mpi_follows_the_tree_on_both_sides_of_a_boundary(tmp_path: Path) 
 
     out = tmp_path / "impi.json"
     bands = {4: [Band(8192, "impi:ring"), Band(None, "impi:rabenseifner")]}
-    [(path, table)] = impi.tuning_tables(out, {"allreduce": bands}, ALGORITHMS).items()
+    [(path, table)] = impi.tuning_tables(out, {0: {"allreduce": bands}}, ALGORITHMS).items()
     path.write_text(json.dumps(table))
     knobs = {**impi.tuning_env(out), "PYTHONPATH": str(ROOT / "tests" / "mpi_programs")}
     found = {}

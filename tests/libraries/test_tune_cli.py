@@ -196,3 +196,56 @@ def test_no_output_lands_on_an_input_or_the_store(
     assert _files(tmp_path) == ["s.duckdb", "t.json"]
     reliability.bad_input("tune --validate-spec equal to --out", True)
     reliability.bad_input("tune --out STORE.wal", True)
+
+
+def _with_a_run_on_nodes(demo_store: Path, tmp_path: Path) -> tuple[Path, str]:
+    """The demo store and a run of the same grid on nodes of 1 rank (its default 2x slower, so
+    its decided winners differ from the host's)."""
+    db = tmp_path / "placed.duckdb"
+    shutil.copy(demo_store, db)
+    placed = synthetic.RunSpec(
+        run_id="r20261204-120000-cccc", ranks=(2,), ranks_per_node=1, slowdown={"mpi": 2.0}
+    )
+    synthetic.build_store(db, [placed])
+    return db, placed.run_id
+
+
+def test_one_file_holds_a_sweeps_placements_each_at_its_ranks_a_node(
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tune HOST_RUN NODES_RUN`: MPICH's table keys p=2 by comm_avg_ppn, 1 (the nodes' run)
+    then 2 (the host's: both ranks on its one node); the provenance holds both runs; the
+    validation spec sweeps both placements."""
+    db, on_nodes = _with_a_run_on_nodes(demo_store, tmp_path)
+    out, spec_path = tmp_path / "both.json", tmp_path / "validate.toml"
+    argv = ["tune", RUN_A, on_nodes, "--store", str(db), "--out", str(out)]
+    assert main([*argv, "--validate-spec", str(spec_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "one host, p=2: " in printed and "nodes of 1, p=2: " in printed
+    ladder = json.loads(out.read_text())[mpich_tuning.ALLREDUCE]["comm_type=intra"]["comm_size<=2"]
+    assert [k for k in ladder if "<=" in k] == ["comm_avg_ppn<=1", "comm_avg_ppn<=2"]
+    assert ladder["comm_avg_ppn<=1"] != ladder["comm_avg_ppn<=2"]
+    provenance = json.loads(tuning.provenance_path(out).read_text())["placements"]
+    assert provenance["0"]["run_id"] == RUN_A and provenance["1"]["run_id"] == on_nodes
+    assert load_spec(spec_path).ranks_per_node == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ((RUN_A,), "both measured every rank on one host: a file holds one run of each"),
+        (("--library", "openmpi"), "keys on communicator size only: one run"),
+    ],
+)
+def test_several_runs_of_one_placement_or_for_a_file_without_nodes_write_nothing(
+    demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra, message: str
+) -> None:
+    db, on_nodes = _with_a_run_on_nodes(demo_store, tmp_path)
+    out = tmp_path / "out" / "t.json"
+    out.parent.mkdir()
+    runs = [RUN_A, on_nodes] if extra[0].startswith("--") else [RUN_A, *extra]
+    flags = list(extra) if extra[0].startswith("--") else []
+    assert main(["tune", *runs, "--store", str(db), "--out", str(out), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert _files(out.parent) == []

@@ -84,7 +84,7 @@ def test_mpich_accepts_a_file_naming_every_forced_algorithm_of_every_collective(
     for groups in per_collective.values():
         groups[2].append(Band(None, None))
     assert set(per_collective) == set(mpich_tuning.MPICH_COLLECTIVES)
-    mpir, posix = mpich_tuning.mpich_tables(per_collective)
+    mpir, posix = mpich_tuning.mpich_tables({0: per_collective})
     path = tmp_path / "every.json"
     path.write_text(json.dumps(mpir))
     mpich_tuning.posix_path(path).write_text(json.dumps(posix))

@@ -62,6 +62,19 @@ def test_compositions_beta_and_delta_leave_other_fingerprints() -> None:
     assert all(delta.values()) and delta != flat  # every rank a leader of a share
 
 
+RING_ON_NODES = {1: {"allreduce": {2: [Band(None, "mpi:ring")]}}}
+TREE_ON_HOST = {0: {"allreduce": {2: [Band(None, "mpi:tree")]}}}
+
+
+def _follows(tmp_path: Path, placements: dict) -> dict[str, str]:
+    """The knobs that make MPICH follow a file of these placements' bands (as `tune` writes)."""
+    mpir, posix = mpich_tuning.mpich_tables(placements)
+    table = tmp_path / "tuned.json"
+    table.write_text(json.dumps(mpir))
+    mpich_tuning.posix_path(table).write_text(json.dumps(posix))
+    return mpich_tuning.tuning_knobs(table)
+
+
 def test_a_tuning_file_keyed_by_ranks_per_node_is_followed_only_on_such_nodes(
     tmp_path: Path,
 ) -> None:
@@ -69,14 +82,21 @@ def test_a_tuning_file_keyed_by_ranks_per_node_is_followed_only_on_such_nodes(
     ring on 2 nodes of 1 rank (its calls: half the vector, once), MPICH's own choice (recursive
     doubling: the whole vector, once) on one host, its 2 ranks on one node; the device
     collectives on, as in a dedicated sweep."""
-    mpir, posix = mpich_tuning.mpich_tables({"allreduce": {2: [Band(None, "mpi:ring")]}}, 1)
-    table = tmp_path / "tuned.json"
-    table.write_text(json.dumps(mpir))
-    mpich_tuning.posix_path(table).write_text(json.dumps(posix))
-    follows = mpich_tuning.tuning_knobs(table)
+    follows = _follows(tmp_path, RING_ON_NODES)
     on_nodes = _calls(2, Placement(1), follows, wrap=True)
     on_host = _calls(2, Placement(), follows, wrap=False)
     assert on_nodes == {0: [512], 1: [512]} and on_host == {0: [1024], 1: [1024]}
+
+
+def test_one_file_of_two_placements_is_followed_on_each(tmp_path: Path) -> None:
+    """One file tuned from two placements' runs: the ring where the communicator has 1 rank
+    a node, MPICH's tree (reduce to a root, then broadcast: only the root reduces) where it
+    has both ranks on one node."""
+    follows = _follows(tmp_path, {**RING_ON_NODES, **TREE_ON_HOST})
+    on_nodes = _calls(2, Placement(1), follows, wrap=True)
+    on_host = _calls(2, Placement(), follows, wrap=False)
+    assert on_nodes == {0: [512], 1: [512]}
+    assert on_host == {0: [1024], 1: []}
 
 
 def _calls(ranks: int, placement: Placement, knobs: dict, wrap: bool) -> dict[int, list[int]]:

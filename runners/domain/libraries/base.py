@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.domain.collectives.descriptor import MPICH, AlgorithmSpec
-from runners.domain.libraries.tuning import Band
+from runners.domain.libraries.tuning import Placements
 
 RUNTIME, LAUNCH = "runtime", "launch"  # how a sweep forces library algorithms (spec values)
 PER_CALL, PER_COMMUNICATOR = "per_call", "per_communicator"  # how MPI_T forcing takes hold
@@ -81,15 +81,14 @@ class LibrarySpec:
     def tuning_tables(
         self,
         out: Path,
-        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+        placements: Placements,
         specs: Mapping[str, AlgorithmSpec],
-        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
-        """The file(s) of a tuning, by path (JSON-ready): per collective (among
-        `tuning_collectives`) and communicator size its bands, each naming one of the
-        library's algorithms (`specs` describes them) or None for its default where
-        `keeps_default`. `ranks_per_node`: the nodes' size the run measured (0: one host);
-        a format that can say it keys the bands by it too (keys_nodes())."""
+        """The file(s) of a tuning, by path (JSON-ready): per placement (ranks a node, 0: one
+        host), collective (among `tuning_collectives`) and communicator size its bands, each
+        naming one of the library's algorithms (`specs` describes them) or None for its
+        default where `keeps_default`. A format that can tell placements apart keys the bands
+        by them (keys_nodes()); the others hold one placement (only_placement)."""
         raise NotImplementedError(f"{self.title} has no tuning file collsweep writes")
 
     def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:

@@ -28,7 +28,7 @@ from runners.domain.algorithms.impi import PRESET_VARIABLE
 from runners.domain.collectives.descriptor import IMPI, AlgorithmSpec
 from runners.domain.inputs import BadInputFile, load_json_bytes
 from runners.domain.libraries.base import Install, LibrarySpec
-from runners.domain.libraries.tuning import Band
+from runners.domain.libraries.tuning import Band, Placements, only_placement
 
 TUNING_VARIABLE = "I_MPI_TUNING"  # a JSON tuning file Intel MPI reads at start-up
 BINARY_TUNING_VARIABLE = "I_MPI_TUNING_BIN"  # a binary one, as Intel's autotuner writes it
@@ -65,17 +65,17 @@ class IntelMpi(LibrarySpec):
     def tuning_tables(
         self,
         out: Path,
-        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+        placements: Placements,
         specs: Mapping[str, AlgorithmSpec],
-        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
         """One JSON tree (tuning_table), every band naming a forced preset; keyed by
-        communicator size only here (ranks_per_node not said; the provenance says so)."""
+        communicator size only here (one placement; the provenance says so)."""
         presets = {
             name: dict(spec.settings)[PRESET_VARIABLE]
             for name, spec in specs.items()
             if PRESET_VARIABLE in dict(spec.settings)
         }
+        per_collective = only_placement(placements)
         return {out: tuning_table(per_collective.get("allreduce", {}), presets)}
 
     def vendor_tuning_env(self, tuning_file: str | Path) -> dict[str, str]:

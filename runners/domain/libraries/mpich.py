@@ -19,7 +19,7 @@ reduce_scatter_gather, allgather's recursive_doubling, bcast's smp).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from runners.domain.libraries.mpich_tuning import (
     tables_problem,
     tuning_knobs,
 )
-from runners.domain.libraries.tuning import Band
+from runners.domain.libraries.tuning import Placements
 
 ALGORITHM_CVAR = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 DEVICE_CVAR = "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"
@@ -120,14 +120,13 @@ class Mpich(LibrarySpec):
     def tuning_tables(
         self,
         out: Path,
-        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+        placements: Placements,
         specs: Mapping[str, AlgorithmSpec],
-        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
         """MPICH's whole table with each tuned collective's subtree replaced (keyed by ranks
-        per node too, where the run had nodes), and its shared-memory table beside it
+        per node too, where a run had nodes), and its shared-memory table beside it
         (runners.domain.libraries.mpich_tuning)."""
-        mpir, posix = mpich_tables(per_collective, ranks_per_node)
+        mpir, posix = mpich_tables(placements)
         return {out: mpir, posix_path(out): posix}
 
     def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:

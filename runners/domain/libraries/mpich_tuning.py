@@ -30,7 +30,7 @@ from typing import Any
 from runners.domain.algorithms.library import FORCED, OTHER_FORCED
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.inputs import BadInputFile, load_json_bytes
-from runners.domain.libraries.tuning import Band
+from runners.domain.libraries.tuning import Band, Placements, by_size_and_node
 
 TABLES = Path(__file__).with_name("mpich_tables")
 MPIR_TABLE, POSIX_TABLE = "mpir_generic.json", "posix_generic.json"
@@ -139,24 +139,26 @@ def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
 
 
 def _sized(
-    per_ranks: Mapping[int, Sequence[Band]], inner: Any, default: Any, ranks_per_node: int = 0
+    per_ranks: Mapping[int, Mapping[int, Sequence[Band]]], inner: Any, default: Any
 ) -> dict[str, Any]:
-    """`comm_size` branches: exactly each tuned size (the size's bands, `inner(bands)`),
-    the library's `default` subtree for every other size; with `ranks_per_node`, a tuned
-    size's bands only where the communicator has exactly that many ranks a node on average
-    (`comm_avg_ppn`, which MPICH computes from its nodes, emulated ones too), the default
-    elsewhere."""
+    """`comm_size` branches: exactly each tuned size (its bands, `inner(bands)`), the
+    library's `default` subtree for every other size. A size tuned on nodes (per_ranks' inner
+    keys: ranks a node, 0 for one host) holds its bands only where the communicator has that
+    many ranks a node on average (`comm_avg_ppn`, which MPICH computes from its nodes,
+    emulated ones too; one host: all of them), the default for any other placement; a size
+    tuned on one host alone, for any placement."""
     tree: dict[str, Any] = {}
     for ranks in sorted(per_ranks):
         tree[f"comm_size<{ranks}"] = default
-        bands = inner(per_ranks[ranks])
-        if ranks_per_node:
-            bands = {
-                f"comm_avg_ppn<{ranks_per_node}": default,
-                f"comm_avg_ppn<={ranks_per_node}": bands,
-                "comm_avg_ppn=any": default,
-            }
-        tree[f"comm_size<={ranks}"] = bands
+        placed = per_ranks[ranks]
+        if set(placed) == {0}:
+            tree[f"comm_size<={ranks}"] = inner(placed[0])
+            continue
+        ladder: dict[str, Any] = {}
+        for per_node in sorted(placed, key=lambda n: n or ranks):
+            ladder[f"comm_avg_ppn<{per_node or ranks}"] = default
+            ladder[f"comm_avg_ppn<={per_node or ranks}"] = inner(placed[per_node])
+        tree[f"comm_size<={ranks}"] = ladder | {"comm_avg_ppn=any": default}
     tree["comm_size=any"] = default
     return tree
 
@@ -166,14 +168,13 @@ def _by_size(items: Sequence[Band], leaf: Any, size: str = "avg_msg_size") -> di
 
 
 def mpir_table(
-    per_ranks: Mapping[int, Sequence[Band]],
+    per_ranks: Mapping[int, Mapping[int, Sequence[Band]]],
     generic: Mapping[str, Any],
     collective: str = "allreduce",
-    ranks_per_node: int = 0,
 ) -> dict:
     """MPICH's whole generic table with one collective's intra subtree replaced: the tuned
-    communicator sizes take their bands (at `ranks_per_node` a node, where given), every other
-    size and every default band the library's own subtree of that collective."""
+    communicator sizes take their bands (per ranks a node where tuned on nodes: _sized), every
+    other size and every default band the library's own subtree of that collective."""
     how = MPICH_COLLECTIVES[collective]
     default = generic[how.key]["comm_type=intra"]
 
@@ -182,7 +183,7 @@ def mpir_table(
 
     table = json.loads(json.dumps(generic))
     table[how.key]["comm_type=intra"] = _sized(
-        per_ranks, lambda b: _by_size(b, leaf, how.size), default, ranks_per_node
+        per_ranks, lambda b: _by_size(b, leaf, how.size), default
     )
     return table
 
@@ -206,34 +207,36 @@ def posix_table(
         return default if band.algorithm is None else handed
 
     table[how.key]["comm_type=intra"] = _sized(
-        per_ranks, lambda b: _by_size(b, leaf, how.size), default
+        {r: {0: b} for r, b in per_ranks.items()}, lambda b: _by_size(b, leaf, how.size), default
     )
     return table
 
 
-def mpich_tables(
-    per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
-    ranks_per_node: int = 0,
-) -> tuple[dict, dict]:
+def mpich_tables(placements: Placements) -> tuple[dict, dict]:
     """MPICH's generic and shared-memory tables with each tuned collective's subtree
-    replaced (mpir_table, at `ranks_per_node` a node where given; posix_table, for the group
-    sizes that sat on one node: one_node)."""
+    replaced: mpir_table with every placement's bands, posix_table with those of the group
+    sizes that sat on one node (one_node)."""
     mpir, posix = library_table(MPIR_TABLE), library_table(POSIX_TABLE)
-    for collective, per_ranks in per_collective.items():
-        mpir = mpir_table(per_ranks, mpir, collective, ranks_per_node)
-        posix = posix_table(one_node(per_ranks, ranks_per_node), posix, collective)
+    collectives = dict.fromkeys(c for p in placements.values() for c in p)
+    for collective in collectives:
+        per_ranks = by_size_and_node(placements, collective)
+        mpir = mpir_table(per_ranks, mpir, collective)
+        posix = posix_table(one_node(per_ranks), posix, collective)
     return mpir, posix
 
 
-def one_node(
-    per_ranks: Mapping[int, Sequence[Band]], ranks_per_node: int
-) -> dict[int, Sequence[Band]]:
-    """The tuned group sizes whose ranks all sat on one node (every size without nodes). The
-    shared-memory table is asked only of a communicator inside one node, so a size measured
-    across nodes keeps MPICH's own subtree there: handed to the generic selection it would
-    run MPICH's generic default instead of release_gather on one host (measured: 3.5-4.3x
-    slower at p=2, 64 B .. 2 KiB, with a file tuned on 2 nodes x 1)."""
-    return {r: b for r, b in per_ranks.items() if not ranks_per_node or r <= ranks_per_node}
+def one_node(per_ranks: Mapping[int, Mapping[int, Sequence[Band]]]) -> dict[int, Sequence[Band]]:
+    """The bands of each tuned group size measured with all its ranks on one node (one host,
+    or nodes at least as large). The shared-memory table is asked only of a communicator inside
+    one node, so a size measured across nodes keeps MPICH's own subtree there: handed to the
+    generic selection it would run MPICH's generic default instead of release_gather on one
+    host (measured: 3.5-4.3x slower at p=2, 64 B .. 2 KiB, with a file tuned on 2 nodes x 1)."""
+    out = {}
+    for ranks, placed in per_ranks.items():
+        inside = [n for n in placed if not n or n >= ranks]
+        if inside:
+            out[ranks] = placed[inside[0]]
+    return out
 
 
 @cache

@@ -27,7 +27,7 @@ from runners.domain.libraries.base import (
     Install,
     LibrarySpec,
 )
-from runners.domain.libraries.tuning import Band
+from runners.domain.libraries.tuning import Band, Placements, only_placement
 
 ROOT_KNOBS = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 RULES_FILE_VARIABLE = "OMPI_MCA_coll_tuned_dynamic_rules_filename"
@@ -125,13 +125,12 @@ class OpenMpi(LibrarySpec):
     def tuning_tables(
         self,
         out: Path,
-        per_collective: Mapping[str, Mapping[int, Sequence[Band]]],
+        placements: Placements,
         specs: Mapping[str, AlgorithmSpec],
-        ranks_per_node: int = 0,
     ) -> dict[Path, Any]:
         """One coll/tuned rules file (text; openmpi_rules): keyed by communicator size only,
-        so ranks_per_node cannot be said (the provenance says so)."""
-        return {out: openmpi_rules(per_collective)}
+        so one placement (the provenance says so)."""
+        return {out: openmpi_rules(only_placement(placements))}
 
     def tuning_files(self, tuning_file: str | Path) -> tuple[Path, ...]:
         """One rules file (text)."""

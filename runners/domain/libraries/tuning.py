@@ -31,6 +31,30 @@ class Band:
     algorithm: str | None
 
 
+PerCollective = Mapping[str, Mapping[int, Sequence[Band]]]  # per collective, per group size
+# per ranks a node (0: every rank on one host) the bands a run on such nodes measured
+Placements = Mapping[int, PerCollective]
+
+
+def only_placement(placements: Placements) -> PerCollective:
+    """The bands of a file that keys on communicator size only: those of its one placement.
+    Raises ValueError for several (`collsweep tune` refuses them first, keys_nodes())."""
+    if len(placements) > 1:
+        raise ValueError("a file that keys on communicator size only holds one placement")
+    return next(iter(placements.values()), {})
+
+
+def by_size_and_node(
+    placements: Placements, collective: str
+) -> dict[int, dict[int, Sequence[Band]]]:
+    """One collective's bands per group size, then per ranks a node."""
+    out: dict[int, dict[int, Sequence[Band]]] = {}
+    for per_node, per_collective in sorted(placements.items()):
+        for ranks, found in per_collective.get(collective, {}).items():
+            out.setdefault(ranks, {})[per_node] = found
+    return out
+
+
 def bands(
     choices: Sequence[tuple[int, str | None]], crossings: Mapping[tuple[int, int], float] = {}
 ) -> list[Band]:

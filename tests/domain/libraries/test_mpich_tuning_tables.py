@@ -36,6 +36,11 @@ def test_one_choice_everywhere_is_one_band() -> None:
     assert bands([]) == []
 
 
+def _one_host(per_ranks: dict) -> dict:
+    """Bands per group size as measured with every rank on one host (ranks a node 0)."""
+    return {ranks: {0: found} for ranks, found in per_ranks.items()}
+
+
 def _allreduce(table: dict) -> dict:
     return table[ALLREDUCE]["comm_type=intra"]
 
@@ -43,7 +48,7 @@ def _allreduce(table: dict) -> dict:
 def test_the_mpir_table_keeps_every_collective_and_every_other_group_size() -> None:
     generic = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)
     per_ranks = {2: [Band(64, RD), Band(None, None)], 4: [Band(None, RING)]}
-    table = mpich_tuning.mpir_table(per_ranks, generic)
+    table = mpich_tuning.mpir_table(_one_host(per_ranks), generic)
     assert set(table) == set(generic)
     assert {k: v for k, v in table.items() if k != ALLREDUCE} == {
         k: v for k, v in generic.items() if k != ALLREDUCE
@@ -67,7 +72,7 @@ def test_the_mpir_table_keeps_every_collective_and_every_other_group_size() -> N
 def test_guards_stay_where_mpich_checks_them_itself() -> None:
     """reduce_scatter_allgather needs a built-in op and count >= pow2; the tree needs its
     parameters named (a file's leaf is not filled from the cvars)."""
-    table = mpich_tuning.mpir_table({2: [Band(None, RSA)], 3: [Band(None, TREE)]}, MPIR)
+    table = mpich_tuning.mpir_table(_one_host({2: [Band(None, RSA)], 3: [Band(None, TREE)]}), MPIR)
     rsa = _allreduce(table)["comm_size<=2"]["avg_msg_size=any"]
     assert list(rsa) == ["is_op_built_in=no", "count<pow2", "count=any"]
     assert rsa["count=any"] == {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}
@@ -95,7 +100,7 @@ def _write(folder: Path, mpir: object, posix: object = None) -> Path:
 
 
 def test_a_tuning_file_must_be_a_whole_table_with_its_companion(tmp_path: Path) -> None:
-    whole = mpich_tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
+    whole = mpich_tuning.mpir_table(_one_host({2: [Band(None, RD)]}), MPIR)
     good = _write(tmp_path, whole)
     assert tuning_problem(DEFAULT, good) is None
     assert "does not exist" in tuning_problem(DEFAULT, tmp_path / "nope.json")
@@ -109,7 +114,7 @@ def test_a_tuning_file_must_be_a_whole_table_with_its_companion(tmp_path: Path) 
 
 
 def test_a_spec_with_a_tuning_file_times_mpi_tuned_in_a_launch_of_its_own(tmp_path: Path) -> None:
-    whole = mpich_tuning.mpir_table({2: [Band(None, RD)]}, MPIR)
+    whole = mpich_tuning.mpir_table(_one_host({2: [Band(None, RD)]}), MPIR)
     path = _write(tmp_path, whole)
     spec = parse_spec(f'sizes = [8]\nranks = [2]\nalgorithms = ["mpi"]\ntuning_file = "{path}"\n')
     assert spec.algorithms == ("mpi", "mpi:tuned")
@@ -160,7 +165,7 @@ def test_each_collective_has_its_own_subtree_size_condition_and_guards() -> None
         "reduce_scatter": {2: [Band(None, "reduce_scatter.mpi:pairwise")]},
         "reduce": {2: [Band(None, "reduce.mpi:reduce_scatter_gather")]},
     }
-    mpir, posix = mpich_tuning.mpich_tables(per_collective)
+    mpir, posix = mpich_tuning.mpich_tables({0: per_collective})
     generic = mpich_tuning.library_table(mpich_tuning.MPIR_TABLE)
     assert _allreduce(mpir) == _allreduce(generic)  # untouched: not tuned
     bcast = mpir["collective=bcast"]["comm_type=intra"]["comm_size<=2"]
@@ -202,7 +207,7 @@ def test_a_run_on_nodes_keys_its_bands_by_ranks_per_node_too() -> None:
     subtree for fewer or more ranks a node (and for every other size, as always)."""
     from runners.domain.libraries.tuning import Band
 
-    mpir, _ = mpich_tuning.mpich_tables({"allreduce": {4: [Band(None, "mpi:ring")]}}, 2)
+    mpir, _ = mpich_tuning.mpich_tables({2: {"allreduce": {4: [Band(None, "mpi:ring")]}}})
     intra = mpir["collective=allreduce"]["comm_type=intra"]
     default = intra["comm_size=any"]
     assert list(intra["comm_size<=4"]) == ["comm_avg_ppn<2", "comm_avg_ppn<=2", "comm_avg_ppn=any"]
@@ -210,7 +215,7 @@ def test_a_run_on_nodes_keys_its_bands_by_ranks_per_node_too() -> None:
     assert intra["comm_size<=4"]["comm_avg_ppn=any"] == default
     ring = intra["comm_size<=4"]["comm_avg_ppn<=2"]["avg_msg_size=any"]
     assert "algorithm=MPIR_Allreduce_intra_ring" in str(ring)
-    flat, _ = mpich_tuning.mpich_tables({"allreduce": {4: [Band(None, "mpi:ring")]}})
+    flat, _ = mpich_tuning.mpich_tables({0: {"allreduce": {4: [Band(None, "mpi:ring")]}}})
     assert "comm_avg_ppn" not in json.dumps(flat["collective=allreduce"])  # one host: as before
 
 
@@ -219,9 +224,32 @@ def test_a_size_tuned_across_nodes_leaves_the_shared_memory_table_as_mpichs_own(
     hands nothing to the generic selection there (on one host that would replace
     release_gather by MPICH's generic default), a size that fit on one node still does."""
     winner = [Band(64, "mpi:ring"), Band(None, None)]
-    _, across = mpich_tuning.mpich_tables({"allreduce": {2: winner}}, ranks_per_node=1)
+    _, across = mpich_tuning.mpich_tables({1: {"allreduce": {2: winner}}})
     assert across == mpich_tuning.library_table(mpich_tuning.POSIX_TABLE)
-    _, inside = mpich_tuning.mpich_tables({"allreduce": {2: winner, 4: winner}}, 2)
+    _, inside = mpich_tuning.mpich_tables({2: {"allreduce": {2: winner, 4: winner}}})
     sizes = inside["collective=allreduce"]["comm_type=intra"]
     assert sizes["comm_size<=2"]["avg_msg_size<=64"] == mpich_tuning.to_generic("allreduce")
     assert "comm_size<=4" not in sizes  # 4 ranks on 2 nodes of 2: MPICH's own
+
+
+def test_one_file_holds_several_placements_each_at_its_ranks_a_node() -> None:
+    """Tuned as one host, on nodes of 4 and of 8 (16 ranks): a comm_avg_ppn ladder, fewest
+    ranks a node first, each placement's bands exactly at its average (one host: all 16),
+    MPICH's own subtree between and beyond; the shared-memory table from the one-host run."""
+    host, eight, four = [Band(None, "mpi:ring")], [Band(None, RD)], [Band(None, RSA)]
+    mpir, posix = mpich_tuning.mpich_tables(
+        {0: {"allreduce": {16: host}}, 8: {"allreduce": {16: eight}}, 4: {"allreduce": {16: four}}}
+    )
+    intra = _allreduce(mpir)
+    default = intra["comm_size=any"]
+    ladder = intra["comm_size<=16"]
+    assert list(ladder) == [
+        "comm_avg_ppn<4", "comm_avg_ppn<=4", "comm_avg_ppn<8", "comm_avg_ppn<=8",
+        "comm_avg_ppn<16", "comm_avg_ppn<=16", "comm_avg_ppn=any",
+    ]  # fmt: skip
+    assert all(ladder[k] == default for k in ladder if "<=" not in k)
+    assert "reduce_scatter_allgather" in json.dumps(ladder["comm_avg_ppn<=4"])
+    assert "recursive_doubling" in json.dumps(ladder["comm_avg_ppn<=8"]["avg_msg_size=any"])
+    assert "intra_ring" in json.dumps(ladder["comm_avg_ppn<=16"])
+    handed = posix["collective=allreduce"]["comm_type=intra"]["comm_size<=16"]
+    assert handed == {"avg_msg_size=any": mpich_tuning.to_generic("allreduce")}
