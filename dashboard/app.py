@@ -37,6 +37,7 @@ PAGES = (
     ("views/workload.py", "Workload", "workload", ":material/work:"),
     ("views/model_fit.py", "Model fit", "model-fit", ":material/functions:"),
     ("views/compare.py", "Compare runs", "compare", ":material/difference:"),
+    ("views/placements.py", "Placements", "placements", ":material/lan:"),
     ("views/sql.py", "SQL", "sql", ":material/terminal:"),
     ("lab/page.py", "Modular lab", "modular-lab", ":material/science:"),
 )

@@ -14,6 +14,7 @@ from dashboard.figures.curves import curves_figure, metric_values
 from dashboard.figures.machine import probes_figure
 from dashboard.figures.model_fit import pingpong_figure, residuals_figure
 from dashboard.figures.override import override_figure
+from dashboard.figures.placements import placements_figure
 from dashboard.figures.scale import (
     AGREES,
     DIFFERS,
@@ -49,6 +50,7 @@ __all__ = [
     "metric_values",
     "override_figure",
     "pingpong_figure",
+    "placements_figure",
     "policies_figure",
     "probes_figure",
     "ratio_ticks",

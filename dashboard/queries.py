@@ -54,6 +54,11 @@ from runners.store.dashboard_reads.override import (
     override_summary,
     readable,
 )
+from runners.store.dashboard_reads.placements import (
+    PlacementsData,
+    newest_placements,
+    placements_data,
+)
 from runners.store.dashboard_reads.runs import (
     Overview,
     compare_runs,
@@ -110,6 +115,7 @@ __all__ = [
     "Example",
     "FitComparison",
     "Overview",
+    "PlacementsData",
     "RunAssumptions",
     "ScaleData",
     "Scope",
@@ -134,6 +140,7 @@ __all__ = [
     "fit_comparison",
     "machine_probes",
     "model_accuracy",
+    "newest_placements",
     "no_overlap_reason",
     "outliers",
     "override_impact",
@@ -141,6 +148,7 @@ __all__ = [
     "overview",
     "parameter_table",
     "pass_spread",
+    "placements_data",
     "prediction_calibrations",
     "provenance_diff",
     "readable",

@@ -260,6 +260,7 @@ EVERY_PAGE = (
     ("sql", "", False),
     ("modular-lab", "", True),
     ("scale", "", False),
+    ("placements", f"?runs={RUN_A}&runs={RUN_B}", True),
 )
 
 

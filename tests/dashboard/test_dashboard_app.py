@@ -85,6 +85,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "lab/page.py": (1, set(), "info"),
     "views/workload.py": (0, set(), "info"),  # the demo store holds no workload report
     "views/scale.py": (0, set(), "info"),  # nor a simulated run (test_dashboard_scale.py)
+    "views/placements.py": (0, {"runs"}, "info"),  # nor a sweep of several placements
 }
 
 
@@ -448,6 +449,31 @@ def test_compare_page_shows_the_rows_collsweep_compare_prints(demo: Path) -> Non
     assert set(table["change"]) <= {"slower", "faster"} and len(table) > 0
     same = open_app("views/compare.py", a=RUN_A, b=RUN_A)
     assert "two different runs" in same.info[0].value
+
+
+def test_placements_page_sets_a_sweeps_placements_side_by_side(
+    demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs of one sweep of placements (named ranks_per_node=N by the same command) are
+    chosen by default: each size's winner on each (one host first), each drawn algorithm's
+    time on each placement (a dash each), and the pairs' flips on each."""
+    db, placed = synthetic.with_placed_run(demo_store, tmp_path), synthetic.placed_spec()
+    for run_id, name in ((RUN_A, "ranks_per_node=0"), (placed.run_id, "ranks_per_node=1")):
+        store.update_run(db, run_id, {"name": name, "command_line": "collsweep sweep s.toml"})
+    monkeypatch.setenv(store.STORE_ENV, str(db))
+    at = open_app("views/placements.py", group="p=2 float32 sum")
+    assert_clean(at)
+    assert at.multiselect(key="runs").value == [placed.run_id, RUN_A]
+    table = next(t.value for t in at.dataframe if "size" in t.value.columns)
+    assert list(table.columns) == ["size", "one host", "2 nodes x 1"]
+    assert len(table) == len(synthetic.SIZES)
+    assert (table["one host"] != table["2 nodes x 1"]).any()  # its default is 2x slower
+    (figure,) = charts(at)
+    drawn = {(t["meta"]["algorithm"], t["meta"]["placement"]) for t in figure["data"]}
+    assert {p for _, p in drawn} == {"one host", "2 nodes x 1"}
+    dashes = {t["meta"]["placement"]: t["line"]["dash"] for t in figure["data"]}
+    assert dashes == {"one host": "solid", "2 nodes x 1": "dash"}
+    assert any("flips" in m.value for m in at.markdown)
 
 
 # --- SQL ---------------------------------------------------------------------------------------

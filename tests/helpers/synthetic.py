@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -92,6 +93,26 @@ def demo_specs() -> list[RunSpec]:
             seed=1,
         ),
     ]
+
+
+def placed_spec() -> RunSpec:
+    """Run A's grid at p=2 on 2 emulated nodes of 1 rank, three days later, its default 2x
+    slower (so its decided winners differ from the host's)."""
+    return RunSpec(
+        run_id="r20261204-120000-cccc",
+        started_at=datetime(2026, 12, 4, 12, 0, 0),
+        ranks=(2,),
+        ranks_per_node=1,
+        slowdown={"mpi": 2.0},
+    )
+
+
+def with_placed_run(demo_store: Path, folder: Path) -> Path:
+    """A copy of the demo store in `folder` with placed_spec's run added."""
+    db = Path(folder) / "placed.duckdb"
+    shutil.copy(demo_store, db)
+    build_store(db, [placed_spec()])
+    return db
 
 
 def decade_spec() -> RunSpec:

@@ -199,15 +199,8 @@ def test_no_output_lands_on_an_input_or_the_store(
 
 
 def _with_a_run_on_nodes(demo_store: Path, tmp_path: Path) -> tuple[Path, str]:
-    """The demo store and a run of the same grid on nodes of 1 rank (its default 2x slower, so
-    its decided winners differ from the host's)."""
-    db = tmp_path / "placed.duckdb"
-    shutil.copy(demo_store, db)
-    placed = synthetic.RunSpec(
-        run_id="r20261204-120000-cccc", ranks=(2,), ranks_per_node=1, slowdown={"mpi": 2.0}
-    )
-    synthetic.build_store(db, [placed])
-    return db, placed.run_id
+    """The demo store and a run of the same grid on nodes of 1 rank (synthetic.placed_spec)."""
+    return synthetic.with_placed_run(demo_store, tmp_path), synthetic.placed_spec().run_id
 
 
 def test_one_file_holds_a_sweeps_placements_each_at_its_ranks_a_node(
