@@ -15,7 +15,14 @@ from runners.domain.collectives.collective import NO_OP
 from runners.domain.collectives.datatypes import DTYPES, op_spec
 from runners.domain.libraries.catalog import ALGORITHMS, library_of
 from runners.domain.model.calibration_id import GammaKey
-from runners.domain.model.closed_form import Prediction, autotuned_model, model_for, predict
+from runners.domain.model.closed_form import (
+    LIBRARY_MIN,
+    Prediction,
+    autotuned_model,
+    library_models,
+    model_for,
+    predict,
+)
 from runners.domain.model.closed_form import smooth_totals as models_smooth_totals
 from runners.domain.model.overheads import family_of as overhead_family
 from runners.domain.model.pricing import (
@@ -216,9 +223,11 @@ def variant_of(params: Params, algorithm: str, wanted: str | None = None) -> str
     'mpi' stays `textbook`: on one node MPICH runs its shared-memory path, not the forced
     algorithms' code, so their measured overheads and message curves are not its costs (at
     p=2 it measures about half of every forced one)."""
+    upto = stand_ins(wanted or params.most_complete)
+    if model_of(algorithm) == LIBRARY_MIN and params.placement is not None and TWO_LEVEL in upto:
+        return TWO_LEVEL  # the fastest of the library's algorithms, each on both levels
     if model_of(algorithm) not in ALGORITHMS:
         return TEXTBOOK
-    upto = stand_ins(wanted or params.most_complete)
     return next((v for v in upto if params.costs(v, algorithm) is not None), TEXTBOOK)
 
 
@@ -249,6 +258,8 @@ def _priced(
 ) -> Prediction | None:
     """predict_with, computed."""
     algorithm, ranks, nbytes, dtype, op = where
+    if variant_of(params, algorithm, variant) == TWO_LEVEL and model_of(algorithm) == LIBRARY_MIN:
+        return _fastest_on_levels(params, where, smooth)
     found = _pricing(params, algorithm, dtype, op, variant)
     if found is None:
         return None
@@ -278,6 +289,46 @@ def _priced(
     )
 
 
+def _fastest_on_levels(
+    params: Params, where: tuple[str, int, float, str, str], smooth: bool
+) -> Prediction | None:
+    """The autotuned choice on nodes (library_min, two_level): the fastest of the library's
+    forced algorithms that can run the call, each priced on both levels."""
+    algorithm, ranks, nbytes, dtype, op = where
+    spec = ALGORITHMS[algorithm]
+    count = nbytes / DTYPES[dtype].itemsize
+    names = library_models(
+        ranks, count, op_spec(op).commutative, library_of(algorithm), spec.collective
+    )
+    found = [
+        predict_with(params, name, ranks, nbytes, dtype, op, variant=TWO_LEVEL, smooth=smooth)
+        for name in names
+    ]
+    priced = [p for p in found if p is not None]
+    return min(priced, key=lambda p: p.total_s) if priced else None
+
+
+def _fastest_on_levels_many(
+    params: Params, algorithm: str, key: Key, nbytes: np.ndarray
+) -> np.ndarray:
+    """_fastest_on_levels at every size of `nbytes` (smooth): the sizes that share the same
+    candidate algorithms are priced together."""
+    ranks, dtype, op = key
+    spec, itemsize = ALGORITHMS[algorithm], DTYPES[dtype].itemsize
+    choices = [
+        library_models(ranks, n / itemsize, op_spec(op).commutative, library_of(algorithm),
+                       spec.collective)
+        for n in nbytes
+    ]  # fmt: skip
+    totals = np.full(nbytes.shape, np.inf)
+    for names in set(choices):
+        here = np.array([c == names for c in choices])
+        for name in names:
+            priced = smooth_times(params, name, key, nbytes[here], TWO_LEVEL)
+            totals[here] = np.minimum(totals[here], priced)
+    return totals
+
+
 def smooth_times(
     params: Params,
     algorithm: str,
@@ -287,8 +338,11 @@ def smooth_times(
 ) -> np.ndarray:
     """predict_with(..., smooth=True).total_s at every size in `nbytes` (group key =
     (ranks, dtype, op); its gamma must be known): a schedule is priced over the whole array at
-    once (pricing.smooth_totals), and so is a closed form (models.smooth_totals)."""
+    once (pricing.smooth_totals), and so is a closed form (models.smooth_totals); the
+    autotuned choice on nodes, the fastest of its library's algorithms on both levels."""
     ranks, dtype, op = key
+    if variant_of(params, algorithm, variant) == TWO_LEVEL and model_of(algorithm) == LIBRARY_MIN:
+        return _fastest_on_levels_many(params, algorithm, key, np.asarray(nbytes, dtype=float))
     found = _pricing(params, algorithm, dtype, op, variant)
     if found is None:
         raise ValueError(f"{algorithm} has no prediction for {dtype}/{op} here")

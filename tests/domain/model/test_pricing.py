@@ -193,3 +193,22 @@ def test_a_curve_priced_over_an_array_is_the_scalar_pricing_size_by_size(demo_st
                 )
                 checked.add(variant_of(params, algorithm, variant))
     assert checked == set(VARIANTS)  # every variant's own pricing was compared
+
+
+def test_the_autotuned_choice_on_nodes_is_the_fastest_library_algorithm_on_both_levels() -> None:
+    """On nodes (a calibration of both levels) plain 'mpi' is priced as the fastest of the
+    library's forced algorithms, each on both levels (two_level), no longer in the closed
+    form that prices every message at the network's cost."""
+    network = _params(message_cost=LINEAR)
+    inside = MessageCost.from_medians([0, 2**30], [A / 4, A / 4 + B / 10 * 2**30])
+    placed = replace(network, node=replace(network, message_cost=inside), placement=Placement(2))
+    where = ("mpi", 4, 1 << 20, "float32", "sum")
+    assert variant_of(placed, "mpi") == "two_level" and variant_of(network, "mpi") == "textbook"
+    got = predict_with(placed, *where)
+    library = [
+        predict_with(placed, name, *where[1:])
+        for name in ("mpi:recursive_doubling", "mpi:ring", "mpi:reduce_scatter_allgather")
+    ]
+    assert got is not None and got.total_s == min(p.total_s for p in library if p)
+    flat = predict_with(network, *where)
+    assert flat is not None and got.total_s != flat.total_s
