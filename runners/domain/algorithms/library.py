@@ -63,9 +63,17 @@ FORCED: tuple[AlgorithmSpec, ...] = tuple(
 )
 
 COMPOSITION_CVAR = "MPIR_CVAR_ALLREDUCE_COMPOSITION"
+
+
 # MPICH's node-aware allreduce (ch4's device collectives): which inter-node (netmod) and
 # intra-node (shared-memory) parts compose a call, by MPIR_CVAR_ALLREDUCE_COMPOSITION's value.
 # They see nodes as MPICH does (emulated ones: its cliques); no MPIR table leaf names them.
+def is_composition(spec: AlgorithmSpec) -> bool:
+    """Whether `spec` is one of MPICH's compositions (forced by COMPOSITION_CVAR, not by an
+    algorithm's name): it needs the device collectives on for the whole launch."""
+    return any(name == COMPOSITION_CVAR for name, _ in spec.settings)
+
+
 COMPOSITIONS: tuple[AlgorithmSpec, ...] = tuple(
     AlgorithmSpec(
         f"mpi:composition_{greek}",

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runners.domain.algorithms.library import is_composition
 from runners.domain.collectives.descriptor import MPICH, AlgorithmSpec
 from runners.domain.libraries.base import PER_CALL, RUNTIME, LibrarySpec
 from runners.domain.libraries.mpich_tuning import (
@@ -144,7 +145,7 @@ class Mpich(LibrarySpec):
         for a composition (its `settings`), its cvar with the device collectives on."""
         if not spec.forced:
             return {}
-        if spec.settings:
+        if is_composition(spec):
             composed = {name: str(value) for name, value in spec.settings}
             return {**composed, "MPIR_CVAR_DEVICE_COLLECTIVES": "all", **FALLBACK_KNOB}
         return {
@@ -168,17 +169,17 @@ class Mpich(LibrarySpec):
 
     def forcing_text(self, spec: AlgorithmSpec) -> str:
         """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name> (a composition's cvar=<value>)."""
-        if spec.settings:
+        if is_composition(spec):
             return super().forcing_text(spec)
         return f"{INTRA_CVARS[spec.collective]}={spec.forced}"
 
     def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
         """A composition needs the device collectives on for the whole launch: env only."""
-        return not spec.settings
+        return not is_composition(spec)
 
     def tunable(self, spec: AlgorithmSpec) -> bool:
         """MPICH's MPIR table names algorithms, not the device's compositions."""
-        return not spec.settings
+        return not is_composition(spec)
 
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """'MPI_T <cvar>=<name>' or 'env <cvar>=<name>'; the tuning file for mpi:tuned."""

@@ -6,10 +6,9 @@ SPEC_KEYS, the one table of their names, types, defaults, flags and help)."""
 
 from __future__ import annotations
 
-import math
 import tomllib
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -17,22 +16,16 @@ from runners.domain.collectives.collective import DEFAULT_COLLECTIVE
 from runners.domain.collectives.datatypes import DTYPES, OPS
 from runners.domain.collectives.descriptor import MPICH
 from runners.domain.inputs import BadInputFile, read_text_input
-from runners.domain.libraries import LIBRARIES
 from runners.domain.libraries.catalog import (
-    ALGORITHMS,
     BASE_ALGORITHMS,
-    is_tuned,
-    is_vendor_tuned,
     known_names,
 )
-from runners.domain.libraries.switching import LAUNCH, RUNTIME
+from runners.domain.libraries.switching import RUNTIME
 from runners.domain.nodes.network import EXAMPLE as NETWORK_EXAMPLE
 from runners.domain.nodes.network import Network, checked_network_text, parse_network
-from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement, nodes_problems
+from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement
 from runners.domain.sweep.launcher import (
     DEFAULT_LAUNCHER,
-    RANKS_PER_NODE,
-    launcher_syntax_problem,
 )
 from runners.domain.sweep.records import TimingPolicy
 from runners.domain.sweep.spec_keys import (
@@ -47,16 +40,13 @@ from runners.domain.sweep.spec_keys import (
 from runners.domain.sweep.spec_names import (
     add_tuned,
     add_vendor_tuned,
-    check_names,
     expand_collectives,
     expand_libraries,
     expand_parameters,
 )
-from runners.domain.sweep.workload_spec import Cell, cell_problems, parse_cells
+from runners.domain.sweep.spec_problems import spec_problems
+from runners.domain.sweep.workload_spec import Cell, parse_cells
 from runners.domain.units import format_bytes
-
-CACHE_MODES = ("hot", "cold")
-THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 
 # Seconds a launch may take to start (MPI_Init, the launch's calibration) on top of the
 # point timeout before its first point: start-up on a loaded machine is no hang.
@@ -236,106 +226,6 @@ def _from_values(values: dict[str, Any]) -> SweepSpec:
     return SweepSpec(**values, timing=TimingPolicy(**timing))
 
 
-def _grid_problems(spec: SweepSpec) -> list[str]:
-    """What is wrong with the grid: names, group sizes, sizes and cells."""
-    problems = check_names(spec.algorithms, ALGORITHMS, "algorithm")
-    foreign = [
-        a
-        for a in spec.algorithms
-        if a in ALGORITHMS and ALGORITHMS[a].collective not in spec.collectives
-    ]
-    if foreign:
-        problems.append(
-            f"algorithms {', '.join(foreign)} are not of the collectives swept "
-            f"({', '.join(spec.collectives)}): add their collective to collectives"
-        )
-    problems += check_names(spec.dtypes, DTYPES, "dtype")
-    problems += check_names(spec.ops, OPS, "op")
-    if min(spec.ranks) < 1:
-        problems.append(f"ranks must all be >= 1, got {list(spec.ranks)}")
-    if min(spec.sizes) < 1:
-        problems.append(f"sizes must all be >= 1 byte, got {list(spec.sizes)}")
-    for dtype in spec.dtypes:
-        if dtype in DTYPES:
-            sizes = [c[2] for c in spec.cells if c[3] == dtype] if spec.cells else spec.sizes
-            bad = [s for s in sizes if s % DTYPES[dtype].itemsize]
-            if bad:
-                problems.append(
-                    f"sizes {bad} are not a multiple of {dtype}'s {DTYPES[dtype].itemsize} bytes"
-                )
-    problems += cell_problems(spec.cells, spec.collectives, spec.ops)
-    outside = [c for c in spec.cells if c[1] not in spec.ranks or c[2] not in spec.sizes]
-    if outside:
-        problems.append(f"cells {list(outside[0])} is outside the ranks and sizes swept")
-    return problems
-
-
-def _range_problems(spec: SweepSpec) -> list[str]:
-    """The numbers out of their range: the timing policy's, the watchdog's and each key's
-    largest value (SpecKey.most)."""
-    values, problems = spec.values(), []
-    for key in ("warmup", "budget_s", "point_timeout_s"):
-        if values[key] < 0 or math.isnan(values[key]):
-            problems.append(f"{key} must be >= 0, got {values[key]}")
-    timing = spec.timing
-    if timing.min_iterations < 1 or timing.max_iterations < timing.min_iterations:
-        problems.append("need 1 <= min_iterations <= max_iterations")
-    for key in ("passes", "launches"):
-        if values[key] < 1:
-            problems.append(f"{key} must be >= 1, got {values[key]}")
-    for bounded in (k for k in SPEC_KEYS if k.most is not None):
-        value = values[bounded.name]
-        value = max(value) if isinstance(value, tuple) else value
-        if not value <= bounded.most:  # also catches nan
-            problems.append(f"{bounded.name} must be at most {bounded.most:g}, got {value!r}")
-    if not 0 < timing.target_rel_ci < 1:
-        problems.append(f"target_rel_ci must be between 0 and 1, got {timing.target_rel_ci}")
-    if timing.cache_mode not in CACHE_MODES:
-        problems.append(f"cache_mode must be one of {', '.join(CACHE_MODES)}")
-    return problems
-
-
-def _launch_problems(spec: SweepSpec) -> list[str]:
-    """What keeps the ranks from starting as asked: the library, the launcher, tuning files."""
-    problems = []
-    if spec.library_switching not in (RUNTIME, LAUNCH):
-        problems.append(f"library_switching must be {RUNTIME} or {LAUNCH}")
-    if spec.thread_level not in THREAD_LEVELS:
-        problems.append(f"thread_level must be one of {', '.join(THREAD_LEVELS)}")
-    launcher = launcher_syntax_problem(spec.launcher, spec.launcher_shell)
-    if launcher:
-        problems.append(launcher)
-    vendor = [a for a in spec.algorithms if is_vendor_tuned(a)]
-    if vendor and not spec.vendor_tuning_file:
-        problems.append(f"{vendor[0]} needs vendor_tuning_file (a file its autotuner wrote)")
-    tuned = [a for a in spec.algorithms if is_tuned(a)]
-    if tuned and not spec.tuning_file:
-        problems.append(f"{tuned[0]} needs tuning_file (a file collsweep tune wrote)")
-    if len({ALGORITHMS[a].runs_on for a in tuned}) > 1:
-        problems.append(f"one tuning_file serves one library; {' and '.join(tuned)} all ask")
-    problems += _nodes_problems(spec)
-    own = [LIBRARIES[n] for n in spec.libraries if n in LIBRARIES and LIBRARIES[n].prefix_name]
-    if own and spec.launcher != DEFAULT_LAUNCHER:
-        problems.append(
-            f"launcher: {' and '.join(lib.title for lib in own)} ranks start with their own "
-            f"mpiexec; a sweep with library {', '.join(lib.name for lib in own)} keeps the "
-            "default launcher"
-        )
-    return problems
-
-
-def _nodes_problems(spec: SweepSpec) -> list[str]:
-    """What keeps the ranks from running on the nodes asked for, each ranks_per_node."""
-    default, places = spec.launcher == DEFAULT_LAUNCHER, RANKS_PER_NODE in spec.launcher
-    problems: list[str] = []
-    for each in spec.ranks_per_node:
-        nodes = replace(spec.nodes, ranks_per_node=each)
-        network = spec.network if each or len(spec.ranks_per_node) == 1 else ""
-        found = nodes_problems(nodes, network, spec.ranks, spec.libraries, default, places)
-        problems += [p for p in found if p not in problems]
-    return problems
-
-
 def _without_repeats(values: dict[str, Any], notes: list[str] | None) -> None:
     """Drop repeated entries of the list keys (first kept), noting each key that had some."""
     for key in LIST_KEYS:
@@ -375,7 +265,7 @@ def spec_from_mapping(raw: dict[str, Any], notes: list[str] | None = None) -> Sw
     _without_repeats(values, notes)
     expanded = expand_libraries(values)
     spec = _from_values(values)
-    problems = expanded + _grid_problems(spec) + _range_problems(spec) + _launch_problems(spec)
+    problems = expanded + spec_problems(spec, SPEC_KEYS)
     if problems:
         raise SpecError("; ".join(problems))
     return spec

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runners.domain.collectives.descriptor import MPICH
-from runners.domain.libraries.catalog import ALGORITHMS, library_of
+from runners.domain.algorithms.library import is_composition
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.nodes.network import parse_network
 from runners.domain.nodes.placement import TRANSPORT, Placement
 from runners.domain.units import format_bytes
@@ -116,7 +116,7 @@ def spinning_note(algorithms: Sequence[str], ranks: Sequence[int], cores: int) -
     """What oversubscription does to MPICH's compositions (mpi:composition_*): they need its
     device collectives, whose shared-memory parts spin-wait (milliseconds a call when ranks
     outnumber cores), so their times there measure the spinning; None where none is at risk."""
-    composed = [a for a in algorithms if ALGORITHMS[a].settings and library_of(a) == MPICH]
+    composed = [a for a in algorithms if is_composition(ALGORITHMS[a])]
     over = [r for r in ranks if r > cores]
     if not composed or not over:
         return None
