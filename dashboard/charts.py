@@ -24,7 +24,6 @@ from dashboard.figures.scale import (
 )
 from dashboard.figures.strip import winner_strip
 from dashboard.figures.style import (
-    ALGORITHM_COLORS,
     FALLBACK_COLORS,
     METRICS,
     color,
@@ -36,7 +35,6 @@ from dashboard.figures.workload import call_shares_figure, policies_figure, wins
 
 __all__ = [
     "AGREES",
-    "ALGORITHM_COLORS",
     "DIFFERS",
     "FALLBACK_COLORS",
     "METRICS",

@@ -20,8 +20,7 @@ METRICS = {
     "algbw": "Algorithm bandwidth (GB/s)",
     "busbw": "Bus bandwidth (GB/s)",
 }
-# Colours and short labels come from each algorithm's entry in the catalog.
-ALGORITHM_COLORS = {name: spec.color for name, spec in ALGORITHMS.items()}
+# Colours and short labels come from each algorithm's entry in the catalog (color, short_name).
 FALLBACK_COLORS = ("#aec7e8", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d")
 VERDICT_SYMBOLS = {
     "faster": "triangle-up",

@@ -89,7 +89,7 @@ def test_colours_are_stable_and_far_apart() -> None:
 
     members = [FAMILY.member_name(FAMILY.values({"leaders": a}, {"ranks_per_node": 2}))
                for a in LEADERS]  # fmt: skip
-    known = charts.ALGORITHM_COLORS | {name: charts.color(name) for name in members}
+    known = {name: charts.color(name) for name in (*ALGORITHMS, *members)}
     assert all(re.fullmatch("#[0-9a-f]{6}", charts.color(name)) for name in known)
     for a, b in itertools.combinations(known, 2):
         if ALGORITHMS[a].collective != ALGORITHMS[b].collective:

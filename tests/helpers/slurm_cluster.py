@@ -18,7 +18,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 from conftest import processes_with, wait_until
@@ -143,18 +142,14 @@ class SlurmCluster:
         self._wait_idle()
 
     def _wait_idle(self) -> None:
-        deadline = time.monotonic() + READY_S
-        while time.monotonic() < deadline:
-            out = subprocess.run(
-                [*self.prefix(), "sinfo", "-h", "-o", "%T"],
-                capture_output=True,
-                text=True,
-                env=self.env(),
-            )
-            if out.returncode == 0 and set(out.stdout.split()) == {"idle"}:
-                return
-            time.sleep(0.5)
-        raise RuntimeError(f"the Slurm node did not become idle:\n{self.log_tail()}")
+        if not wait_until(self._idle, READY_S, 0.5):
+            raise RuntimeError(f"the Slurm node did not become idle:\n{self.log_tail()}")
+
+    def _idle(self) -> bool:
+        """Whether every node of the cluster reports itself idle."""
+        command = [*self.prefix(), "sinfo", "-h", "-o", "%T"]
+        out = subprocess.run(command, capture_output=True, text=True, env=self.env())
+        return out.returncode == 0 and set(out.stdout.split()) == {"idle"}
 
     def log_tail(self) -> str:
         """The end of every daemon's log, for a failure message."""
