@@ -20,8 +20,12 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     rows = {row["name"]: row for row in listed if row["kind"] != "family"}
     assert list(rows) == list(ALGORITHMS)
     families = [row for row in listed if row["kind"] == "family"]
-    assert [row["schedule"] for row in families] == ["hierarchical"]
+    assert [row["schedule"] for row in families] == [
+        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial"
+    ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
+    assert families[2]["name"] == "bcast.knomial(radix=N)"
+    assert families[2]["collective"] == "bcast"
     assert all(
         {"name", "library", "collective", "kind", "schedule", "runnable"} <= set(r)
         for r in rows.values()
@@ -65,6 +69,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
     rows = json.loads(capsys.readouterr().out)
     assert {r["name"] for r in rows} == {
         "bcast.binomial_tree",
+        "bcast.knomial(radix=N)",
         "bcast.scatter_allgather",
         "bcast.mpi",
         "bcast.mpi:binomial",

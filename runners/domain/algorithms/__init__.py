@@ -19,14 +19,17 @@ from runners.domain.algorithms.allgather import ring as allgather_ring
 from runners.domain.algorithms.allreduce import (
     binomial_tree,
     hierarchical,
+    knomial,
     rabenseifner,
     recursive_doubling,
     ring,
 )
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
+from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast import scatter_allgather
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
+from runners.domain.algorithms.reduce import knomial as reduce_knomial
 from runners.domain.algorithms.reduce import rabenseifner as reduce_rabenseifner
 from runners.domain.algorithms.reduce_scatter import pairwise, recursive_halving
 from runners.domain.algorithms.reduce_scatter import ring as reduce_scatter_ring
@@ -55,7 +58,10 @@ OTHER_COLLECTIVES: tuple[AlgorithmSpec, ...] = (
 
 # The hand-written algorithms with parameters, by family: each member is named
 # `family(key=value,...)` (runners.domain.algorithms.parameters).
-FAMILIES: Mapping[str, Family] = {family.name: family for family in (hierarchical.FAMILY,)}
+FAMILIES: Mapping[str, Family] = {
+    family.name: family
+    for family in (hierarchical.FAMILY, knomial.FAMILY, bcast_knomial.FAMILY, reduce_knomial.FAMILY)
+}
 
 
 def hand_written_on(

@@ -28,6 +28,7 @@ class Parameter:
     choices: tuple[str, ...] = ()
     default: str = ""
     from_run: str = ""
+    minimum: int = 1  # an integer parameter's smallest value
 
     def parsed(self, text: str) -> str:
         """`text` as this parameter's canonical value; ValueError saying what is allowed."""
@@ -36,8 +37,8 @@ class Parameter:
             if text not in self.choices:
                 raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}")
             return text
-        if not text.isdigit() or not 1 <= int(text) <= MAX_INTEGER:
-            raise ValueError(f"{self.name} must be an integer from 1 to {MAX_INTEGER}")
+        if not text.isdigit() or not self.minimum <= int(text) <= MAX_INTEGER:
+            raise ValueError(f"{self.name} must be an integer from {self.minimum} to {MAX_INTEGER}")
         return str(int(text))
 
 

@@ -105,18 +105,24 @@ def critical_path(schedule: Schedule, size: int, count: int) -> CriticalPath:
 
 
 def walked_path(schedule: Schedule, size: int, count: int) -> CriticalPath:
-    """critical_path by walking every rank's steps."""
-    largest: dict[RoundKey, tuple[int, int]] = {}
+    """critical_path by walking every rank's steps: per round, the most messages, elements
+    moved and elements reduced of any one rank (a rank's steps in one round one after
+    another: a k-nomial parent's sends to its children)."""
+    largest: dict[RoundKey, tuple[int, int, int]] = {}
     for rank in range(size):
+        mine: dict[RoundKey, tuple[int, int, int]] = {}
         for step in schedule(rank, size, count):
-            sent, reduced = largest.get(step.round, (0, 0))
+            messages, sent, reduced = mine.get(step.round, (0, 0, 0))
             moved = max(step.sent, step.received)
             this_reduced = step.received if step.reduce else 0
-            largest[step.round] = (max(sent, moved), max(reduced, this_reduced))
+            mine[step.round] = (messages + 1, sent + moved, reduced + this_reduced)
+        for key, (messages, sent, reduced) in mine.items():
+            most = largest.get(key, (0, 0, 0))
+            largest[key] = (max(most[0], messages), max(most[1], sent), max(most[2], reduced))
     return CriticalPath(
-        messages=len(largest),
-        sent=sum(s for s, _ in largest.values()),
-        reduced=sum(r for _, r in largest.values()),
+        messages=sum(m for m, _, _ in largest.values()),
+        sent=sum(s for _, s, _ in largest.values()),
+        reduced=sum(r for _, _, r in largest.values()),
     )
 
 
