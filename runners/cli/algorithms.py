@@ -54,7 +54,7 @@ def family_rows(library: str | None, collective: str | None) -> list[dict[str, A
     return [
         {
             "name": family.pattern,
-            "library": None,
+            "library": spec.runs_on if spec.library else None,
             "collective": spec.collective,
             "kind": "family",
             "schedule": family.name,

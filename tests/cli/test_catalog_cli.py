@@ -21,7 +21,7 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert list(rows) == list(ALGORITHMS)
     families = [row for row in listed if row["kind"] == "family"]
     assert [row["schedule"] for row in families] == [
-        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial"
+        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial"
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
     assert families[2]["name"] == "bcast.knomial(radix=N)"

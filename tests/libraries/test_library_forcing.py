@@ -255,3 +255,16 @@ def test_forced_allgather_recursive_doubling_is_named_by_mpich_itself() -> None:
     result = launch.run(launch.Job(3, "library_fingerprint", ["12", "allgather"], knobs), 120)
     assert result.returncode == 0, result.stderr
     assert "Allgather recursive_doubling cannot be applied" in result.stderr
+
+
+def test_a_forced_knomial_tree_is_knomial_radix_k_rank_by_rank() -> None:
+    """MPICH's tree with MPIR_CVAR_ALLREDUCE_TREE_TYPE=knomial_2 and TREE_KVAL=3 on 5 ranks:
+    the counting op's calls per rank are exactly knomial(radix=3)'s reductions, so that
+    schedule models it; MPICH's default type, knomial_1, numbers the tree otherwise."""
+    from runners.domain.libraries.catalog import ALGORITHMS
+
+    schedule = ALGORITHMS["knomial(radix=3)"].required_schedule
+    expected = {r: [s.received for s in schedule(r, 5, 1024) if s.reduce] for r in range(5)}
+    assert reduction_calls("knomial(radix=3)", ranks=5) == expected
+    knobs = library_knobs("mpi:knomial(radix=3)") | {"MPIR_CVAR_ALLREDUCE_TREE_TYPE": "knomial_1"}
+    assert mpich_calls(5, 1024, knobs) != expected

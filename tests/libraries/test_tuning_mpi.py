@@ -106,3 +106,15 @@ def test_a_reduce_scatter_subtree_names_the_algorithm_on_each_side_of_a_boundary
     assert mpich_calls(4, below, knobs, "reduce_scatter") == {r: [64, 64, 64] for r in range(4)}
     assert mpich_calls(4, above, knobs, "reduce_scatter") == {r: [512, 256] for r in range(4)}
     assert mpich_calls(4, below, {}, "reduce_scatter") == {r: [128, 64] for r in range(4)}
+
+
+def test_a_file_naming_a_knomial_tree_runs_its_radix(tmp_path: Path) -> None:
+    """A band naming mpi:knomial(radix=3) writes MPICH's tree leaf with k=3 and knomial_2: on 5
+    ranks the counting op sees exactly knomial(radix=3)'s reductions (the radix travels in the
+    file, not only in the forced entry's environment)."""
+    from runners.domain.libraries.catalog import ALGORITHMS
+
+    path = synthetic.write_tuning_file(tmp_path, {5: [Band(None, "mpi:knomial(radix=3)")]})
+    schedule = ALGORITHMS["knomial(radix=3)"].required_schedule
+    expected = {r: [s.received for s in schedule(r, 5, 1024) if s.reduce] for r in range(5)}
+    assert reduction_calls(5, 1024, path) == expected

@@ -27,6 +27,7 @@ from runners.domain.algorithms.allreduce import (
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
 from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast import scatter_allgather
+from runners.domain.algorithms.library_knomial import FAMILY as MPICH_KNOMIAL
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
 from runners.domain.algorithms.reduce import knomial as reduce_knomial
@@ -60,7 +61,13 @@ OTHER_COLLECTIVES: tuple[AlgorithmSpec, ...] = (
 # `family(key=value,...)` (runners.domain.algorithms.parameters).
 FAMILIES: Mapping[str, Family] = {
     family.name: family
-    for family in (hierarchical.FAMILY, knomial.FAMILY, bcast_knomial.FAMILY, reduce_knomial.FAMILY)
+    for family in (
+        hierarchical.FAMILY,
+        knomial.FAMILY,
+        bcast_knomial.FAMILY,
+        reduce_knomial.FAMILY,
+        MPICH_KNOMIAL,
+    )
 }
 
 

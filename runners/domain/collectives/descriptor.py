@@ -67,7 +67,8 @@ class AlgorithmSpec:
     runs_on: str = MPICH
     mirrors: str = ""
     falls_back: Callable[[int, int, int, bool], str] | None = None
-    settings: tuple[tuple[str, int], ...] = ()  # the values that force it (Open MPI, Intel MPI)
+    # the values that force it (Open MPI, Intel MPI; MPICH's compositions, a tree's type and radix)
+    settings: tuple[tuple[str, int | str], ...] = ()
 
     @property
     def required_schedule(self) -> Schedule:

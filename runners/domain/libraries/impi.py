@@ -71,7 +71,7 @@ class IntelMpi(LibrarySpec):
         """One JSON tree (tuning_table), every band naming a forced preset; keyed by
         communicator size only here (one placement; the provenance says so)."""
         presets = {
-            name: dict(spec.settings)[PRESET_VARIABLE]
+            name: int(dict(spec.settings)[PRESET_VARIABLE])
             for name, spec in specs.items()
             if PRESET_VARIABLE in dict(spec.settings)
         }

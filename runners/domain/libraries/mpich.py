@@ -145,11 +145,12 @@ class Mpich(LibrarySpec):
         for a composition (its `settings`), its cvar with the device collectives on."""
         if not spec.forced:
             return {}
+        settings = {name: str(value) for name, value in spec.settings}
         if is_composition(spec):
-            composed = {name: str(value) for name, value in spec.settings}
-            return {**composed, "MPIR_CVAR_DEVICE_COLLECTIVES": "all", **FALLBACK_KNOB}
+            return {**settings, "MPIR_CVAR_DEVICE_COLLECTIVES": "all", **FALLBACK_KNOB}
         return {
             INTRA_CVARS[spec.collective]: spec.forced,
+            **settings,
             "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
             **FALLBACK_KNOB,
         }
@@ -168,14 +169,17 @@ class Mpich(LibrarySpec):
         }
 
     def forcing_text(self, spec: AlgorithmSpec) -> str:
-        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name> (a composition's cvar=<value>)."""
+        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM=<name> and its settings (a composition's:
+        its cvar=<value> alone)."""
         if is_composition(spec):
             return super().forcing_text(spec)
-        return f"{INTRA_CVARS[spec.collective]}={spec.forced}"
+        settings = "".join(f", {name}={value}" for name, value in spec.settings)
+        return f"{INTRA_CVARS[spec.collective]}={spec.forced}{settings}"
 
     def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
-        """A composition needs the device collectives on for the whole launch: env only."""
-        return not is_composition(spec)
+        """A forced algorithm with settings (a composition: the device collectives on; a
+        tree's type and radix) needs them for the whole launch: env only."""
+        return not spec.settings
 
     def tunable(self, spec: AlgorithmSpec) -> bool:
         """MPICH's MPIR table names algorithms, not the device's compositions."""

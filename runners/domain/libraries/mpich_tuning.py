@@ -27,7 +27,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from runners.domain.algorithms import FAMILIES
 from runners.domain.algorithms.library import FORCED, OTHER_FORCED
+from runners.domain.algorithms.library_knomial import TREE_KVAL_CVAR, TREE_TYPE_CVAR
+from runners.domain.algorithms.parameters import split_name
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.inputs import BadInputFile, load_json_bytes
 from runners.domain.libraries.tuning import Band, Placements, by_size_and_node
@@ -114,17 +117,40 @@ def to_generic(collective: str) -> dict[str, Any]:
     return {"is_multi_threaded=yes": {"is_multi_threaded=no": {leaf: {}}}}
 
 
+def _forced(algorithm: str) -> AlgorithmSpec:
+    """A forced MPICH algorithm's descriptor: a fixed one, or a family's member (a k-nomial
+    tree of some radix)."""
+    found = MPICH_FORCED.get(algorithm)
+    if found is not None:
+        return found
+    family, given = split_name(algorithm)
+    return FAMILIES[family].build(algorithm, FAMILIES[family].values(given, {}))
+
+
+def _tree_parameters(spec: AlgorithmSpec) -> dict[str, Any]:
+    """A tree leaf's parameters: MPICH's defaults, but the tree type and radix its settings
+    force (a k-nomial member's), so the file runs what the forced entry ran."""
+    settings = dict(spec.settings)
+    kval, kind = settings.get(TREE_KVAL_CVAR), settings.get(TREE_TYPE_CVAR)
+    out = dict(TREE_PARAMETERS)
+    if kval is not None:
+        out = {f"k={kval}" if key.startswith("k=") else key: {} for key in out}
+    if kind is not None:
+        out = {f"tree_type={kind}" if key.startswith("tree_type=") else key: {} for key in out}
+    return out
+
+
 def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
     """The MPIR subtree that runs a forced library algorithm, with the guards MPICH checks
     before it when it chooses that algorithm itself (a file's choice is not guarded): its
     restrictions in src/mpi/coll/coll_algorithms.txt, each falling back to an algorithm
     without any."""
-    spec = MPICH_FORCED[algorithm]
+    spec = _forced(algorithm)
     how = MPICH_COLLECTIVES[spec.collective]
     fallback: dict[str, Any] = {f"algorithm={how.prefix}{how.fallback}": {}}
     leaf: dict[str, Any] = {f"algorithm={how.prefix}{spec.forced}": {}}
     if spec.forced == "tree":
-        leaf = {f"algorithm={how.prefix}tree": dict(TREE_PARAMETERS)}
+        leaf = {f"algorithm={how.prefix}tree": _tree_parameters(spec)}
     if spec.forced in NEEDS_BUILT_IN_OP:
         return {
             "is_op_built_in=no": fallback,

@@ -61,7 +61,7 @@ def _openmpi_algorithm_id(algorithm: str | None) -> int:
     if algorithm is None:
         return 0
     settings = OPENMPI_FORCED[algorithm].settings
-    return next(v for name, v in settings if name.endswith("_algorithm"))
+    return next(int(v) for name, v in settings if name.endswith("_algorithm"))
 
 
 def openmpi_rules(per_collective: Mapping[str, Mapping[int, Sequence[Band]]]) -> str:
@@ -106,7 +106,7 @@ class OpenMpi(LibrarySpec):
 
     def settings(self, spec: AlgorithmSpec) -> dict[str, int]:
         """The MPI_T values written before the algorithm's communicator is duplicated."""
-        return dict(spec.settings)
+        return {name: int(value) for name, value in spec.settings}
 
     def forced_by(self, spec: AlgorithmSpec, switching: str) -> str:
         """MPI_T values before MPI_Comm_dup, or the launch's OMPI_MCA_ variables."""
