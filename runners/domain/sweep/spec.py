@@ -61,6 +61,14 @@ def _network(raw: Any) -> str:
         raise SpecError(str(exc)) from None
 
 
+def _radixes(raw: Any) -> tuple[int, ...]:
+    """The `radixes` key: a list of integers, empty (the default) for none."""
+    items = raw if isinstance(raw, list) else [raw]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        raise SpecError(f"radixes must be a list of integers, got {raw!r}")
+    return tuple(items)
+
+
 def _cells(raw: Any) -> tuple[Cell, ...]:
     """The `cells` key: a workload's calls (runners.domain.sweep.workload_spec)."""
     try:
@@ -173,6 +181,14 @@ class SweepSpec:
         help=f"the network between emulated nodes, e.g. {NETWORK_EXAMPLE!r} (default: the "
         "loopback unshaped)",
         parse=_network,
+    )
+    radixes: tuple[int, ...] = spec_key(
+        (),
+        flag="--radixes",
+        help="the radixes to sweep of each algorithm that has one and names none (knomial, "
+        "bcast.knomial, reduce.knomial, mpi:knomial), e.g. 2,4,8: a member each",
+        most=1 << 20,
+        parse=_radixes,
     )
     cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
     workload: str = spec_key("")  # the name of the workload whose calls the cells are

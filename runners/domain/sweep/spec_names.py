@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from runners.domain.algorithms import FAMILIES
+from runners.domain.algorithms.parameters import BETWEEN, split_name
 from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, qualified
 from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE, imported_only
@@ -42,14 +44,34 @@ def expand_parameters(values: dict[str, Any]) -> list[str]:
     per_node = sorted(set(values.get("ranks_per_node") or ()) - {0})
     run = {**values, "ranks_per_node": per_node[0] if len(per_node) == 1 else None}
     several = " (one of several ranks_per_node: name it)" if len(per_node) > 1 else ""
-    problems, out = [], []
+    problems, out, radixes, set_any = [], [], tuple(values.get("radixes") or ()), False
     for name in names:
+        members = with_radixes(name, radixes)
+        set_any = set_any or members != [name]
         try:
-            out.append(canonical_name(name, run))
+            out += [canonical_name(member, run) for member in members]
         except ValueError as exc:
             problems.append(f"{exc}{several}")
-    values["algorithms"] = tuple(out)
+    if radixes and not set_any:
+        problems.append("radixes: no algorithm swept has a radix it leaves to set (knomial, ...)")
+    values["algorithms"] = tuple(dict.fromkeys(out))
     return problems
+
+
+RADIX = "radix"
+
+
+def with_radixes(name: str, radixes: tuple[int, ...]) -> list[str]:
+    """`name` once per radix where it is a family with a radix and names none (`knomial` with
+    radixes 2,4: `knomial(radix=2)`, `knomial(radix=4)`); else `name` alone."""
+    family, given = split_name(name)
+    found = FAMILIES.get(family)
+    if not radixes or found is None or RADIX in given:
+        return [name]
+    if RADIX not in {p.name for p in found.parameters}:
+        return [name]
+    return [f"{family}({BETWEEN.join([*(f'{k}={v}' for k, v in given.items()), f'{RADIX}={r}'])})"
+            for r in radixes]  # fmt: skip
 
 
 def expand_collectives(values: dict[str, Any]) -> list[str]:

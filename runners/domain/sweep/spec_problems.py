@@ -141,11 +141,11 @@ def _range_problems(spec: SweepSpec, keys: Sequence[SpecKey]) -> list[str]:
     for key in ("passes", "launches"):
         if values[key] < 1:
             problems.append(f"{key} must be >= 1, got {values[key]}")
-    for bounded in (k for k in keys if k.most is not None):
-        value = values[bounded.name]
-        value = max(value) if isinstance(value, tuple) else value
-        if not value <= bounded.most:  # also catches nan
-            problems.append(f"{bounded.name} must be at most {bounded.most:g}, got {value!r}")
+    for bounded in keys:
+        most, value = bounded.most, values[bounded.name]
+        value = max(value, default=0) if isinstance(value, tuple) else value
+        if most is not None and not value <= most:  # also catches nan
+            problems.append(f"{bounded.name} must be at most {most:g}, got {value!r}")
     if not 0 < timing.target_rel_ci < 1:
         problems.append(f"target_rel_ci must be between 0 and 1, got {timing.target_rel_ci}")
     if timing.cache_mode not in CACHE_MODES:

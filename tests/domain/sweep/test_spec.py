@@ -190,3 +190,22 @@ def test_a_family_member_is_named_once_its_parameters_taken_from_the_nodes() -> 
     assert flat.algorithms == ("hierarchical(node=2)",)  # defaults left out: one name
     with pytest.raises(SpecError, match=r"hierarchical needs node=\.\.\. \(or ranks_per_node"):
         parse_spec(BASE + "algorithms = ['hierarchical']\n")
+
+
+def test_radixes_make_a_member_of_each_algorithm_with_one() -> None:
+    """`radixes` sweeps a member per radix of each algorithm that has one and names none; a
+    named radix is kept; radix 2 is the family's default name; without such an algorithm, or
+    below radix 2, the spec is refused in words."""
+    spec = parse_spec(
+        "sizes = [8]\nranks = [2]\nradixes = [2, 4]\n"
+        'algorithms = ["knomial", "mpi:knomial", "ring", "knomial(radix=3)"]'
+    )
+    assert spec.algorithms == (
+        "knomial", "knomial(radix=4)", "mpi:knomial", "mpi:knomial(radix=4)", "ring",
+        "knomial(radix=3)",
+    )  # fmt: skip
+    assert parse_spec(spec.to_toml()) == spec
+    with pytest.raises(SpecError, match="no algorithm swept has a radix"):
+        parse_spec('sizes = [8]\nranks = [2]\nradixes = [4]\nalgorithms = ["ring"]')
+    with pytest.raises(SpecError, match="radix must be an integer from 2"):
+        parse_spec('sizes = [8]\nranks = [2]\nradixes = [1]\nalgorithms = ["knomial"]')
