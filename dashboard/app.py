@@ -38,6 +38,7 @@ PAGES = (
     ("views/model_fit.py", "Model fit", "model-fit", ":material/functions:"),
     ("views/compare.py", "Compare runs", "compare", ":material/difference:"),
     ("views/placements.py", "Placements", "placements", ":material/lan:"),
+    ("views/parameters.py", "Parameters", "parameters", ":material/tune:"),
     ("views/sql.py", "SQL", "sql", ":material/terminal:"),
     ("lab/page.py", "Modular lab", "modular-lab", ":material/science:"),
 )

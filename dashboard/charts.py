@@ -14,6 +14,7 @@ from dashboard.figures.curves import curves_figure, metric_values
 from dashboard.figures.machine import probes_figure
 from dashboard.figures.model_fit import pingpong_figure, residuals_figure
 from dashboard.figures.override import override_figure
+from dashboard.figures.parameters import parameter_figure
 from dashboard.figures.placements import placements_figure
 from dashboard.figures.scale import (
     AGREES,
@@ -47,6 +48,7 @@ __all__ = [
     "flipping_pairs",
     "metric_values",
     "override_figure",
+    "parameter_figure",
     "pingpong_figure",
     "placements_figure",
     "policies_figure",

@@ -261,6 +261,7 @@ EVERY_PAGE = (
     ("modular-lab", "", True),
     ("scale", "", False),
     ("placements", f"?runs={RUN_A}&runs={RUN_B}", True),
+    ("parameters", f"?run={RUN_A}", False),
 )
 
 

@@ -86,6 +86,7 @@ PAGES = {  # page script: (charts, widget keys that must exist, other elements)
     "views/workload.py": (0, set(), "info"),  # the demo store holds no workload report
     "views/scale.py": (0, set(), "info"),  # nor a simulated run (test_dashboard_scale.py)
     "views/placements.py": (0, {"runs"}, "info"),  # nor a sweep of several placements
+    "views/parameters.py": (0, {"run"}, "info"),  # nor an algorithm at several radixes
 }
 
 
@@ -474,6 +475,30 @@ def test_placements_page_sets_a_sweeps_placements_side_by_side(
     dashes = {t["meta"]["placement"]: t["line"]["dash"] for t in figure["data"]}
     assert dashes == {"one host": "solid", "2 nodes x 1": "dash"}
     assert any("flips" in m.value for m in at.markdown)
+
+
+def test_parameters_page_draws_a_radix_as_a_curve_with_both_optima(
+    demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of knomial at radixes 2, 4 and 8: one size's time against the radix, measured
+    with its interval and predicted, the measured best and the model's optimum marked, and
+    the table a row per radix."""
+    db = tmp_path / "radix.duckdb"
+    shutil.copy(demo_store, db)
+    members = ("knomial", "knomial(radix=4)", "knomial(radix=8)")
+    spec = synthetic.RunSpec(run_id="r20261205-120000-dddd", ranks=(8,), algorithms=members)
+    synthetic.build_store(db, [spec])
+    monkeypatch.setenv(store.STORE_ENV, str(db))
+    at = open_app("views/parameters.py", run=spec.run_id)
+    assert_clean(at)
+    assert at.selectbox(key="curve").value == "knomial by radix"
+    (figure,) = charts(at)
+    assert set(roles(figure)) == {"measured", "best", "predicted", "optimum"}
+    measured = next(t for t in figure["data"] if t["meta"]["role"] == "measured")
+    assert measured["x"] == [2, 4, 8]
+    table = next(t.value for t in at.dataframe if "radix" in t.value.columns)
+    predicted = next(c for c in table.columns if str(c).startswith("predicted ("))
+    assert table["radix"].tolist() == [2, 4, 8] and table[predicted].notna().all()
 
 
 # --- SQL ---------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ A parameter may be taken from the sweep (`from_run`: the spec key that gives it,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from runners.domain.collectives.descriptor import AlgorithmSpec
@@ -122,3 +122,49 @@ def split_names(text: str) -> list[str]:
             start = i + 1
     names.append(text[start:])
     return [n.strip() for n in names if n.strip()]
+
+
+@dataclass(frozen=True)
+class ParameterCurve:
+    """Members of one family that differ by one integer parameter alone: the family, that
+    parameter, the others' values, and each value's member name (at least two)."""
+
+    family: str
+    parameter: str
+    fixed: tuple[tuple[str, str], ...]
+    members: tuple[tuple[int, str], ...]
+
+    @property
+    def title(self) -> str:
+        """`knomial by radix` (with the fixed values where there are any)."""
+        fixed = ", ".join(f"{k}={v}" for k, v in self.fixed)
+        return f"{self.family} by {self.parameter}" + (f" ({fixed})" if fixed else "")
+
+
+def parameter_curves(names: Iterable[str], families: Mapping[str, Family]) -> list[ParameterCurve]:
+    """The curves a set of algorithm names holds: for each family and integer parameter, the
+    members that agree on every other parameter, when two or more values were swept."""
+    found: dict[tuple[str, str, tuple[tuple[str, str], ...]], dict[int, str]] = {}
+    for name in names:
+        family_name, given = split_name(name)
+        family = families.get(family_name)
+        if family is None:
+            continue
+        values = family.values(given, {}) if _complete(family, given) else None
+        if values is None:
+            continue
+        for parameter in (p for p in family.parameters if not p.choices):
+            fixed = tuple((k, v) for k, v in values.items() if k != parameter.name)
+            found.setdefault((family_name, parameter.name, fixed), {})[
+                int(values[parameter.name])
+            ] = name
+    return [
+        ParameterCurve(family, parameter, fixed, tuple(sorted(members.items())))
+        for (family, parameter, fixed), members in found.items()
+        if len(members) > 1
+    ]
+
+
+def _complete(family: Family, given: Mapping[str, str]) -> bool:
+    """Whether `given` names every parameter without a default (so its values need no run)."""
+    return all(p.default or p.name in given for p in family.parameters)

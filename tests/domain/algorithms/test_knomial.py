@@ -57,3 +57,15 @@ def test_a_larger_radix_has_fewer_rounds_and_more_messages_a_round() -> None:
 def test_a_radix_below_2_is_refused_in_words() -> None:
     with pytest.raises(ValueError, match="radix must be an integer from 2"):
         canonical_name("knomial(radix=1)", {})
+
+
+def test_the_members_of_a_sweep_of_radixes_form_one_curve_per_family() -> None:
+    """What the dashboard's Parameters page draws: a family's members at two or more radixes
+    (the default named without it), other algorithms and a lone member left out."""
+    from runners.domain.algorithms import FAMILIES
+    from runners.domain.algorithms.parameters import parameter_curves
+
+    names = ["knomial", "knomial(radix=4)", "ring", "mpi:knomial(radix=8)", "bcast.knomial"]
+    (curve,) = parameter_curves(names, FAMILIES)
+    assert (curve.family, curve.parameter, curve.title) == ("knomial", "radix", "knomial by radix")
+    assert curve.members == ((2, "knomial"), (4, "knomial(radix=4)"))
