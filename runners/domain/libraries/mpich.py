@@ -140,9 +140,10 @@ class Mpich(LibrarySpec):
         return tables_problem(contents)
 
     def forcing_env(self, spec: AlgorithmSpec) -> dict[str, str]:
-        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM for a forced algorithm, device-level
-        (shared-memory) collectives off, or MPICH would bypass the generic algorithm selection;
-        for a composition (its `settings`), its cvar with the device collectives on."""
+        """MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM for a forced algorithm with its settings (a
+        tree's type and radix), device-level (shared-memory) collectives off, or MPICH would
+        bypass the generic algorithm selection; for a composition, its cvar with the device
+        collectives on."""
         if not spec.forced:
             return {}
         settings = {name: str(value) for name, value in spec.settings}

@@ -46,9 +46,9 @@ def expand_parameters(values: dict[str, Any]) -> list[str]:
     several = " (one of several ranks_per_node: name it)" if len(per_node) > 1 else ""
     problems, out, radixes, set_any = [], [], tuple(values.get("radixes") or ()), False
     for name in names:
-        members = with_radixes(name, radixes)
-        set_any = set_any or members != [name]
         try:
+            members = with_radixes(name, radixes)
+            set_any = set_any or members != [name]
             out += [canonical_name(member, run) for member in members]
         except ValueError as exc:
             problems.append(f"{exc}{several}")
