@@ -17,8 +17,7 @@ from benchmarks.common import Check, Figure
 from benchmarks.mode import Mode
 
 
-# Not `mpi`, though it launches ranks: a smoke figure judges nothing of its timings, so it may
-# share the cores, and runs beside the tests that launch none (make test's first half).
+@pytest.mark.mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("number", sorted(run.FIGURES), ids=lambda n: f"figure-{n}")
 def test_the_figure_runs_in_smoke_mode(number: int) -> None:
