@@ -15,7 +15,8 @@ import numpy as np
 
 from runners.analysis.choices import model_pick
 from runners.analysis.crossings import PredictedTimes, group_points, predicted_pair
-from runners.analysis.points import Params, Point, predict_with, variant_of
+from runners.analysis.params import Params, variant_of
+from runners.analysis.points import Point, predict_with
 from runners.domain.libraries.catalog import ALGORITHMS, is_autotuned
 from runners.domain.model.closed_form import model_for
 from runners.domain.model.pricing import TEXTBOOK, VARIANTS

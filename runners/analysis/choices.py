@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from runners.analysis.points import Key, Point, model_of
+from runners.analysis.params import model_of
+from runners.analysis.points import Key, Point
 from runners.domain.libraries.catalog import is_library_call
 from runners.domain.verdict.crossovers import (
     best_algorithm,

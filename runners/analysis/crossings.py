@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from runners.analysis.points import Key, Params, Point, model_of, smooth_times
+from runners.analysis.params import Params, model_of
+from runners.analysis.points import Key, Point, smooth_times
 from runners.domain.model.closed_form import model_for
 from runners.domain.units import format_bytes
 from runners.domain.verdict.crossovers import log_grid, sign_changes_of

@@ -21,7 +21,8 @@ from runners.analysis.accuracy import accuracy_rows
 from runners.analysis.checks import stored_spec
 from runners.analysis.crossings import group_points, predicted_crossover_rows
 from runners.analysis.fitted import fitted_calibration
-from runners.analysis.points import Params, Point, Progress, prediction_rows
+from runners.analysis.params import Params
+from runners.analysis.points import Point, Progress, prediction_rows
 from runners.analysis.winners import Comparisons, Groups, winner_rows
 from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES

@@ -26,7 +26,8 @@ would tie with the winner). Algorithms that share a model (ring and mpi:ring) ti
 prediction; the tie goes to collsweep's own implementation, which runs the modelled schedule
 exactly.
 
-Each step has its module: points.py (points, parameters, predictions), fitted.py, libraries.py
+Each step has its module: points.py (points, predictions), params.py (a calibration's
+parameters and the variants they price), fitted.py, libraries.py
 (each MPI library's calibrations and models, and the variant each group can use), winners.py
 (winners and measured crossovers), crossings.py (predicted crossovers), choices.py (best choices
 and agreement), checks.py (assumptions); run_analysis.py runs them in order. tuning.py and
@@ -58,13 +59,8 @@ from runners.analysis.libraries import (
     run_params,
     variant_for,
 )
-from runners.analysis.points import (
-    Params,
-    Point,
-    Progress,
-    load_points,
-    model_of,
-)
+from runners.analysis.params import Params, model_of
+from runners.analysis.points import Point, Progress, load_points
 from runners.analysis.validation import validation_lines
 from runners.analysis.verdict import run_tables, run_verdict
 from runners.analysis.winners import (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runners.analysis.accuracy import accuracy_lines, accuracy_rows
-from runners.analysis.points import Params, Point
+from runners.analysis.params import Params
+from runners.analysis.points import Point
 from runners.domain.model.closed_form import predict
 
 A, B, G = 2e-6, 1e-9, 5e-10

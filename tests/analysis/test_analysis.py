@@ -13,7 +13,8 @@ from conftest import run_cli
 
 from runners import store
 from runners.analysis import run_analysis
-from runners.analysis.points import Params, predict_with
+from runners.analysis.params import Params
+from runners.analysis.points import predict_with
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.model.calibration_id import CalibrationId, CalibrationKind
 from runners.domain.model.closed_form import model_for, predict

@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from runners.analysis.points import Params, model_of, predict_with, variant_of
+from runners.analysis.params import Params, model_of, variant_of
+from runners.analysis.points import predict_with
 from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.model.closed_form import MODELS, OTHER_MODELS, predict
 from runners.domain.model.overheads import family_of as overhead_family
