@@ -92,7 +92,7 @@ def _priced(
 ) -> Prediction | None:
     """predict_with, computed."""
     algorithm, ranks, nbytes, dtype, op = where
-    if variant_of(params, algorithm, variant) == TWO_LEVEL and model_of(algorithm) == LIBRARY_MIN:
+    if _fastest_of_library_on_levels(params, algorithm, variant):
         return _fastest_on_levels(params, where, smooth)
     found = _pricing(params, algorithm, dtype, op, variant)
     if found is None:
@@ -121,6 +121,12 @@ def _priced(
         library=library,
         collective=collective,
     )
+
+
+def _fastest_of_library_on_levels(params: Params, algorithm: str, variant: str | None) -> bool:
+    """Whether `algorithm` is an autotuned call (library_min) priced on both levels here."""
+    autotuned = model_of(algorithm) == LIBRARY_MIN
+    return autotuned and variant_of(params, algorithm, variant) == TWO_LEVEL
 
 
 def _fastest_on_levels(
@@ -175,7 +181,7 @@ def smooth_times(
     once (pricing.smooth_totals), and so is a closed form (models.smooth_totals); the
     autotuned choice on nodes, the fastest of its library's algorithms on both levels."""
     ranks, dtype, op = key
-    if variant_of(params, algorithm, variant) == TWO_LEVEL and model_of(algorithm) == LIBRARY_MIN:
+    if _fastest_of_library_on_levels(params, algorithm, variant):
         return _fastest_on_levels_many(params, algorithm, key, np.asarray(nbytes, dtype=float))
     found = _pricing(params, algorithm, dtype, op, variant)
     if found is None:

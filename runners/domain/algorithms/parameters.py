@@ -85,12 +85,28 @@ class Family:
 
     def member_name(self, values: Mapping[str, str]) -> str:
         """The canonical name of the member with these values (defaults left out)."""
-        shown = [
-            f"{p.name}{EQUALS}{values[p.name]}"
-            for p in self.parameters
-            if values[p.name] != p.default
-        ]
-        return f"{self.name}{OPEN}{BETWEEN.join(shown)}{CLOSE}" if shown else self.name
+        shown = {p.name: values[p.name] for p in self.parameters if values[p.name] != p.default}
+        return written(self.name, shown)
+
+
+def written(family: str, given: Mapping[str, str]) -> str:
+    """A name of `family` giving these parameters, in this order (`ring` when none)."""
+    shown = BETWEEN.join(f"{key}{EQUALS}{value}" for key, value in given.items())
+    return f"{family}{OPEN}{shown}{CLOSE}" if shown else family
+
+
+def member_of(name: str, families: Mapping[str, Family]) -> AlgorithmSpec | None:
+    """The descriptor of the family member of this canonical name, or None (not a family's,
+    malformed, out of range, or not written canonically)."""
+    try:
+        family, given = split_name(name)
+        found = families.get(family)
+        values = found.values(given, {}) if found else None
+    except ValueError:
+        return None
+    if found is None or values is None or found.member_name(values) != name:
+        return None
+    return found.build(name, values)
 
 
 def split_name(name: str) -> tuple[str, dict[str, str]]:

@@ -20,7 +20,7 @@ from runners.domain.algorithms import (
     nccl,
     openmpi,
 )
-from runners.domain.algorithms.parameters import split_name
+from runners.domain.algorithms.parameters import member_of, split_name
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.libraries import DEFAULT, LIBRARIES, PER_CALL, RUNNABLE, imported_only
@@ -62,15 +62,7 @@ class Catalog(dict[str, AlgorithmSpec]):
 def member(name: str) -> AlgorithmSpec | None:
     """The family member of this canonical name, or None (not a family's, malformed, out of
     range, or not written canonically: canonical_name says how)."""
-    try:
-        family, given = split_name(name)
-        found = FAMILIES.get(family)
-        values = found.values(given, {}) if found else None
-    except ValueError:
-        return None
-    if found is None or values is None or found.member_name(values) != name:
-        return None
-    return found.build(name, values)
+    return member_of(name, FAMILIES)
 
 
 def canonical_name(name: str, run: Mapping[str, object]) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 from runners.domain.algorithms import FAMILIES
 from runners.domain.algorithms.library import FORCED, OTHER_FORCED
 from runners.domain.algorithms.library_knomial import TREE_KVAL_CVAR, TREE_TYPE_CVAR
-from runners.domain.algorithms.parameters import split_name
+from runners.domain.algorithms.parameters import member_of
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.inputs import BadInputFile, load_json_bytes
 from runners.domain.libraries.tuning import Band, Placements, by_size_and_node
@@ -120,11 +120,10 @@ def to_generic(collective: str) -> dict[str, Any]:
 def _forced(algorithm: str) -> AlgorithmSpec:
     """A forced MPICH algorithm's descriptor: a fixed one, or a family's member (a k-nomial
     tree of some radix)."""
-    found = MPICH_FORCED.get(algorithm)
-    if found is not None:
-        return found
-    family, given = split_name(algorithm)
-    return FAMILIES[family].build(algorithm, FAMILIES[family].values(given, {}))
+    found = MPICH_FORCED.get(algorithm) or member_of(algorithm, FAMILIES)
+    if found is None:
+        raise KeyError(f"{algorithm} is no forced MPICH algorithm")
+    return found
 
 
 def _tree_parameters(spec: AlgorithmSpec) -> dict[str, Any]:

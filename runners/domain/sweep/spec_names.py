@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from runners.domain.algorithms import FAMILIES
-from runners.domain.algorithms.parameters import BETWEEN, split_name
+from runners.domain.algorithms.parameters import split_name, written
 from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, qualified
 from runners.domain.collectives.descriptor import MPICH
 from runners.domain.libraries import DEFAULT, LIBRARIES, RUNNABLE, imported_only
@@ -70,8 +70,7 @@ def with_radixes(name: str, radixes: tuple[int, ...]) -> list[str]:
         return [name]
     if RADIX not in {p.name for p in found.parameters}:
         return [name]
-    return [f"{family}({BETWEEN.join([*(f'{k}={v}' for k, v in given.items()), f'{RADIX}={r}'])})"
-            for r in radixes]  # fmt: skip
+    return [written(family, {**given, RADIX: str(r)}) for r in radixes]
 
 
 def expand_collectives(values: dict[str, Any]) -> list[str]:
