@@ -8,13 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.style import _empty_figure, color
+from runners.domain.algorithms.parameters import ParameterCurve
 from runners.domain.units import format_bytes, format_seconds
 
 
-def parameter_figure(rows: pd.DataFrame, family: str, parameter: str, nbytes: int) -> go.Figure:
-    """Median (with its interval over launches) and prediction, in µs, against `parameter`;
-    `rows` holds one size's points of a family's members: value, algorithm, median_s,
+def parameter_figure(rows: pd.DataFrame, curve: ParameterCurve, nbytes: int) -> go.Figure:
+    """Median (with its interval over launches) and prediction, in µs, against the curve's
+    parameter; `rows` holds one size's points of its members: value, algorithm, median_s,
     interval_low_s, interval_high_s, predicted_s (NaN where none)."""
+    family, parameter = curve.family, curve.parameter
     rows = rows.dropna(subset=["median_s"]).sort_values("value")
     if rows.empty:
         return _empty_figure(f"No point of {family} measured at {format_bytes(nbytes)}.")
@@ -48,7 +50,8 @@ def parameter_figure(rows: pd.DataFrame, family: str, parameter: str, nbytes: in
             _mark(optimum["value"], optimum["predicted_s"], "model's optimum", "diamond-open",
                   shade)
         )  # fmt: skip
-    fig.update_xaxes(type="log", tickvals=x, ticktext=[str(v) for v in x], title_text=parameter)
+    ticks = [curve.value_text(int(v)) for v in x]
+    fig.update_xaxes(type="log", tickvals=x, ticktext=ticks, title_text=parameter)
     fig.update_yaxes(type="log", tickformat="~g", title_text="Time per call (µs)")
     fig.update_layout(height=420, legend={"orientation": "h", "y": -0.25})
     return fig

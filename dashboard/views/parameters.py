@@ -17,7 +17,8 @@ from runners.domain.units import format_bytes
 
 NO_CURVE = (
     "This run sweeps no algorithm at two values of a parameter: `collsweep sweep --radixes "
-    "2,4,8 --algorithms knomial,mpi:knomial` does."
+    "2,4,8 --algorithms knomial,mpi:knomial` does, or `--segment-sizes 4K,64K --algorithms "
+    "chain,mpi:chain`."
 )
 
 
@@ -66,9 +67,7 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.info("No point of these members in this group.")
         return
     rows = curve_rows(points, curve, int(nbytes))
-    ui.chart(
-        charts.parameter_figure(rows, curve.family, curve.parameter, int(nbytes)), "param_chart"
-    )
+    ui.chart(charts.parameter_figure(rows, curve, int(nbytes)), "param_chart")
     st.caption(
         f"Time per call against {curve.parameter} at {format_bytes(nbytes)}: the measured "
         "median with its 95% interval over launches, the model's prediction (dash-dot); the "

@@ -101,7 +101,7 @@ def _priced(
     itemsize = DTYPES[dtype].itemsize
     if costs is not None:
         spec = ALGORITHMS[model]
-        schedule, parts = spec.required_schedule, spec.blocks(ranks)
+        schedule, parts = spec.schedule_at(itemsize), spec.blocks(ranks)
         return schedule_prediction(
             schedule, parts, ranks, nbytes, itemsize, costs, gamma, smooth=smooth
         )
@@ -191,7 +191,7 @@ def smooth_times(
     if costs is not None:
         spec = ALGORITHMS[model]
         return smooth_totals(
-            spec.required_schedule, spec.blocks(ranks), ranks, nbytes, itemsize, costs, gamma
+            spec.schedule_at(itemsize), spec.blocks(ranks), ranks, nbytes, itemsize, costs, gamma
         )
     args = (model, ranks, nbytes, *params.at_many(nbytes), gamma, itemsize)
     return models_smooth_totals(

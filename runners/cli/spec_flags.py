@@ -39,6 +39,8 @@ def _override(key: SpecKey, text: str) -> Any:
     """A flag's text as the TOML-like value of its key (validated by the spec parser)."""
     if key.name == "sizes":
         return _sizes_override(text)
+    if key.name == "segment_sizes":
+        return size_list(text)
     if get_origin(key.hint) is tuple and get_args(key.hint)[0] is int:
         try:
             return [int(v) for v in text.split(",") if v.strip()]

@@ -21,7 +21,8 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert list(rows) == list(ALGORITHMS)
     families = [row for row in listed if row["kind"] == "family"]
     assert [row["schedule"] for row in families] == [
-        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial"
+        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial", "chain",
+        "bcast.chain", "reduce.chain", "mpi:chain", "allgather.bruck",
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
     assert families[2]["name"] == "bcast.knomial(radix=N)"
@@ -70,6 +71,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
     assert {r["name"] for r in rows} == {
         "bcast.binomial_tree",
         "bcast.knomial(radix=N)",
+        "bcast.chain(segment=SIZE)",
         "bcast.scatter_allgather",
         "bcast.mpi",
         "bcast.mpi:binomial",

@@ -477,28 +477,39 @@ def test_placements_page_sets_a_sweeps_placements_side_by_side(
     assert any("flips" in m.value for m in at.markdown)
 
 
-def test_parameters_page_draws_a_radix_as_a_curve_with_both_optima(
-    demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A run of knomial at radixes 2, 4 and 8: one size's time against the radix, measured
-    with its interval and predicted, the measured best and the model's optimum marked, and
-    the table a row per radix."""
-    db = tmp_path / "radix.duckdb"
+@pytest.mark.parametrize(
+    ("members", "title", "values", "ticks"),
+    [
+        (("knomial", "knomial(radix=4)", "knomial(radix=8)"), "knomial by radix", [2, 4, 8],
+         ["2", "4", "8"]),
+        (("chain(segment=1KiB)", "chain", "chain(segment=64KiB)"), "chain by segment",
+         [1024, 8192, 65536], ["1KiB", "8KiB", "64KiB"]),
+    ],
+)  # fmt: skip
+def test_parameters_page_draws_a_parameter_as_a_curve_with_both_optima(
+    demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, members: tuple[str, ...],
+    title: str, values: list[int], ticks: list[str],
+) -> None:  # fmt: skip
+    """A run of knomial at radixes 2, 4 and 8 (or of the chain at three segment sizes): one
+    size's time against the parameter, measured with its interval and predicted, the measured
+    best and the model's optimum marked, a size written as members name it, and the table a
+    row per value."""
+    db = tmp_path / "param.duckdb"
     shutil.copy(demo_store, db)
-    members = ("knomial", "knomial(radix=4)", "knomial(radix=8)")
     spec = synthetic.RunSpec(run_id="r20261205-120000-dddd", ranks=(8,), algorithms=members)
     synthetic.build_store(db, [spec])
     monkeypatch.setenv(store.STORE_ENV, str(db))
     at = open_app("views/parameters.py", run=spec.run_id)
     assert_clean(at)
-    assert at.selectbox(key="curve").value == "knomial by radix"
+    assert at.selectbox(key="curve").value == title
     (figure,) = charts(at)
     assert set(roles(figure)) == {"measured", "best", "predicted", "optimum"}
     measured = next(t for t in figure["data"] if t["meta"]["role"] == "measured")
-    assert measured["x"] == [2, 4, 8]
-    table = next(t.value for t in at.dataframe if "radix" in t.value.columns)
+    assert measured["x"] == values and figure["layout"]["xaxis"]["ticktext"] == ticks
+    parameter = title.split(" by ")[1]
+    table = next(t.value for t in at.dataframe if parameter in t.value.columns)
     predicted = next(c for c in table.columns if str(c).startswith("predicted ("))
-    assert table["radix"].tolist() == [2, 4, 8] and table[predicted].notna().all()
+    assert table[parameter].tolist() == values and table[predicted].notna().all()
 
 
 # --- SQL ---------------------------------------------------------------------------------------

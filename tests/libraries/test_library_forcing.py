@@ -268,3 +268,15 @@ def test_a_forced_knomial_tree_is_knomial_radix_k_rank_by_rank() -> None:
     assert reduction_calls("knomial(radix=3)", ranks=5) == expected
     knobs = library_knobs("mpi:knomial(radix=3)") | {"MPIR_CVAR_ALLREDUCE_TREE_TYPE": "knomial_1"}
     assert mpich_calls(5, 1024, knobs) != expected
+
+
+def test_a_forced_pipelined_chain_is_chain_segment_b_rank_by_rank() -> None:
+    """MPICH's tree as a 1-ary tree pipelined in 1000-byte chunks on 5 ranks: the counting op's
+    calls per rank are exactly chain(segment=1000)'s reductions (ranks 0..3 each reduce the
+    24-element remainder, then eight chunks of 125 float64; the last rank none)."""
+    from runners.domain.libraries.catalog import ALGORITHMS
+
+    schedule = ALGORITHMS["chain(segment=1000)"].schedule_at(8)  # float64
+    expected = {r: [s.received for s in schedule(r, 5, 1024) if s.reduce] for r in range(5)}
+    assert expected[0] == [24] + [125] * 8 and expected[4] == []
+    assert reduction_calls("chain(segment=1000)", ranks=5) == expected

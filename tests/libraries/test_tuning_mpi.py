@@ -108,13 +108,21 @@ def test_a_reduce_scatter_subtree_names_the_algorithm_on_each_side_of_a_boundary
     assert mpich_calls(4, below, {}, "reduce_scatter") == {r: [128, 64] for r in range(4)}
 
 
-def test_a_file_naming_a_knomial_tree_runs_its_radix(tmp_path: Path) -> None:
-    """A band naming mpi:knomial(radix=3) writes MPICH's tree leaf with k=3 and knomial_2: on 5
-    ranks the counting op sees exactly knomial(radix=3)'s reductions (the radix travels in the
-    file, not only in the forced entry's environment)."""
+@pytest.mark.parametrize(
+    ("forced", "model"),
+    [
+        ("mpi:knomial(radix=3)", "knomial(radix=3)"),
+        ("mpi:chain(segment=1000)", "chain(segment=1000)"),
+    ],
+)
+def test_a_file_naming_a_tree_runs_its_shape(tmp_path: Path, forced: str, model: str) -> None:
+    """A band naming mpi:knomial(radix=3) writes MPICH's tree leaf with k=3 and knomial_2, one
+    naming mpi:chain(segment=1000) k=1, kary and chunk_size=1000: on 5 ranks the counting op
+    sees exactly the schedule's reductions (the radix and the chunk travel in the file, not
+    only in the forced entry's environment)."""
     from runners.domain.libraries.catalog import ALGORITHMS
 
-    path = synthetic.write_tuning_file(tmp_path, {5: [Band(None, "mpi:knomial(radix=3)")]})
-    schedule = ALGORITHMS["knomial(radix=3)"].required_schedule
+    path = synthetic.write_tuning_file(tmp_path, {5: [Band(None, forced)]})
+    schedule = ALGORITHMS[model].schedule_at(8)  # float64
     expected = {r: [s.received for s in schedule(r, 5, 1024) if s.reduce] for r in range(5)}
     assert reduction_calls(5, 1024, path) == expected

@@ -18,6 +18,7 @@ from runners.domain.algorithms.allgather import recursive_doubling as allgather_
 from runners.domain.algorithms.allgather import ring as allgather_ring
 from runners.domain.algorithms.allreduce import (
     binomial_tree,
+    chain,
     hierarchical,
     knomial,
     rabenseifner,
@@ -25,11 +26,14 @@ from runners.domain.algorithms.allreduce import (
     ring,
 )
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
+from runners.domain.algorithms.bcast import chain as bcast_chain
 from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast import scatter_allgather
-from runners.domain.algorithms.library_knomial import FAMILY as MPICH_KNOMIAL
+from runners.domain.algorithms.library_trees import CHAIN_FAMILY as MPICH_CHAIN
+from runners.domain.algorithms.library_trees import FAMILY as MPICH_KNOMIAL
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
+from runners.domain.algorithms.reduce import chain as reduce_chain
 from runners.domain.algorithms.reduce import knomial as reduce_knomial
 from runners.domain.algorithms.reduce import rabenseifner as reduce_rabenseifner
 from runners.domain.algorithms.reduce_scatter import pairwise, recursive_halving
@@ -67,6 +71,11 @@ FAMILIES: Mapping[str, Family] = {
         bcast_knomial.FAMILY,
         reduce_knomial.FAMILY,
         MPICH_KNOMIAL,
+        chain.FAMILY,
+        bcast_chain.FAMILY,
+        reduce_chain.FAMILY,
+        MPICH_CHAIN,
+        bruck.FAMILY,
     )
 }
 

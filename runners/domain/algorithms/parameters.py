@@ -14,9 +14,22 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from runners.domain.collectives.descriptor import AlgorithmSpec
+from runners.domain.units import parse_bytes
 
 OPEN, CLOSE, EQUALS, BETWEEN = "(", ")", "=", ","
 MAX_INTEGER = 1 << 20
+BYTES = "bytes"  # a parameter's unit: a size, written `64KiB`
+MAX_BYTES = 1 << 40
+_BYTE_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def bytes_written(nbytes: int) -> str:
+    """A size as a member's name writes it: the largest binary unit it is a whole number of
+    (`64KiB`, `1MiB`, `1000`)."""
+    for unit, size in _BYTE_UNITS:
+        if nbytes % size == 0:
+            return f"{nbytes // size}{unit}"
+    return str(nbytes)
 
 
 @dataclass(frozen=True)
@@ -28,7 +41,8 @@ class Parameter:
     choices: tuple[str, ...] = ()
     default: str = ""
     from_run: str = ""
-    minimum: int = 1  # an integer parameter's smallest value
+    minimum: int = 1  # an integer parameter's smallest value (in bytes for a size)
+    unit: str = ""  # BYTES for a size (`64KiB`, `65536`); "" for a plain integer
 
     def parsed(self, text: str) -> str:
         """`text` as this parameter's canonical value; ValueError saying what is allowed."""
@@ -37,9 +51,25 @@ class Parameter:
             if text not in self.choices:
                 raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}")
             return text
+        if self.unit == BYTES:
+            return bytes_written(self._size(text))
         if not text.isdigit() or not self.minimum <= int(text) <= MAX_INTEGER:
             raise ValueError(f"{self.name} must be an integer from {self.minimum} to {MAX_INTEGER}")
         return str(int(text))
+
+    def number(self, canonical: str) -> int:
+        """A canonical integer value as a number (a size in bytes)."""
+        return parse_bytes(canonical) if self.unit == BYTES else int(canonical)
+
+    def _size(self, text: str) -> int:
+        try:
+            nbytes = parse_bytes(text)
+        except ValueError:
+            nbytes = -1
+        if not self.minimum <= nbytes <= MAX_BYTES:
+            low = bytes_written(self.minimum)
+            raise ValueError(f"{self.name} must be a size from {low} to 1TiB (e.g. 64KiB)")
+        return nbytes
 
 
 @dataclass(frozen=True)
@@ -62,7 +92,7 @@ class Family:
     @property
     def pattern(self) -> str:
         """How a member is written, for messages: `hierarchical(node=N,leaders=...)`."""
-        shown = (f"{p.name}={'|'.join(p.choices) if p.choices else 'N'}" for p in self.parameters)
+        shown = (f"{p.name}={'|'.join(p.choices) or _placeholder(p)}" for p in self.parameters)
         return f"{self.name}({BETWEEN.join(shown)})"
 
     def values(self, given: Mapping[str, str], run: Mapping[str, object]) -> dict[str, str]:
@@ -87,6 +117,10 @@ class Family:
         """The canonical name of the member with these values (defaults left out)."""
         shown = {p.name: values[p.name] for p in self.parameters if values[p.name] != p.default}
         return written(self.name, shown)
+
+
+def _placeholder(parameter: Parameter) -> str:
+    return "SIZE" if parameter.unit == BYTES else "N"
 
 
 def written(family: str, given: Mapping[str, str]) -> str:
@@ -149,6 +183,11 @@ class ParameterCurve:
     parameter: str
     fixed: tuple[tuple[str, str], ...]
     members: tuple[tuple[int, str], ...]
+    unit: str = ""  # BYTES where the values are sizes
+
+    def value_text(self, value: int) -> str:
+        """One value as a member's name writes it (`64KiB` for a size)."""
+        return bytes_written(value) if self.unit == BYTES else str(value)
 
     @property
     def title(self) -> str:
@@ -160,7 +199,7 @@ class ParameterCurve:
 def parameter_curves(names: Iterable[str], families: Mapping[str, Family]) -> list[ParameterCurve]:
     """The curves a set of algorithm names holds: for each family and integer parameter, the
     members that agree on every other parameter, when two or more values were swept."""
-    found: dict[tuple[str, str, tuple[tuple[str, str], ...]], dict[int, str]] = {}
+    found: dict[tuple[str, Parameter, tuple[tuple[str, str], ...]], dict[int, str]] = {}
     for name in names:
         family_name, given = split_name(name)
         family = families.get(family_name)
@@ -171,12 +210,12 @@ def parameter_curves(names: Iterable[str], families: Mapping[str, Family]) -> li
             continue
         for parameter in (p for p in family.parameters if not p.choices):
             fixed = tuple((k, v) for k, v in values.items() if k != parameter.name)
-            found.setdefault((family_name, parameter.name, fixed), {})[
-                int(values[parameter.name])
+            found.setdefault((family_name, parameter, fixed), {})[
+                parameter.number(values[parameter.name])
             ] = name
     return [
-        ParameterCurve(family, parameter, fixed, tuple(sorted(members.items())))
-        for (family, parameter, fixed), members in found.items()
+        ParameterCurve(family, p.name, fixed, tuple(sorted(members.items())), p.unit)
+        for (family, p, fixed), members in found.items()
         if len(members) > 1
     ]
 

@@ -28,6 +28,12 @@ def per_rank(ranks: int) -> int:
     return ranks
 
 
+def by_count(ranks: int) -> int:
+    """Blocks of an algorithm whose rounds depend on the count (a pipeline's segments of a
+    fixed size): 0, so it is priced at its own count, never scaled up from fewer elements."""
+    return 0
+
+
 @dataclass(frozen=True)
 class AlgorithmSpec:
     """One algorithm of one collective: its schedule, what it needs, how it is modelled and
@@ -69,6 +75,9 @@ class AlgorithmSpec:
     falls_back: Callable[[int, int, int, bool], str] | None = None
     # the values that force it (Open MPI, Intel MPI; MPICH's compositions, a tree's type and radix)
     settings: tuple[tuple[str, int | str], ...] = ()
+    # itemsize -> schedule, for a schedule cut in bytes (a segment size); `schedule` is then
+    # the one for 1-byte elements, good for every symbolic check
+    schedule_by_itemsize: Callable[[int], Schedule] | None = None
 
     @property
     def required_schedule(self) -> Schedule:
@@ -77,6 +86,13 @@ class AlgorithmSpec:
         if self.schedule is None:
             raise ValueError(f"{self.name} has no schedule")
         return self.schedule
+
+    def schedule_at(self, itemsize: int) -> Schedule:
+        """Its schedule for elements of `itemsize` bytes: what the ranks run and the model
+        prices (the same for every itemsize but where a parameter is in bytes)."""
+        if self.schedule_by_itemsize is not None:
+            return self.schedule_by_itemsize(itemsize)
+        return self.required_schedule
 
     def blocks(self, ranks: int) -> int:
         """How many blocks its schedule cuts the buffer into on `ranks` ranks (ValueError for

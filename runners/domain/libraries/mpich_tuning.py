@@ -29,7 +29,7 @@ from typing import Any
 
 from runners.domain.algorithms import FAMILIES
 from runners.domain.algorithms.library import FORCED, OTHER_FORCED
-from runners.domain.algorithms.library_knomial import TREE_KVAL_CVAR, TREE_TYPE_CVAR
+from runners.domain.algorithms.library_trees import CHUNK_CVAR, TREE_KVAL_CVAR, TREE_TYPE_CVAR
 from runners.domain.algorithms.parameters import member_of
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.inputs import BadInputFile, load_json_bytes
@@ -126,16 +126,19 @@ def _forced(algorithm: str) -> AlgorithmSpec:
     return found
 
 
+# the settings a forced tree carries -> the tree leaf's parameter each one sets
+TREE_LEAF_KEYS = {TREE_KVAL_CVAR: "k", TREE_TYPE_CVAR: "tree_type", CHUNK_CVAR: "chunk_size"}
+
+
 def _tree_parameters(spec: AlgorithmSpec) -> dict[str, Any]:
-    """A tree leaf's parameters: MPICH's defaults, but the tree type and radix its settings
-    force (a k-nomial member's), so the file runs what the forced entry ran."""
-    settings = dict(spec.settings)
-    kval, kind = settings.get(TREE_KVAL_CVAR), settings.get(TREE_TYPE_CVAR)
-    out = dict(TREE_PARAMETERS)
-    if kval is not None:
-        out = {f"k={kval}" if key.startswith("k=") else key: {} for key in out}
-    if kind is not None:
-        out = {f"tree_type={kind}" if key.startswith("tree_type=") else key: {} for key in out}
+    """A tree leaf's parameters: MPICH's defaults, but the tree type, radix and chunk size its
+    settings force (a k-nomial or chain member's), so the file runs what the forced entry
+    ran."""
+    given = {TREE_LEAF_KEYS[name]: value for name, value in spec.settings if name in TREE_LEAF_KEYS}
+    out: dict[str, Any] = {}
+    for key in TREE_PARAMETERS:
+        name = key.partition("=")[0]
+        out[f"{name}={given[name]}" if name in given else key] = {}
     return out
 
 

@@ -213,8 +213,12 @@ def _many_counts(
         messages, sent, reduced = np.array(rows, dtype=float).reshape(-1, 3).T
         return messages, sent, reduced
     spec = ALGORITHMS[model]
-    parts, schedule = spec.blocks(p), spec.required_schedule
+    parts, schedule = spec.blocks(p), spec.schedule_at(itemsize)
     count = nbytes / itemsize
+    if not parts:  # its rounds depend on the count (descriptor.by_count): size by size
+        rows = [_scaled_counts(schedule, p, c, itemsize, parts) for c in count]
+        messages, sent, reduced = np.array(rows, dtype=float).reshape(-1, 3).T
+        return messages, sent, reduced
     scaled = (count >= parts) | (parts == 1)
     path = critical_path(schedule, p, parts)
     messages = np.full(nbytes.shape, float(path.messages))
@@ -281,10 +285,11 @@ def _counts(
         return float((p - 1).bit_length()), 2 * share, share
     spec = ALGORITHMS[model]
     count = n / itemsize
+    schedule = spec.schedule_at(itemsize)
     if not smooth and count == int(count):
-        path = critical_path(spec.required_schedule, p, int(count))
+        path = critical_path(schedule, p, int(count))
         return float(path.messages), path.sent * itemsize, path.reduced * itemsize
-    return _scaled_counts(spec.required_schedule, p, count, itemsize, spec.blocks(p))
+    return _scaled_counts(schedule, p, count, itemsize, spec.blocks(p))
 
 
 def _scaled_counts(
@@ -294,10 +299,12 @@ def _scaled_counts(
 
     With count a multiple of `parts` every block is equal, so the bytes are proportional to
     the count (tests/domain/collectives/test_schedules.py checks it); below one element a block,
-    the schedule's own count for the whole elements is used.
+    the schedule's own count for the whole elements is used. A schedule of `parts` 0 (its
+    rounds depend on the count: descriptor.by_count) is walked at the count rounded up.
     """
-    if count >= parts or parts == 1:
+    if parts and (count >= parts or parts == 1):
         path, scale = critical_path(schedule, p, parts), count / parts
     else:
-        path, scale = critical_path(schedule, p, max(1, math.ceil(count))), 1.0
+        whole = max(1, math.ceil(count))
+        path, scale = critical_path(schedule, p, whole), (count / whole if not parts else 1.0)
     return float(path.messages), path.sent * scale * itemsize, path.reduced * scale * itemsize

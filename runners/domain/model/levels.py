@@ -94,6 +94,6 @@ def two_level_s(
     message on its own route (contention_free.py)."""
     spec, itemsize = ALGORITHMS[algorithm], DTYPES[dtype].itemsize
     count = nbytes // itemsize
-    steps = tuple(spec.required_schedule(rank, ranks, count) for rank in range(ranks))
+    steps = tuple(spec.schedule_at(itemsize)(rank, ranks, count) for rank in range(ranks))
     placed = dataclasses.replace(platform, node_map=placement.node_map(ranks))
     return contention_free_s(steps, itemsize, placed, platform.gamma(dtype, op))

@@ -322,7 +322,7 @@ def schedule_exact(
     alpha, beta = platform.link.latency_s, platform.link.beta_s_per_byte
     costs = Costs(one_way=MessageCost((0.0, big), (alpha, alpha + big * beta)))
     price = schedule_prediction(
-        algorithm.required_schedule,
+        algorithm.schedule_at(itemsize),
         algorithm.blocks(ranks),
         ranks,
         nbytes,

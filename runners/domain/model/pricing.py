@@ -261,6 +261,9 @@ def schedule_prediction(
     count = nbytes / itemsize
     if not smooth and count == int(count):
         walked, scale = int(count), 1.0
+    elif not parts:  # its rounds depend on the count (descriptor.by_count)
+        walked = max(1, math.ceil(count))
+        scale = count / walked
     elif count >= parts or parts == 1:
         walked, scale = parts, count / parts
     else:
@@ -301,7 +304,7 @@ def smooth_totals(
     if ranks == 1:
         return totals
     count = nbytes / itemsize
-    scaled = (count >= parts) | (parts == 1)
+    scaled = ((count >= parts) | (parts == 1)) & (parts > 0)
     if scaled.any():
         walked = _schedule_loads(schedule, ranks, parts, costs)
         totals[scaled] = _loads_totals(walked, nbytes[scaled], nbytes[scaled] / parts, costs, gamma)
@@ -309,7 +312,7 @@ def smooth_totals(
     for elements in np.unique(whole[~scaled]):
         here = ~scaled & (whole == elements)
         walked = _schedule_loads(schedule, ranks, int(elements), costs)
-        block = np.full(int(here.sum()), float(itemsize))
+        block = nbytes[here] / elements if not parts else np.full(int(here.sum()), itemsize)
         totals[here] = _loads_totals(walked, nbytes[here], block, costs, gamma)
     return totals
 

@@ -60,7 +60,7 @@ class SimulatedCall:
     def steps(self) -> tuple[tuple[Step, ...], ...]:
         """Every rank's steps (rank i's at index i) in the schedule that runs (a ring's at
         p = 1024 are two million: made when needed, never kept for every point at once)."""
-        schedule = self.runs.required_schedule
+        schedule = self.runs.schedule_at(self.itemsize)
         return tuple(schedule(rank, self.ranks, self.count) for rank in range(self.ranks))
 
     def gamma(self, platform: Platform) -> float:

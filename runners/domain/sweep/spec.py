@@ -46,7 +46,7 @@ from runners.domain.sweep.spec_names import (
 )
 from runners.domain.sweep.spec_problems import spec_problems
 from runners.domain.sweep.workload_spec import Cell, parse_cells
-from runners.domain.units import format_bytes
+from runners.domain.units import format_bytes, parse_bytes
 
 # Seconds a launch may take to start (MPI_Init, the launch's calibration) on top of the
 # point timeout before its first point: start-up on a loaded machine is no hang.
@@ -67,6 +67,22 @@ def _radixes(raw: Any) -> tuple[int, ...]:
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
         raise SpecError(f"radixes must be a list of integers, got {raw!r}")
     return tuple(items)
+
+
+def _segment_sizes(raw: Any) -> tuple[int, ...]:
+    """The `segment_sizes` key: a list of sizes in bytes (4096 or "4KiB"), empty for none."""
+    items = raw if isinstance(raw, list) else [raw]
+    try:
+        sizes = tuple(
+            parse_bytes(v) if isinstance(v, str) else v
+            for v in items
+            if not isinstance(v, bool) and isinstance(v, int | str)
+        )
+    except ValueError:
+        sizes = ()
+    if len(sizes) != len(items) or not all(v >= 1 for v in sizes):
+        raise SpecError(f"segment_sizes must be a list of sizes in bytes (e.g. 8K), got {raw!r}")
+    return sizes
 
 
 def _cells(raw: Any) -> tuple[Cell, ...]:
@@ -189,6 +205,14 @@ class SweepSpec:
         "bcast.knomial, reduce.knomial, mpi:knomial), e.g. 2,4,8: a member each",
         most=1 << 20,
         parse=_radixes,
+    )
+    segment_sizes: tuple[int, ...] = spec_key(
+        (),
+        flag="--segment-sizes",
+        help="the segment sizes to sweep of each pipelined algorithm that names none "
+        "(bcast.chain, reduce.chain), e.g. 4K,16K,64K: a member each",
+        most=1 << 40,
+        parse=_segment_sizes,
     )
     cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
     workload: str = spec_key("")  # the name of the workload whose calls the cells are

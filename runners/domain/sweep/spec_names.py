@@ -37,40 +37,56 @@ def check_names(values: tuple[str, ...], table: dict, what: str) -> list[str]:
 def expand_parameters(values: dict[str, Any]) -> list[str]:
     """Write every family member among the algorithms in its one canonical form, the
     parameters it leaves out taken from the sweep (`hierarchical` on nodes of 2 is
-    `hierarchical(node=2)`); the problems found."""
+    `hierarchical(node=2)`; `knomial` with radixes 2,4 is a member each); the problems found."""
     names = values.get("algorithms")
     if names is None:
         return []
     per_node = sorted(set(values.get("ranks_per_node") or ()) - {0})
     run = {**values, "ranks_per_node": per_node[0] if len(per_node) == 1 else None}
     several = " (one of several ranks_per_node: name it)" if len(per_node) > 1 else ""
-    problems, out, radixes, set_any = [], [], tuple(values.get("radixes") or ()), False
+    swept = {
+        parameter: tuple(str(v) for v in values.get(key) or ())
+        for key, (parameter, _) in SWEPT_PARAMETERS.items()
+    }
+    problems, out = [], []
     for name in names:
         try:
-            members = with_radixes(name, radixes)
-            set_any = set_any or members != [name]
+            members = [name]
+            for parameter, given in swept.items():
+                members = [m for member in members for m in with_values(member, parameter, given)]
             out += [canonical_name(member, run) for member in members]
         except ValueError as exc:
             problems.append(f"{exc}{several}")
-    if radixes and not set_any:
-        problems.append("radixes: no algorithm swept has a radix it leaves to set (knomial, ...)")
+    for key, (parameter, example) in SWEPT_PARAMETERS.items():
+        if swept[parameter] and not any(_has(name, parameter) for name in names):
+            problems.append(f"{key}: no algorithm swept has a {parameter} ({example}, ...)")
     values["algorithms"] = tuple(out)  # a repeat is dropped with a note, as any list's
     return problems
 
 
-RADIX = "radix"
+# the spec keys that sweep a parameter: key -> (the parameter, a family that has it)
+SWEPT_PARAMETERS = {"radixes": ("radix", "knomial"), "segment_sizes": ("segment", "bcast.chain")}
 
 
-def with_radixes(name: str, radixes: tuple[int, ...]) -> list[str]:
-    """`name` once per radix where it is a family with a radix and names none (`knomial` with
-    radixes 2,4: `knomial(radix=2)`, `knomial(radix=4)`); else `name` alone."""
+def _has(name: str, parameter: str) -> bool:
+    """Whether `name` is a member of a family with `parameter` (named or not)."""
+    try:
+        found = FAMILIES.get(split_name(name)[0])
+    except ValueError:  # malformed: reported by the expansion
+        return False
+    return found is not None and parameter in {p.name for p in found.parameters}
+
+
+def with_values(name: str, parameter: str, values: tuple[str, ...]) -> list[str]:
+    """`name` once per value where it is a family with `parameter` and names none (`knomial`
+    with radixes 2,4: `knomial(radix=2)`, `knomial(radix=4)`); else `name` alone."""
     family, given = split_name(name)
     found = FAMILIES.get(family)
-    if not radixes or found is None or RADIX in given:
+    if not values or found is None or parameter in given:
         return [name]
-    if RADIX not in {p.name for p in found.parameters}:
+    if parameter not in {p.name for p in found.parameters}:
         return [name]
-    return [written(family, {**given, RADIX: str(r)}) for r in radixes]
+    return [written(family, {**given, parameter: value}) for value in values]
 
 
 def expand_collectives(values: dict[str, Any]) -> list[str]:

@@ -175,8 +175,9 @@ def equal_partitions(point: PointFacts) -> dict[str, Any]:
     if blocks is None:
         detail = "the library's own algorithm, and so how it splits the buffer, is unknown"
         return check("equal_partitions", UNKNOWN, detail, point.point_id)
-    if blocks == 1:
-        detail = f"{point.algorithm} sends whole buffers: nothing to partition"
+    if blocks <= 1:
+        what = "segments of a fixed size, each priced" if blocks == 0 else "whole buffers"
+        detail = f"{point.algorithm} sends {what}: nothing to partition"
         return check("equal_partitions", HOLDS, detail, point.point_id)
     count = point.nbytes // DTYPES[point.dtype].itemsize
     if count % blocks == 0:

@@ -33,7 +33,6 @@ class ScheduledAllreduce(Allreduce):
         if spec.schedule is None:
             raise ValueError(f"{spec.name} has no schedule to run")
         self.name = spec.name
-        self._schedule = spec.schedule
 
     def _bound(
         self, comm: MPI.Comm, sendbuf: np.ndarray, recvbuf: np.ndarray, op: MPI.Op | None
@@ -41,7 +40,7 @@ class ScheduledAllreduce(Allreduce):
         rank, size = comm.Get_rank(), comm.Get_size()
         collective = COLLECTIVES[self.spec.collective]
         count = collective.whole_count(size, sendbuf.size)
-        steps = self._schedule(rank, size, count)
+        steps = self.spec.schedule_at(recvbuf.itemsize)(rank, size, count)
         shift = rotation(self.spec, rank, size, count)
         in_place = recvbuf.size == count and not shift
         work = recvbuf if in_place else self.scratch("work", recvbuf, count)

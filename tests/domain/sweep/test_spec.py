@@ -209,3 +209,23 @@ def test_radixes_make_a_member_of_each_algorithm_with_one() -> None:
         parse_spec('sizes = [8]\nranks = [2]\nradixes = [4]\nalgorithms = ["ring"]')
     with pytest.raises(SpecError, match="radix must be an integer from 2"):
         parse_spec('sizes = [8]\nranks = [2]\nradixes = [1]\nalgorithms = ["knomial"]')
+
+
+def test_segment_sizes_make_a_member_of_each_pipeline_and_combine_with_radixes() -> None:
+    """`segment_sizes` (bytes or sizes in words) sweeps a member per size of each pipelined
+    algorithm that names none, written in one form; it sets no radix and radixes no segment;
+    without a pipeline, or below one byte, the spec is refused in words."""
+    spec = parse_spec(
+        "sizes = [8]\nranks = [2]\ncollectives = ['bcast', 'reduce']\n"
+        "segment_sizes = [4096, '64KiB']\nradixes = [4]\n"
+        'algorithms = ["bcast.chain", "reduce.chain(segment=1K)", "bcast.knomial"]'
+    )
+    assert spec.algorithms == (
+        "bcast.chain(segment=4KiB)", "bcast.chain(segment=64KiB)", "reduce.chain(segment=1KiB)",
+        "bcast.knomial(radix=4)",
+    )  # fmt: skip
+    assert parse_spec(spec.to_toml()) == spec
+    with pytest.raises(SpecError, match="no algorithm swept has a segment"):
+        parse_spec('sizes = [8]\nranks = [2]\nsegment_sizes = [4096]\nalgorithms = ["ring"]')
+    with pytest.raises(SpecError, match="segment_sizes must be a list of sizes"):
+        parse_spec("sizes = [8]\nranks = [2]\nsegment_sizes = [0]\nalgorithms = ['bcast.chain']")

@@ -1,0 +1,43 @@
+"""A pipeline's segments: the segment size parameter and how a vector is cut by it (pure).
+
+A pipelined schedule cuts the vector into segments of a fixed size in bytes and moves them
+one behind another, so its rounds depend on the count (descriptor.by_count) and its schedule
+on the element size (descriptor.AlgorithmSpec.schedule_at). The size is written in a member's
+name (`bcast.chain(segment=64KiB)`); a segment smaller than one element is one element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+from runners.domain.algorithms.parameters import BYTES, Parameter
+from runners.domain.collectives.schedule import Range, Schedule
+
+# MPICH's MPIR_CVAR_BCAST_TREE_PIPELINE_CHUNK_SIZE default: the size a member leaves out
+SEGMENT = Parameter("segment", default="8KiB", unit=BYTES)
+
+
+def segment_elements(segment_bytes: int, itemsize: int) -> int:
+    """Elements of `itemsize` bytes in one segment (at least one)."""
+    return max(1, segment_bytes // itemsize)
+
+
+def segment_ranges(count: int, elements: int) -> tuple[Range, ...]:
+    """The segments of a `count`-element vector, `elements` each but the first, which holds
+    the remainder (as MPICH cuts its pipeline's chunks); one empty segment for an empty
+    vector."""
+    first = count % elements or min(count, elements)
+    starts = range(first, count, elements)
+    return ((0, first), *((start, start + elements) for start in starts))
+
+
+@cache
+def by_itemsize(make: Callable[[int], Schedule], segment_bytes: int) -> Callable[[int], Schedule]:
+    """itemsize -> the schedule `make(elements a segment)`: a member's schedule_by_itemsize
+    (one object per segment size, so two builds of a member are equal)."""
+
+    def at(itemsize: int) -> Schedule:
+        return make(segment_elements(segment_bytes, itemsize))
+
+    return at
