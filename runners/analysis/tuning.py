@@ -21,7 +21,7 @@ from runners.analysis.crossings import group_points
 from runners.analysis.points import load_points
 from runners.analysis.winners import Comparisons, measured_crossover_rows, winner_rows
 from runners.domain.libraries import DEFAULT, LIBRARIES
-from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on, autotuned_of
+from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of
 from runners.domain.libraries.tuning import Band, bands
 from runners.domain.verdict.comparison import Comparison
 from runners.store.reads import Source
@@ -87,7 +87,7 @@ def competes(algorithm: str, library: str = DEFAULT.name, collective: str = "all
     default): one of the library's own, of a collective its file can tune."""
     spec = ALGORITHMS[algorithm]
     tunable = collective in LIBRARIES[library].tuning_collectives
-    mine = spec.library and not spec.own_launch and algorithm in algorithms_on(library)
+    mine = spec.library and not spec.own_launch and spec.runs_on == library  # members too
     named = LIBRARIES[library].tunable(spec)  # not MPICH's compositions: its table lacks them
     return mine and tunable and named and spec.collective == collective
 

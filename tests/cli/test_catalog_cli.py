@@ -22,7 +22,8 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     families = [row for row in listed if row["kind"] == "family"]
     assert [row["schedule"] for row in families] == [
         "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial", "chain",
-        "bcast.chain", "reduce.chain", "mpi:chain", "allgather.bruck",
+        "bcast.chain", "reduce.chain", "mpi:chain", "reduce.openmpi:chain", "bcast.openmpi:chain",
+        "allgather.bruck",
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
     assert families[2]["name"] == "bcast.knomial(radix=N)"
@@ -80,6 +81,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.openmpi",
         "bcast.openmpi:binomial",
         "bcast.openmpi:scatter_allgather_ring",
+        "bcast.openmpi:chain(segment=SIZE)",
         "bcast.openmpi:tuned",
         "bcast.impi",
         "bcast.impi:binomial",

@@ -65,12 +65,20 @@ def test_every_forced_open_mpi_algorithm_runs_what_it_names() -> None:
 def test_open_mpis_forced_reduce_and_reduce_scatter_run_what_they_name() -> None:
     """p=4, 1024 float64, each on a communicator forced by MPI_T as a sweep makes it: the
     binomial reduce reduces at ranks 0 (twice) and 2 only; Rabenseifner's reduce halves then
-    quarters on every rank; the recursive-halving reduce-scatter halves then quarters; the
-    basic linear one reduces the whole vector along coll/tuned's reduce, never on rank 3."""
-    reduce = ("reduce.openmpi:binomial", "reduce.openmpi:rabenseifner")
+    quarters on every rank; the pipeline in 2 KiB segments is reduce.chain(segment=2KiB) rank
+    by rank (four 256-element segments on ranks 0..2, nothing on the chain's end); the
+    recursive-halving reduce-scatter halves then quarters; the basic linear one reduces the
+    whole vector along coll/tuned's reduce, never on rank 3."""
+    from runners.domain.libraries.catalog import ALGORITHMS
+
+    chain = "reduce.openmpi:chain(segment=2KiB)"
+    reduce = ("reduce.openmpi:binomial", "reduce.openmpi:rabenseifner", chain)
     found = planned_calls("openmpi", 4, 1024, reduce, collective="reduce")
     assert found["reduce.openmpi:binomial"] == {0: [1024, 1024], 1: [], 2: [1024], 3: []}
     assert found["reduce.openmpi:rabenseifner"] == {r: [512, 256] for r in range(4)}
+    schedule = ALGORITHMS[ALGORITHMS[chain].modelled_by].schedule_at(8)
+    expected = {r: [s.received for s in schedule(r, 4, 1024) if s.reduce] for r in range(4)}
+    assert found[chain] == expected == {0: [256] * 4, 1: [256] * 4, 2: [256] * 4, 3: []}
     scatter = ("reduce_scatter.openmpi:recursive_halving", "reduce_scatter.openmpi:basic_linear")
     found = planned_calls("openmpi", 4, 1024, scatter, collective="reduce_scatter")
     assert found["reduce_scatter.openmpi:recursive_halving"] == {r: [512, 256] for r in range(4)}

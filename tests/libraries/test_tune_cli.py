@@ -178,6 +178,31 @@ def test_tune_writes_each_collectives_subtree_from_its_own_winners(
     assert set(spec.algorithms) == {"bcast.mpi", "bcast.mpi:binomial", "bcast.mpi:tuned"}
 
 
+def test_a_swept_member_of_a_library_family_is_tuned_with_its_parameter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MPICH's chain in 16 KiB chunks, swept beside the default and its 64 KiB chunks, wins
+    from 64 KiB: the file's band names it, and its leaf runs the tree as a chain in 16 KiB
+    chunks (k=1, kary, chunk_size=16384) behind MPICH's commutativity guard."""
+    sizes = (8, 512, 65536, 1048576)
+    chosen, other = "mpi:chain(segment=16KiB)", "mpi:chain(segment=64KiB)"
+    times = {("mpi", n): 1e-6 * (1 + n / 4096) for n in sizes}
+    times |= {(chosen, n): 1e-6 * (3 + n / 16384) for n in sizes}
+    times |= {(other, n): 1e-6 * (4 + n / 8192) for n in sizes}
+    run = synthetic.RunSpec(run_id="r20261206-150000-eeee", ranks=(2,), sizes=sizes,
+                            algorithms=("mpi", chosen, other), timeout_point=False,
+                            exact_times=times)  # fmt: skip
+    db = tmp_path / "f.duckdb"
+    synthetic.build_store(db, [run])
+    out = tmp_path / "t.json"
+    assert main(["tune", run.run_id, "--store", str(db), "--out", str(out)]) == 0
+    assert f"and larger: {chosen}" in capsys.readouterr().out
+    sized = json.loads(out.read_text())[mpich_tuning.ALLREDUCE]["comm_type=intra"]
+    leaf = sized["comm_size<=2"]["avg_msg_size=any"]
+    tree = leaf["is_commutative=yes"]["algorithm=MPIR_Allreduce_intra_tree"]
+    assert {"k=1", "tree_type=kary", "chunk_size=16384"} <= set(tree)
+
+
 def test_no_output_lands_on_an_input_or_the_store(
     demo_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], reliability
 ) -> None:

@@ -70,6 +70,18 @@ def test_open_mpi_follows_a_reduce_rule_beside_an_allreduce_rule(tmp_path: Path)
     assert reduction_calls(4, above, rules) == {r: [256] * 3 for r in range(4)}  # ring
 
 
+def test_a_rule_naming_a_pipeline_carries_its_segment_size(tmp_path: Path) -> None:
+    """A reduce band naming reduce.openmpi:chain(segment=1KiB) writes the rule `0 3 0 1024`
+    (the pipeline, its segment size): on 4 ranks 1024 float64 are reduced in eight 128-element
+    segments on ranks 0..2, nothing on the chain's end, as reduce.chain(segment=1KiB)."""
+    rules = tmp_path / "rules.txt"
+    per_collective = {"reduce": {4: [Band(None, "reduce.openmpi:chain(segment=1KiB)")]}}
+    rules.write_text(openmpi_rules(per_collective))
+    assert "0 3 0 1024  # reduce.openmpi:chain(segment=1KiB)" in rules.read_text()
+    expected = {0: [128] * 8, 1: [128] * 8, 2: [128] * 8, 3: []}
+    assert reduction_calls(4, 1024, rules, "reduce") == expected
+
+
 OPEN_RUN = "r20261203-130000-oooo"
 
 

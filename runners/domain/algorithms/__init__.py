@@ -31,6 +31,8 @@ from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast import scatter_allgather
 from runners.domain.algorithms.library_trees import CHAIN_FAMILY as MPICH_CHAIN
 from runners.domain.algorithms.library_trees import FAMILY as MPICH_KNOMIAL
+from runners.domain.algorithms.openmpi_pipelines import BCAST as OPENMPI_BCAST_CHAIN
+from runners.domain.algorithms.openmpi_pipelines import REDUCE as OPENMPI_REDUCE_CHAIN
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
 from runners.domain.algorithms.reduce import chain as reduce_chain
@@ -75,6 +77,8 @@ FAMILIES: Mapping[str, Family] = {
         bcast_chain.FAMILY,
         reduce_chain.FAMILY,
         MPICH_CHAIN,
+        OPENMPI_REDUCE_CHAIN,
+        OPENMPI_BCAST_CHAIN,
         bruck.FAMILY,
     )
 }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
 from runners.domain.algorithms.library import autotuned_collectives, tuned_collectives
+from runners.domain.algorithms.openmpi_pipelines import SEGMENT_CVARS
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 
@@ -66,6 +67,7 @@ AUTOTUNED_SETTINGS = (
     (ALGORITHM_CVAR, 0),
     (SEGMENT_CVAR, 0),
     *((f"coll_tuned_{n}_algorithm", 0) for c, n in TUNED_NAMES.items() if c != "allreduce"),
+    *((name, 0) for name in SEGMENT_CVARS),  # the pipelines' (openmpi_pipelines.py)
 )
 
 AUTOTUNED = AlgorithmSpec(

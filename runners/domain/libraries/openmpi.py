@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from runners.domain.algorithms import FAMILIES
 from runners.domain.algorithms.openmpi import DYNAMIC_RULES, FORCED, OTHER_FORCED, TUNED_NAMES
+from runners.domain.algorithms.parameters import member_of
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 from runners.domain.libraries.base import (
     PER_COMMUNICATOR,
@@ -55,13 +57,19 @@ OPENMPI_FORCED: dict[str, AlgorithmSpec] = {spec.name: spec for spec in (*FORCED
 OPENMPI_RULE_KNOBS = ("coll_tuned_use_dynamic_rules", "coll_tuned_dynamic_rules_filename")
 
 
-def _openmpi_algorithm_id(algorithm: str | None) -> int:
-    """The coll/tuned algorithm id a band names: the value its forcing variable takes
-    (AlgorithmSpec.settings), 0 (the built-in decision) for None."""
+def _openmpi_rule(algorithm: str | None) -> tuple[int, int]:
+    """The coll/tuned algorithm id and segment size a band names: the values its forcing
+    variables take (AlgorithmSpec.settings; a pipeline's segment size, else 0), (0, 0) (the
+    built-in decision) for None."""
     if algorithm is None:
-        return 0
-    settings = OPENMPI_FORCED[algorithm].settings
-    return next(int(v) for name, v in settings if name.endswith("_algorithm"))
+        return 0, 0
+    found = OPENMPI_FORCED.get(algorithm) or member_of(algorithm, FAMILIES)
+    if found is None:
+        raise KeyError(f"{algorithm} is no forced Open MPI algorithm")
+    settings = dict(found.settings)
+    algorithm_id = next(int(v) for name, v in settings.items() if name.endswith("_algorithm"))
+    segment = next((int(v) for n, v in settings.items() if n.endswith("_segmentsize")), 0)
+    return algorithm_id, segment
 
 
 def openmpi_rules(per_collective: Mapping[str, Mapping[int, Sequence[Band]]]) -> str:
@@ -85,9 +93,9 @@ def openmpi_rules(per_collective: Mapping[str, Mapping[int, Sequence[Band]]]) ->
             lines += [f"{ranks}  # communicator size", f"{len(items)}  # rules"]
             start = 0
             for band in items:
-                algorithm = _openmpi_algorithm_id(band.algorithm)
+                algorithm, segment = _openmpi_rule(band.algorithm)
                 name = band.algorithm or "built-in decision"
-                lines.append(f"{start} {algorithm} 0 0  # {name}")
+                lines.append(f"{start} {algorithm} 0 {segment}  # {name}")
                 start = (band.upto or 0) + 1
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,70 @@
+"""Open MPI's pipelined chains, forced with their segment size: coll/tuned's `pipeline`
+algorithm (a chain of fan-out 1, value 3 of coll_tuned_<coll>_algorithm in Open MPI 5.0) of
+reduce and bcast, the segment coll_tuned_<coll>_algorithm_segmentsize, written through MPI_T
+like every Open MPI forced algorithm (runners.domain.algorithms.openmpi). A member
+`reduce.openmpi:chain(segment=b)` is modelled by `reduce.chain(segment=b)`: the reduce proven
+rank by rank with the counting op (tests/libraries/test_openmpi.py); the bcast reduces nothing,
+so no counting op can prove it (said in its note). Open MPI cuts the remainder last, MPICH and
+collsweep's schedules first: the same critical path."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from runners.domain.algorithms.parameters import Family, written
+from runners.domain.algorithms.segments import SEGMENT
+from runners.domain.collectives.collective import COLLECTIVES, qualified
+from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
+
+PIPELINE = 3  # coll/tuned's `pipeline` for both reduce and bcast (ompi_info --level 9)
+COLLECTIVES_PIPELINED = ("reduce", "bcast")  # their coll/tuned names are their own
+
+
+def segment_cvar(collective: str) -> str:
+    """coll/tuned's segment size variable of `collective` (0: its own decision)."""
+    return f"coll_tuned_{collective}_algorithm_segmentsize"
+
+
+SEGMENT_CVARS = tuple(segment_cvar(c) for c in COLLECTIVES_PIPELINED)
+UNPROVEN = "unproven: a bcast reduces nothing, so the counting op cannot see its chain"
+
+
+def pipeline_family(collective: str, model: str) -> Family:
+    """Open MPI's pipeline of `collective` (reduce or bcast, whose coll/tuned names are their
+    own) with its segment size a parameter, modelled by `<model>(segment=b)`."""
+    cvar, segment = f"coll_tuned_{collective}_algorithm", segment_cvar(collective)
+
+    def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
+        nbytes = SEGMENT.number(values["segment"])
+        return AlgorithmSpec(
+            name,
+            f"Open MPI's {COLLECTIVES[collective].mpi_call} forced to its pipeline (a chain) in "
+            f"segments of {values['segment']} ({cvar}={PIPELINE}, {segment}={nbytes})",
+            collective=collective,
+            library=True,
+            forced="pipeline",
+            color="#2ca02c",
+            short=f"o:chain{values['segment']}",
+            runs_on=OPENMPI,
+            modelled_by=written(model, _named(values["segment"])),
+            model_note="" if collective == "reduce" else UNPROVEN,
+            settings=((cvar, PIPELINE), (segment, nbytes)),
+            commutative_only=collective == "reduce",
+        )
+
+    return Family(
+        qualified(collective, "openmpi:chain"),
+        (SEGMENT,),
+        build,
+        help=f"Open MPI's pipelined chain {collective} in segments of b bytes ({model}(segment=b))",
+        example_values=(("segment", "64KiB"),),
+    )
+
+
+def _named(segment: str) -> dict[str, str]:
+    """The segment as a member's name gives it (left out at its default)."""
+    return {} if segment == SEGMENT.default else {"segment": segment}
+
+
+REDUCE = pipeline_family("reduce", "reduce.chain")
+BCAST = pipeline_family("bcast", "bcast.chain")
