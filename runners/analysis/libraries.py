@@ -33,6 +33,7 @@ from runners.domain.model.closed_form import model_for
 from runners.domain.model.fitting import PINGPONG_SOURCE
 from runners.domain.model.levels import NODE
 from runners.domain.model.pricing import CONTENTION, OVERHEADS, TWO_LEVEL
+from runners.domain.sweep.spec import SweepSpec
 from runners.domain.verdict.topology import allocation_nodes, group_hosts, multi_node_ranks
 
 
@@ -182,10 +183,15 @@ def run_params(path: Path, run: Mapping[str, Any], cal: Mapping[str, Any]) -> Pa
     """A calibration's parameters for a run's points: a calibration of two levels on the
     run's emulated nodes with the node level's curve and the run's placement (two_level), if
     that level's calibration is stored."""
-    params = Params.from_row(cal)
     spec = stored_spec(run)
+    return Params.from_row(cal) if spec is None else spec_params(path, spec, cal)
+
+
+def spec_params(path: Path, spec: SweepSpec, cal: Mapping[str, Any]) -> Params:
+    """A calibration's parameters for a spec's points (run_params before the run is)."""
+    params = Params.from_row(cal)
     levels = (cal.get("details") or {}).get("levels")
-    if spec is None or not spec.nodes.emulated or not levels:
+    if not spec.nodes.emulated or not levels:
         return params
     node = store.get_calibration(path, levels[NODE]["calibration_id"])
     return params if node is None else params.with_levels(node, spec.nodes)

@@ -26,6 +26,7 @@ from runners.domain.libraries.catalog import (
     ALGORITHMS,
     algorithms_of,
     algorithms_on,
+    auto_refused,
     collective_list,
     is_library_call,
     library_of,
@@ -48,6 +49,7 @@ def _check_prediction_input(args: argparse.Namespace) -> None:
         (args.collective,) = collective_list([args.collective])
         if args.algorithm not in ("all", *NOT_SCHEDULES):
             (args.algorithm, *_) = algorithms_of([args.algorithm], [args.collective])
+        auto_refused([args.algorithm], "predict")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.algorithm in ALGORITHMS and ALGORITHMS[args.algorithm].collective != args.collective:

@@ -10,6 +10,7 @@ from pathlib import Path
 from runners.cli.common import UsageError, add_store_option
 from runners.cli.simulating import add_simulation_options, simulate_spec
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
+from runners.domain.libraries.catalog import auto_refused
 from runners.domain.sweep.spec import SweepSpec, spec_of
 
 
@@ -20,6 +21,10 @@ def simulation_spec(args: argparse.Namespace) -> SweepSpec:
     spec = spec_of(path, spec_overrides(args), example="data/scale.toml")
     if len(spec.ranks_per_node) > 1:
         raise UsageError("simulate takes one ranks_per_node at a time (a platform each)")
+    try:
+        auto_refused(spec.algorithms, "simulate")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return spec
 
 

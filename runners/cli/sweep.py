@@ -10,15 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runners import store
-from runners.analysis import run_analysis
+from runners.analysis import auto_parameters, run_analysis
+from runners.analysis.libraries import spec_params
 from runners.analysis.workload_report import report_workload
 from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
 from runners.cli.workload_texts import report_text
+from runners.domain.errors import BadInput
 from runners.domain.status import RunStatus
 from runners.domain.units import counted, wrapped
 from runners.domain.verdict.placements import placement_name, placements_text
 from runners.domain.workload.file import load_workload
+from runners.jobs.calibrate import sweep_calibration
 from runners.jobs.sweep import Interrupted, SweepOutcome, run_sweep, signals_as_exceptions
 from runners.jobs.sweep_request import SweepRequest, checked_labels, checked_spec
 from runners.store.run_compare import time_span_note
@@ -91,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"collsweep sweep: note: {note}", file=sys.stderr)
     if len(spec.ranks_per_node) > 1:
         return _each_placement(spec, path, labels, args)
+    spec = _auto_resolved(spec, path)
     try:
         outcome = run_sweep(
             spec,
@@ -127,6 +131,7 @@ def _each_placement(spec: SweepSpec, path: Path, labels: dict, args: argparse.Na
         per_node = one.nodes.ranks_per_node
         print(f"ranks_per_node = {per_node}: a run of its own", file=sys.stderr, flush=True)
         named = {**labels, "name": placement_name(labels.get("name"), per_node)}
+        one = _auto_resolved(one, path)
         try:
             outcome = run_sweep(
                 one, path, command_line=shlex.join(sys.argv),
@@ -146,6 +151,26 @@ def _each_placement(spec: SweepSpec, path: Path, labels: dict, args: argparse.Na
     found = [(n, run_id, got["winners"], got["crossovers"]) for n, run_id, got in read]
     print("\n".join(placements_text(found)))
     return 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _auto_resolved(spec: SweepSpec, path: Path) -> SweepSpec:
+    """The spec with its `auto` parameters chosen on this host's calibration (measured first
+    if the store has none: the run reuses it); BadInput when none can be had."""
+    names = auto_parameters.auto_names(spec)
+    if not names:
+        return spec
+    calibration_id = sweep_calibration(path, spec, _say)
+    cal = store.get_calibration(path, calibration_id) if calibration_id else None
+    if cal is None:
+        raise BadInput(f"{names[0]}: auto needs this host's calibration, which failed: name values")
+    chosen, said = auto_parameters.resolved(spec, spec_params(path, spec, cal))
+    for line in said:
+        _say(line)
+    return chosen
 
 
 def _refuse_a_taken_run_id(run_id: str | None, path: Path) -> None:

@@ -18,6 +18,7 @@ from runners.domain.libraries.catalog import (
     ALGORITHMS,
     BASE_OF_COLLECTIVE,
     algorithms_of,
+    auto_refused,
     canonical_name,
     collective_list,
     not_runnable_problem,
@@ -77,6 +78,7 @@ def _verified_algorithms(args: argparse.Namespace) -> list[str]:
             return [a for c in collectives for a in BASE_OF_COLLECTIVE[c]]
         asked = [canonical_name(name, {}) for name in split_names(args.algorithms)]
         names = algorithms_of(asked, collectives)
+        auto_refused(names, "verify")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     imported_only = not_runnable_problem(names)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runners.domain.errors import BadInput
+from runners.domain.libraries.catalog import auto_refused
 from runners.domain.nodes.placement import Placement
 from runners.domain.sweep import slurm
 from runners.domain.sweep.spec import SweepSpec, load_spec
@@ -63,6 +64,10 @@ def cluster_spec(path: Path, oversubscribe: bool) -> SweepSpec:
     spec = load_spec(path, {"launcher": told})
     if len(spec.ranks_per_node) > 1:
         raise SubmitError("submit one ranks_per_node at a time, a job each")
+    try:  # each task would choose on its own node's calibration: not yet
+        auto_refused(spec.algorithms, "submit")
+    except ValueError as exc:
+        raise SubmitError(str(exc)) from None
     return spec.with_values(launcher=slurm.launcher(oversubscribe, spec.nodes))
 
 

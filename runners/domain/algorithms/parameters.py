@@ -11,7 +11,7 @@ A parameter may be taken from the sweep (`from_run`: the spec key that gives it,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.units import parse_bytes
@@ -19,6 +19,7 @@ from runners.domain.units import parse_bytes
 OPEN, CLOSE, EQUALS, BETWEEN = "(", ")", "=", ","
 MAX_INTEGER = 1 << 20
 BYTES = "bytes"  # a parameter's unit: a size, written `64KiB`
+AUTO = "auto"  # a value the sweep chooses: the model's best at each point and its neighbours
 MAX_BYTES = 1 << 40
 _BYTE_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
 
@@ -43,10 +44,13 @@ class Parameter:
     from_run: str = ""
     minimum: int = 1  # an integer parameter's smallest value (in bytes for a size)
     unit: str = ""  # BYTES for a size (`64KiB`, `65536`); "" for a plain integer
+    auto: bool = False  # whether `auto` may name it (a sweep then chooses it per point)
 
     def parsed(self, text: str) -> str:
         """`text` as this parameter's canonical value; ValueError saying what is allowed."""
         text = text.strip()
+        if self.auto and text == AUTO:
+            return AUTO
         if self.choices:
             if text not in self.choices:
                 raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}")
@@ -111,7 +115,26 @@ class Family:
                 how = f" (or {parameter.from_run} in the sweep)" if parameter.from_run else ""
                 raise ValueError(f"{self.name} needs {parameter.name}=...{how}")
             out[parameter.name] = parameter.parsed(text)
+        if list(out.values()).count(AUTO) > 1:
+            raise ValueError(f"{self.name}: name one parameter auto at a time")
         return out
+
+    def stand_in(self, name: str, values: Mapping[str, str]) -> AlgorithmSpec:
+        """The descriptor standing for a name with `auto` values until a sweep chooses them:
+        what every member shares (collective, library), no schedule, nothing that forces."""
+        concrete = {k: self._default(k) if v == AUTO else v for k, v in values.items()}
+        member = self.build(self.member_name(concrete), concrete)
+        chosen = ", ".join(k for k, v in values.items() if v == AUTO)
+        return replace(
+            member, name=name, auto=True, schedule=None, schedule_by_itemsize=None,
+            settings=(), modelled_by="",
+            description=f"{self.help}: {chosen} chosen by `collsweep sweep` at each point, the "
+            "model's best on the run's calibration and its neighbours by a factor of 2",
+        )  # fmt: skip
+
+    def _default(self, name: str) -> str:
+        parameter = next(p for p in self.parameters if p.name == name)
+        return parameter.default or dict(self.example_values)[name]
 
     def member_name(self, values: Mapping[str, str]) -> str:
         """The canonical name of the member with these values (defaults left out)."""
@@ -140,6 +163,8 @@ def member_of(name: str, families: Mapping[str, Family]) -> AlgorithmSpec | None
         return None
     if found is None or values is None or found.member_name(values) != name:
         return None
+    if AUTO in values.values():
+        return found.stand_in(name, values)
     return found.build(name, values)
 
 
@@ -206,7 +231,7 @@ def parameter_curves(names: Iterable[str], families: Mapping[str, Family]) -> li
         if family is None:
             continue
         values = family.values(given, {}) if _complete(family, given) else None
-        if values is None:
+        if values is None or AUTO in values.values():
             continue
         for parameter in (p for p in family.parameters if not p.choices):
             fixed = tuple((k, v) for k, v in values.items() if k != parameter.name)

@@ -15,7 +15,7 @@ from runners.domain.algorithms.parameters import BYTES, Parameter
 from runners.domain.collectives.schedule import Range, Schedule
 
 # MPICH's MPIR_CVAR_BCAST_TREE_PIPELINE_CHUNK_SIZE default: the size a member leaves out
-SEGMENT = Parameter("segment", default="8KiB", unit=BYTES)
+SEGMENT = Parameter("segment", default="8KiB", unit=BYTES, auto=True)
 
 
 def segment_elements(segment_bytes: int, itemsize: int) -> int:

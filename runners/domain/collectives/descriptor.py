@@ -78,6 +78,7 @@ class AlgorithmSpec:
     # itemsize -> schedule, for a schedule cut in bytes (a segment size); `schedule` is then
     # the one for 1-byte elements, good for every symbolic check
     schedule_by_itemsize: Callable[[int], Schedule] | None = None
+    auto: bool = False  # a family's name with `auto` values, standing in until a sweep chooses
 
     @property
     def required_schedule(self) -> Schedule:

@@ -284,6 +284,17 @@ def resolve_name(name: str, collectives: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def auto_refused(names: Iterable[str], command: str) -> None:
+    """ValueError for a name with an `auto` parameter where `command` cannot choose it (only
+    `collsweep sweep` does, from the run's calibration)."""
+    found = [n for n in names if n in ALGORITHMS and ALGORITHMS[n].auto]
+    if found:
+        raise ValueError(
+            f"{found[0]}: auto is chosen by `collsweep sweep` from the run's calibration; "
+            f"{command} takes named values (e.g. segment=64KiB, radix=4)"
+        )
+
+
 def algorithms_of(names: Iterable[str], collectives: Iterable[str]) -> list[str]:
     """Catalog names for algorithms named as a user names them (resolve_name); ValueError for
     a name no asked collective has."""

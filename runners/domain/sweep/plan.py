@@ -16,6 +16,7 @@ from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, swit
 from runners.domain.libraries.catalog import ALGORITHMS, collective_of, library_of
 from runners.domain.libraries.switching import LAUNCH, RUNTIME, settings
 from runners.domain.status import PointStatus
+from runners.domain.sweep.auto_points import AutoFilter
 from runners.domain.sweep.launcher import default_knobs, is_oversubscribed, runs_here
 from runners.domain.sweep.point_row import PointRow
 from runners.domain.sweep.records import PointKey
@@ -260,7 +261,7 @@ def _switches(algorithms: list[str], switching: str) -> dict[str, dict[str, int]
 def _cells(
     spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: AbstractSet[str]
 ) -> list[Cell]:
-    cells, wanted = [], frozenset(spec.cells)
+    cells, wanted, chosen = [], frozenset(spec.cells), AutoFilter(spec.auto_points)
     for collective in dict.fromkeys(collective_of(a) for a in algs):
         mine = [a for a in algs if collective_of(a) == collective]
         for nbytes in spec.sizes:
@@ -271,7 +272,8 @@ def _cells(
                     todo = tuple(
                         a
                         for a in mine
-                        if skip_reason(a, ranks, op, nbytes, dtype) is None
+                        if chosen.measures(a, ranks, nbytes, dtype)
+                        and skip_reason(a, ranks, op, nbytes, dtype) is None
                         and PointKey(run_id, a, ranks, nbytes, dtype, op).point_id() not in done
                     )
                     if todo:
@@ -283,13 +285,14 @@ def grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
     """Every (ranks, algorithm, op, bytes, dtype) the spec asks for: each algorithm with the
     ops of its collective (`none` for one that reduces nothing), among the spec's cells where
     it lists some (a workload's calls)."""
-    wanted = frozenset(spec.cells)
+    wanted, chosen = frozenset(spec.cells), AutoFilter(spec.auto_points)
     for ranks, alg in itertools.product(spec.ranks, spec.algorithms):
         collective = collective_of(alg)
         for op, nbytes, dtype in itertools.product(
             ops_of(collective, spec.ops), spec.sizes, spec.dtypes
         ):
-            if in_cells(wanted, (collective, ranks, nbytes, dtype, op)):
+            cell = (collective, ranks, nbytes, dtype, op)
+            if in_cells(wanted, cell) and chosen.measures(alg, ranks, nbytes, dtype):
                 yield ranks, alg, op, nbytes, dtype
 
 

@@ -24,6 +24,7 @@ from runners.domain.libraries.switching import RUNTIME
 from runners.domain.nodes.network import EXAMPLE as NETWORK_EXAMPLE
 from runners.domain.nodes.network import Network, checked_network_text, parse_network
 from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement
+from runners.domain.sweep.auto_points import AutoPoint, parse_auto_points
 from runners.domain.sweep.launcher import (
     DEFAULT_LAUNCHER,
 )
@@ -83,6 +84,14 @@ def _segment_sizes(raw: Any) -> tuple[int, ...]:
     if len(sizes) != len(items) or not all(v >= 1 for v in sizes):
         raise SpecError(f"segment_sizes must be a list of sizes in bytes (e.g. 8K), got {raw!r}")
     return sizes
+
+
+def _auto_points(raw: Any) -> tuple[AutoPoint, ...]:
+    """The `auto_points` key (runners.domain.sweep.auto_points)."""
+    try:
+        return parse_auto_points(raw)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _cells(raw: Any) -> tuple[Cell, ...]:
@@ -215,6 +224,8 @@ class SweepSpec:
         parse=_segment_sizes,
     )
     cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
+    # where the members chosen for an `auto` parameter are measured (auto_points.py)
+    auto_points: tuple[AutoPoint, ...] = spec_key((), parse=_auto_points)
     workload: str = spec_key("")  # the name of the workload whose calls the cells are
 
     @property

@@ -12,7 +12,7 @@ from runners.domain.algorithms.parameters import Family, Parameter
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import CORE, Schedule, Step
 
-RADIX = Parameter("radix", default="2", minimum=2)
+RADIX = Parameter("radix", default="2", minimum=2, auto=True)
 SHADES = ("#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#9467bd")  # by radix
 
 
