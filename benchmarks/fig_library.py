@@ -45,7 +45,7 @@ class Pair:
 
     def rounds(self, ranks: int) -> int:
         """Messages on the critical path of our schedule (the same rounds as MPICH's)."""
-        return critical_path(ALGORITHMS[self.ours].schedule, ranks, ranks).messages
+        return critical_path(ALGORITHMS[self.ours].schedule_at(4), ranks, ranks).messages
 
 
 PAIRS = (
@@ -60,6 +60,9 @@ PAIRS = (
     Pair("allgather.bruck", "allgather.mpi:brucks"),
     Pair("bcast.binomial_tree", "bcast.mpi:binomial"),
     Pair("reduce.binomial_tree", "reduce.mpi:binomial"),
+    # algorithms with parameters: MPICH's tree allreduce forced to the same shape
+    Pair("knomial(radix=4)", "mpi:knomial(radix=4)"),
+    Pair("chain(segment=64KiB)", "mpi:chain(segment=64KiB)"),
 )
 SMOKE_PAIRS = (PAIRS[2], PAIRS[5])  # allreduce's ring and the ring allgather
 
@@ -163,7 +166,10 @@ def notes(budget_s: float, group_sizes: tuple[int, ...]) -> list[str]:
     out = [
         "rounds (messages on the critical path, from each schedule): recursive_doubling "
         "log2 p, rabenseifner 2 log2 p, ring 2(p-1); reduce-scatter pairwise and allgather "
-        "ring p-1, recursive halving, bruck and the binomial trees ceil(log2 p); per-round "
+        "ring p-1, recursive halving, bruck and the binomial trees ceil(log2 p); "
+        "knomial(radix=4) against MPICH's tree forced to it (knomial_2, KVAL 4), the critical "
+        "path's messages; chain(segment=64KiB) against MPICH's tree as a chain in 64 KiB "
+        "chunks, 2(p-2+s) messages for s segments (2(p-1) below one segment); per-round "
         "overhead = (t_ours - t_mpich) / rounds",
         "both run with MPIR_CVAR_DEVICE_COLLECTIVES=none (needed to force MPICH); ours uses "
         "only point-to-point calls, so the knob changes only the Barrier before each iteration",
