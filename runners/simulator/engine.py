@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from runners.domain.collectives.schedule import Step
+from runners.domain.collectives.schedule import Step, exchange_first
+from runners.domain.collectives.schedule import rounds_of as steps_by_round
 from runners.domain.model.platform import Link, Platform
 from runners.domain.sweep.simulation import SimulatedCall
 from runners.simulator.simgrid_module import simgrid
@@ -226,19 +227,24 @@ def _by_actors(sg: Any, point: SimPoint, hosts: list[Any], platform: Platform) -
 
 
 def _rank(sg: Any, point: SimPoint, rank: int) -> None:
-    """One rank's steps: send and receive at once, then reduce what arrived."""
-    for step in point.steps[rank]:
-        sending = None
-        if step.send_to is not None:
-            box = sg.Mailbox.by_name(f"{rank}>{step.send_to}")
-            sending = box.put_async(rank, step.sent * point.itemsize)
-        if step.recv_from is not None:
-            sg.Mailbox.by_name(f"{step.recv_from}>{rank}").get()
-        if sending is not None:
-            sending.wait()
-        if step.reduce and step.received:
-            seconds = step.received * point.itemsize * point.gamma_s_per_byte
-            sg.this_actor.execute(seconds * CORE_SPEED)
+    """One rank's steps: send and receive at once, then reduce what arrived; a round that
+    moves everything before it reduces (exchange_first), all its messages at once first."""
+    for group in steps_by_round(point.steps[rank]):
+        for steps in [group] if exchange_first(group) else [(step,) for step in group]:
+            sending = [
+                sg.Mailbox.by_name(f"{rank}>{s.send_to}").put_async(rank, s.sent * point.itemsize)
+                for s in steps
+                if s.send_to is not None
+            ]
+            for s in steps:
+                if s.recv_from is not None:
+                    sg.Mailbox.by_name(f"{s.recv_from}>{rank}").get()
+            for comm in sending:
+                comm.wait()
+            for s in steps:
+                if s.reduce and s.received:
+                    seconds = s.received * point.itemsize * point.gamma_s_per_byte
+                    sg.this_actor.execute(seconds * CORE_SPEED)
 
 
 def _by_rounds(sg: Any, point: SimPoint, hosts: list[Any], platform: Platform) -> None:

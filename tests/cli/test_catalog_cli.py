@@ -21,9 +21,10 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert list(rows) == list(ALGORITHMS)
     families = [row for row in listed if row["kind"] == "family"]
     assert [row["schedule"] for row in families] == [
-        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial", "chain",
-        "bcast.chain", "reduce.chain", "mpi:chain", "reduce.openmpi:chain", "bcast.openmpi:chain",
-        "allgather.bruck",
+        "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial",
+        "recursive_multiplying", "mpi:recursive_multiplying", "chain",
+        "bcast.chain", "reduce.chain", "bcast.binary", "mpi:chain", "reduce.openmpi:chain",
+        "bcast.openmpi:chain", "bcast.openmpi:binary", "allgather.bruck",
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
     assert families[2]["name"] == "bcast.knomial(radix=N)"
@@ -73,6 +74,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.binomial_tree",
         "bcast.knomial(radix=N)",
         "bcast.chain(segment=SIZE)",
+        "bcast.binary(segment=SIZE)",
         "bcast.scatter_allgather",
         "bcast.mpi",
         "bcast.mpi:binomial",
@@ -82,6 +84,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.openmpi:binomial",
         "bcast.openmpi:scatter_allgather_ring",
         "bcast.openmpi:chain(segment=SIZE)",
+        "bcast.openmpi:binary(segment=SIZE)",
         "bcast.openmpi:tuned",
         "bcast.impi",
         "bcast.impi:binomial",

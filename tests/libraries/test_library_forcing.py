@@ -270,6 +270,19 @@ def test_a_forced_knomial_tree_is_knomial_radix_k_rank_by_rank() -> None:
     assert mpich_calls(5, 1024, knobs) != expected
 
 
+def test_forced_recursive_multiplying_is_its_schedule_rank_by_rank() -> None:
+    """MPICH's recursive multiplying with KVAL 4 on 4 ranks: every rank reduces three whole
+    vectors in one round (recursive_multiplying(radix=4)); with KVAL 2, two rounds of one,
+    recursive doubling's fingerprint."""
+    from runners.domain.libraries.catalog import ALGORITHMS
+
+    for radix, name in ((4, "recursive_multiplying(radix=4)"), (2, "recursive_multiplying")):
+        schedule = ALGORITHMS[name].required_schedule
+        expected = {r: [s.received for s in schedule(r, 4, 1024) if s.reduce] for r in range(4)}
+        assert expected[0] == [1024] * (3 if radix == 4 else 2)
+        assert reduction_calls(name) == expected
+
+
 def test_a_forced_pipelined_chain_is_chain_segment_b_rank_by_rank() -> None:
     """MPICH's tree as a 1-ary tree pipelined in 1000-byte chunks on 5 ranks: the counting op's
     calls per rank are exactly chain(segment=1000)'s reductions (ranks 0..3 each reduce the

@@ -109,20 +109,22 @@ def test_a_reduce_scatter_subtree_names_the_algorithm_on_each_side_of_a_boundary
 
 
 @pytest.mark.parametrize(
-    ("forced", "model"),
+    ("forced", "model", "ranks"),
     [
-        ("mpi:knomial(radix=3)", "knomial(radix=3)"),
-        ("mpi:chain(segment=1000)", "chain(segment=1000)"),
+        ("mpi:knomial(radix=3)", "knomial(radix=3)", 5),
+        ("mpi:chain(segment=1000)", "chain(segment=1000)", 5),
+        ("mpi:recursive_multiplying(radix=4)", "recursive_multiplying(radix=4)", 4),
     ],
 )
-def test_a_file_naming_a_tree_runs_its_shape(tmp_path: Path, forced: str, model: str) -> None:
+def test_a_file_naming_a_shape_runs_it(tmp_path: Path, forced: str, model: str, ranks: int) -> None:
     """A band naming mpi:knomial(radix=3) writes MPICH's tree leaf with k=3 and knomial_2, one
-    naming mpi:chain(segment=1000) k=1, kary and chunk_size=1000: on 5 ranks the counting op
-    sees exactly the schedule's reductions (the radix and the chunk travel in the file, not
-    only in the forced entry's environment)."""
+    naming mpi:chain(segment=1000) k=1, kary and chunk_size=1000, one naming
+    mpi:recursive_multiplying(radix=4) its leaf with k=4: the counting op sees exactly the
+    schedule's reductions (the parameter travels in the file, not only in the forced entry's
+    environment)."""
     from runners.domain.libraries.catalog import ALGORITHMS
 
-    path = synthetic.write_tuning_file(tmp_path, {5: [Band(None, forced)]})
+    path = synthetic.write_tuning_file(tmp_path, {ranks: [Band(None, forced)]})
     schedule = ALGORITHMS[model].schedule_at(8)  # float64
-    expected = {r: [s.received for s in schedule(r, 5, 1024) if s.reduce] for r in range(5)}
-    assert reduction_calls(5, 1024, path) == expected
+    expected = {r: [s.received for s in schedule(r, ranks, 1024) if s.reduce] for r in range(ranks)}
+    assert reduction_calls(ranks, 1024, path) == expected

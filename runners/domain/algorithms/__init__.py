@@ -23,15 +23,19 @@ from runners.domain.algorithms.allreduce import (
     knomial,
     rabenseifner,
     recursive_doubling,
+    recursive_multiplying,
     ring,
 )
+from runners.domain.algorithms.bcast import binary as bcast_binary
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
 from runners.domain.algorithms.bcast import chain as bcast_chain
 from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast import scatter_allgather
 from runners.domain.algorithms.library_trees import CHAIN_FAMILY as MPICH_CHAIN
 from runners.domain.algorithms.library_trees import FAMILY as MPICH_KNOMIAL
+from runners.domain.algorithms.library_trees import MULTIPLYING_FAMILY as MPICH_MULTIPLYING
 from runners.domain.algorithms.openmpi_pipelines import BCAST as OPENMPI_BCAST_CHAIN
+from runners.domain.algorithms.openmpi_pipelines import BCAST_BINARY as OPENMPI_BCAST_BINARY
 from runners.domain.algorithms.openmpi_pipelines import REDUCE as OPENMPI_REDUCE_CHAIN
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
@@ -73,12 +77,16 @@ FAMILIES: Mapping[str, Family] = {
         bcast_knomial.FAMILY,
         reduce_knomial.FAMILY,
         MPICH_KNOMIAL,
+        recursive_multiplying.FAMILY,
+        MPICH_MULTIPLYING,
         chain.FAMILY,
         bcast_chain.FAMILY,
         reduce_chain.FAMILY,
+        bcast_binary.FAMILY,
         MPICH_CHAIN,
         OPENMPI_REDUCE_CHAIN,
         OPENMPI_BCAST_CHAIN,
+        OPENMPI_BCAST_BINARY,
         bruck.FAMILY,
     )
 }

@@ -8,6 +8,9 @@ test_library_forcing.py), so that schedule models it:
 - `mpi:chain(segment=b)`: a 1-ary tree (a chain) pipelined in chunks of b bytes (TREE_TYPE =
   kary, TREE_KVAL = 1, MPIR_CVAR_ALLREDUCE_TREE_PIPELINE_CHUNK_SIZE = b), exactly
   `chain(segment=b)`'s reductions (the remainder in the first chunk, as MPICH cuts it).
+
+And its recursive multiplying of radix k, `mpi:recursive_multiplying(radix=k)`
+(MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL = k), exactly `recursive_multiplying(radix=k)`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from runners.domain.algorithms.bcast.knomial import RADIX, shade
-from runners.domain.algorithms.parameters import Family
+from runners.domain.algorithms.parameters import Family, written
 from runners.domain.algorithms.segments import SEGMENT
 from runners.domain.collectives.descriptor import AlgorithmSpec
 
@@ -70,6 +73,35 @@ FAMILY = Family(
     (RADIX,),
     build,
     help="MPICH's tree allreduce forced to a k-nomial tree of radix k (knomial(radix=k))",
+    example_values=(("radix", "4"),),
+)
+
+MULTIPLYING_KVAL_CVAR = "MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL"
+
+
+def build_multiplying(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
+    """The descriptor of one recursive multiplying member (parameters.Family.build)."""
+    radix = int(values["radix"])
+    settings = ((MULTIPLYING_KVAL_CVAR, radix),)
+    return AlgorithmSpec(
+        name,
+        f"MPI_Allreduce forced to MPICH's recursive multiplying of radix {radix}, via "
+        f"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_multiplying, {_settings_text(settings)}",
+        library=True,
+        forced="recursive_multiplying",
+        color="#393b79",
+        short=f"mpi:rm{radix}",
+        modelled_by=written("recursive_multiplying", {} if radix == 2 else {"radix": str(radix)}),
+        settings=settings,
+        power_of=radix,
+    )
+
+
+MULTIPLYING_FAMILY = Family(
+    "mpi:recursive_multiplying",
+    (RADIX,),
+    build_multiplying,
+    help="MPICH's recursive multiplying allreduce of radix k (recursive_multiplying(radix=k))",
     example_values=(("radix", "4"),),
 )
 

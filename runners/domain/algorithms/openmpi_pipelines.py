@@ -1,11 +1,11 @@
-"""Open MPI's pipelined chains, forced with their segment size: coll/tuned's `pipeline`
-algorithm (a chain of fan-out 1, value 3 of coll_tuned_<coll>_algorithm in Open MPI 5.0) of
-reduce and bcast, the segment coll_tuned_<coll>_algorithm_segmentsize, written through MPI_T
-like every Open MPI forced algorithm (runners.domain.algorithms.openmpi). A member
-`reduce.openmpi:chain(segment=b)` is modelled by `reduce.chain(segment=b)`: the reduce proven
-rank by rank with the counting op (tests/libraries/test_openmpi.py); the bcast reduces nothing,
-so no counting op can prove it (said in its note). Open MPI cuts the remainder last, MPICH and
-collsweep's schedules first: the same critical path."""
+"""Open MPI's pipelines, forced with their segment size: coll/tuned's `pipeline` algorithm (a
+chain of fan-out 1, value 3 of coll_tuned_<coll>_algorithm in Open MPI 5.0) of reduce and
+bcast, and its bcast binary tree (value 5), the segment coll_tuned_<coll>_algorithm_segmentsize,
+written through MPI_T like every Open MPI forced algorithm (runners.domain.algorithms.openmpi).
+A member `reduce.openmpi:chain(segment=b)` is modelled by `reduce.chain(segment=b)`: the reduce
+proven rank by rank with the counting op (tests/libraries/test_openmpi.py); a bcast reduces
+nothing, so no counting op can prove it (said in its note). Open MPI cuts the remainder last,
+MPICH and collsweep's schedules first: the same critical path."""
 
 from __future__ import annotations
 
@@ -29,34 +29,38 @@ SEGMENT_CVARS = tuple(segment_cvar(c) for c in COLLECTIVES_PIPELINED)
 UNPROVEN = "unproven: a bcast reduces nothing, so the counting op cannot see its chain"
 
 
-def pipeline_family(collective: str, model: str) -> Family:
-    """Open MPI's pipeline of `collective` (reduce or bcast, whose coll/tuned names are their
-    own) with its segment size a parameter, modelled by `<model>(segment=b)`."""
+def pipeline_family(
+    collective: str, model: str, algorithm: str = "chain", value: int = PIPELINE
+) -> Family:
+    """Open MPI's segmented algorithm `value` of `collective` (reduce or bcast, whose coll/tuned
+    names are their own; by default its pipeline, a chain) with its segment size a parameter:
+    `<collective>.openmpi:<algorithm>(segment=b)`, modelled by `<model>(segment=b)`."""
     cvar, segment = f"coll_tuned_{collective}_algorithm", segment_cvar(collective)
+    shape = "pipeline (a chain)" if value == PIPELINE else f"{algorithm} tree"
 
     def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
         nbytes = SEGMENT.number(values["segment"])
         return AlgorithmSpec(
             name,
-            f"Open MPI's {COLLECTIVES[collective].mpi_call} forced to its pipeline (a chain) in "
-            f"segments of {values['segment']} ({cvar}={PIPELINE}, {segment}={nbytes})",
+            f"Open MPI's {COLLECTIVES[collective].mpi_call} forced to its {shape} in segments "
+            f"of {values['segment']} ({cvar}={value}, {segment}={nbytes})",
             collective=collective,
             library=True,
-            forced="pipeline",
-            color="#2ca02c",
-            short=f"o:chain{values['segment']}",
+            forced="pipeline" if value == PIPELINE else f"{algorithm}_tree",  # coll/tuned's
+            color="#2ca02c" if value == PIPELINE else "#9467bd",
+            short=f"o:{algorithm[:3]}{values['segment']}",
             runs_on=OPENMPI,
             modelled_by=written(model, _named(values["segment"])),
             model_note="" if collective == "reduce" else UNPROVEN,
-            settings=((cvar, PIPELINE), (segment, nbytes)),
+            settings=((cvar, value), (segment, nbytes)),
             commutative_only=collective == "reduce",
         )
 
     return Family(
-        qualified(collective, "openmpi:chain"),
+        qualified(collective, f"openmpi:{algorithm}"),
         (SEGMENT,),
         build,
-        help=f"Open MPI's pipelined chain {collective} in segments of b bytes ({model}(segment=b))",
+        help=f"Open MPI's {shape} {collective} in segments of b bytes ({model}(segment=b))",
         example_values=(("segment", "64KiB"),),
     )
 
@@ -68,3 +72,5 @@ def _named(segment: str) -> dict[str, str]:
 
 REDUCE = pipeline_family("reduce", "reduce.chain")
 BCAST = pipeline_family("bcast", "bcast.chain")
+BINARY = 5  # coll/tuned's bcast binary_tree
+BCAST_BINARY = pipeline_family("bcast", "bcast.binary", "binary", BINARY)

@@ -18,6 +18,13 @@ MPICH, OPENMPI, IMPI = "mpich", "openmpi", "impi"  # library names (runners.doma
 NCCL = "nccl"  # imported only: collsweep reads nccl-tests output, never runs it
 
 
+def is_power(ranks: int, base: int) -> bool:
+    """Whether ranks = base^L for some L >= 0."""
+    while ranks > 1 and ranks % base == 0:
+        ranks //= base
+    return ranks == 1
+
+
 def whole_buffer(ranks: int) -> int:
     """Blocks of an algorithm that sends whole buffers: one."""
     return 1
@@ -59,6 +66,7 @@ class AlgorithmSpec:
     rotated: bool = False
     commutative_only: bool = False
     power_of_two_only: bool = False
+    power_of: int = 0  # p must be a power of this (a radix), 0 for any p
     library: bool = False
     forced: str = ""  # the library algorithm an entry forces; "" = autotuned
     color: str = "#7f7f7f"  # its colour in every chart (a hue apart from every other's)
@@ -108,6 +116,8 @@ class AlgorithmSpec:
             return f"ranks must be >= 1, got {ranks}"
         if self.power_of_two_only and ranks & (ranks - 1):
             return f"{self.name} needs a power-of-two number of ranks, got {ranks}"
+        if self.power_of and not is_power(ranks, self.power_of):
+            return f"{self.name} needs a number of ranks that is a power of {self.power_of}"
         if self.commutative_only and not commutative:
             return f"{self.name} needs a commutative op; {op} is not commutative"
         return None

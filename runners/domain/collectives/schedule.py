@@ -13,6 +13,7 @@ and is then reduced into that range.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -126,9 +127,31 @@ def walked_path(schedule: Schedule, size: int, count: int) -> CriticalPath:
     )
 
 
+def rounds_of(steps: tuple[Step, ...]) -> list[tuple[Step, ...]]:
+    """A rank's steps grouped by round, in order (a round's steps are consecutive)."""
+    return [tuple(group) for _, group in itertools.groupby(steps, key=lambda s: s.round)]
+
+
+def exchange_first(steps: tuple[Step, ...]) -> bool:
+    """Whether a rank's round of `steps` moves everything before it reduces anything: a round
+    of several steps that reduces (a k-nomial parent's children, recursive multiplying's
+    partners). Each of its sends then sends what the rank held when the round began, as
+    `simulate` reads every round, and each reduced block lands in scratch space of its own."""
+    return len(steps) > 1 and any(s.reduce for s in steps)
+
+
 def scratch_elements(steps: tuple[Step, ...]) -> int:
-    """Scratch space (elements) a rank needs: its largest block received to be reduced."""
-    return max((s.received for s in steps if s.reduce), default=0)
+    """Scratch space (elements) a rank needs: its largest block received to be reduced, or a
+    round's blocks together where the round moves everything first (exchange_first)."""
+    return max(
+        (
+            sum(s.received for s in group if s.reduce) if exchange_first(group) else s.received
+            for group in rounds_of(steps)
+            for s in group
+            if s.reduce
+        ),
+        default=0,
+    )
 
 
 Contribution = tuple[int, ...]  # the ranks whose inputs an element holds, in reduction order

@@ -29,7 +29,12 @@ from typing import Any
 
 from runners.domain.algorithms import FAMILIES
 from runners.domain.algorithms.library import FORCED, OTHER_FORCED
-from runners.domain.algorithms.library_trees import CHUNK_CVAR, TREE_KVAL_CVAR, TREE_TYPE_CVAR
+from runners.domain.algorithms.library_trees import (
+    CHUNK_CVAR,
+    MULTIPLYING_KVAL_CVAR,
+    TREE_KVAL_CVAR,
+    TREE_TYPE_CVAR,
+)
 from runners.domain.algorithms.parameters import member_of
 from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.inputs import BadInputFile, load_json_bytes
@@ -153,6 +158,9 @@ def _algorithm_leaf(algorithm: str) -> dict[str, Any]:
     leaf: dict[str, Any] = {f"algorithm={how.prefix}{spec.forced}": {}}
     if spec.forced == "tree":
         leaf = {f"algorithm={how.prefix}tree": _tree_parameters(spec)}
+    radix = dict(spec.settings).get(MULTIPLYING_KVAL_CVAR)
+    if radix is not None:  # its one parameter, k (MPICH's csel container)
+        leaf = {f"algorithm={how.prefix}{spec.forced}": {f"k={radix}": {}}}
     if spec.forced in NEEDS_BUILT_IN_OP:
         return {
             "is_op_built_in=no": fallback,

@@ -32,6 +32,7 @@ from runners.domain.algorithms import HAND_WRITTEN, OTHER_COLLECTIVES
 from runners.domain.collectives.descriptor import MPICH
 from runners.domain.collectives.schedule import Schedule, critical_path
 from runners.domain.libraries.catalog import ALGORITHMS, algorithms_on
+from runners.domain.model.sampled import sampled
 
 LOWER_BOUND = "lower_bound"
 LIBRARY_MIN = "library_min"
@@ -215,10 +216,13 @@ def _many_counts(
     spec = ALGORITHMS[model]
     parts, schedule = spec.blocks(p), spec.schedule_at(itemsize)
     count = nbytes / itemsize
-    if not parts:  # its rounds depend on the count (descriptor.by_count): size by size
-        rows = [_scaled_counts(schedule, p, c, itemsize, parts) for c in count]
-        messages, sent, reduced = np.array(rows, dtype=float).reshape(-1, 3).T
-        return messages, sent, reduced
+    if not parts:  # its rounds depend on the count (descriptor.by_count): sampled.py
+
+        def price(elements: int) -> np.ndarray:
+            return np.array(_scaled_counts(schedule, p, elements, itemsize, parts))
+
+        walked = sampled(price, count)
+        return walked[:, 0], walked[:, 1], walked[:, 2]
     scaled = (count >= parts) | (parts == 1)
     path = critical_path(schedule, p, parts)
     messages = np.full(nbytes.shape, float(path.messages))

@@ -39,6 +39,7 @@ import numpy as np
 
 from runners.domain.collectives.schedule import Schedule, Step
 from runners.domain.model.closed_form import Prediction
+from runners.domain.model.sampled import sampled
 
 TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION = "textbook", "schedule", "overheads", "contention"
 TWO_LEVEL = "two_level"
@@ -304,7 +305,15 @@ def smooth_totals(
     if ranks == 1:
         return totals
     count = nbytes / itemsize
-    scaled = ((count >= parts) | (parts == 1)) & (parts > 0)
+    if not parts:  # its rounds depend on the count (descriptor.by_count): sampled.py
+
+        def price(elements: int) -> np.ndarray:
+            walked = _schedule_loads(schedule, ranks, elements, costs)
+            at = np.array([float(elements * itemsize)])
+            return _loads_totals(walked, at, np.array([float(itemsize)]), costs, gamma)
+
+        return sampled(price, count)[:, 0]
+    scaled = (count >= parts) | (parts == 1)
     if scaled.any():
         walked = _schedule_loads(schedule, ranks, parts, costs)
         totals[scaled] = _loads_totals(walked, nbytes[scaled], nbytes[scaled] / parts, costs, gamma)
@@ -312,7 +321,7 @@ def smooth_totals(
     for elements in np.unique(whole[~scaled]):
         here = ~scaled & (whole == elements)
         walked = _schedule_loads(schedule, ranks, int(elements), costs)
-        block = nbytes[here] / elements if not parts else np.full(int(here.sum()), itemsize)
+        block = np.full(int(here.sum()), float(itemsize))
         totals[here] = _loads_totals(walked, nbytes[here], block, costs, gamma)
     return totals
 

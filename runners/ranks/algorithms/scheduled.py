@@ -11,7 +11,13 @@ from mpi4py import MPI
 from runners.domain.collectives.collective import COLLECTIVES
 from runners.domain.collectives.contract_check import rotation
 from runners.domain.collectives.descriptor import AlgorithmSpec
-from runners.domain.collectives.schedule import Range, Step, scratch_elements
+from runners.domain.collectives.schedule import (
+    Range,
+    Step,
+    exchange_first,
+    rounds_of,
+    scratch_elements,
+)
 from runners.ranks.algorithms.base import Allreduce, mpi_type
 
 Call = Callable[[], object]
@@ -52,8 +58,12 @@ class ScheduledAllreduce(Allreduce):
         if not in_place and (found := collective.result_range(rank, size, count)):
             after = [(dst, src) for src, dst in _pieces(work, recvbuf, found, shift, count)]
         calls: list[Call] = []
-        for step in steps:
-            calls += step_calls(comm, step, work, scratch, op)
+        for group in rounds_of(steps):
+            if exchange_first(group):
+                calls += round_calls(comm, group, work, scratch, op)
+                continue
+            for step in group:
+                calls += step_calls(comm, step, work, scratch, op)
         return partial(_run, tuple(before), tuple(calls), tuple(after))
 
 
@@ -97,6 +107,40 @@ def step_calls(
             raise ValueError(f"step {step} reduces, but the collective has no op")
         calls += _reduce(op, target, landing, step.mine_is_left)
     return calls
+
+
+def round_calls(
+    comm: MPI.Comm, steps: tuple[Step, ...], buf: np.ndarray, scratch: np.ndarray, op: MPI.Op | None
+) -> list[Call]:
+    """The MPI calls of a round that moves everything before it reduces (exchange_first): its
+    sends and receives at once (nonblocking, so no order of partners can deadlock), each
+    reduced block into scratch space of its own, then the reductions in step order."""
+    dt, offset = mpi_type(buf), 0
+    receives: list[tuple[list, int]] = []
+    sends: list[tuple[list, int]] = []
+    reductions: list[Call] = []
+    for step in steps:
+        if step.send is not None and step.send_to is not None:
+            sends.append((_spec(buf[step.send[0] : step.send[1]], dt), step.send_to))
+        if step.recv is None or step.recv_from is None:
+            continue
+        target = buf[step.recv[0] : step.recv[1]]
+        landing = scratch[offset : offset + target.size] if step.reduce else target
+        if step.reduce:
+            if op is None:
+                raise ValueError(f"step {step} reduces, but the collective has no op")
+            offset += target.size
+            reductions += _reduce(op, target, landing, step.mine_is_left)
+        receives.append((_spec(landing, dt), step.recv_from))
+    return [partial(_exchange, comm, tuple(receives), tuple(sends)), *reductions]
+
+
+def _exchange(
+    comm: MPI.Comm, receives: tuple[tuple[list, int], ...], sends: tuple[tuple[list, int], ...]
+) -> None:
+    requests = [comm.Irecv(spec, source, 0) for spec, source in receives]
+    requests += [comm.Isend(spec, to, 0) for spec, to in sends]
+    MPI.Request.Waitall(requests)
 
 
 def _spec(array: np.ndarray, dt: MPI.Datatype) -> list:
