@@ -1,8 +1,7 @@
 """Schedule-exact prediction: every round of an algorithm's real schedule priced at its own size.
 
 The closed-form model (runners.domain.model.closed_form, the `textbook` variant) charges every
-message
-alpha + m * beta with one (alpha, beta) chosen by the payload n. Here each round of the
+message alpha + m * beta with one (alpha, beta) chosen by the payload n. Here each round of the
 descriptor's schedule (folds and uneven blocks included) is priced with the calibrated
 point-to-point curve itself at that round's message size (`MessageCost`: measured medians,
 made monotone and interpolated), plus gamma for the bytes that round reduces. Ranks run a round
@@ -11,8 +10,8 @@ at the same time, so a round costs what its slowest rank pays; rounds add up.
 The variants, each adding one term to the one before (`Costs` holds what a variant knows):
 - `schedule`: every message priced on the ping-pong's one-way curve;
 - `overheads`: the implementation family's measured per-call and per-round costs
-  (runners.domain.model.overheads) replace the curve's start-up: a round costs round_s plus what its
-  message costs beyond an empty one, a call adds call_s (the `software_s` term);
+  (runners.domain.model.overheads) replace the curve's start-up: a round costs round_s plus
+  what its message costs beyond an empty one, a call adds call_s (the `software_s` term);
 - `contention`: a step that sends and receives at once is priced on the exchange curve (both
   ranks copying through the same memory at once) instead of the one-way curve, and the call's
   copy of its input into the result buffer on the copy curve (both ranks copying at once),
@@ -28,10 +27,9 @@ Pure: no MPI, no store.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -39,6 +37,7 @@ import numpy as np
 
 from runners.domain.collectives.schedule import Schedule, Step
 from runners.domain.model.closed_form import Prediction
+from runners.domain.model.message_cost import MessageCost
 from runners.domain.model.sampled import sampled
 
 TEXTBOOK, SCHEDULE, OVERHEADS, CONTENTION = "textbook", "schedule", "overheads", "contention"
@@ -58,61 +57,6 @@ def stand_ins(wanted: str) -> tuple[str, ...]:
 StepLoad = tuple[int, int, bool, bool]
 NodeMap = tuple[int, ...]  # every rank's node, in rank order
 RankRound = tuple[StepLoad, ...]  # one rank's steps in one round
-
-
-@dataclass(frozen=True)
-class MessageCost:
-    """Time of one operation by size from a calibration's medians: a one-way message (the
-    ping-pong), an exchange, or a local copy.
-
-    The medians are made monotone (a running maximum: a larger message never costs less) and
-    interpolated linearly in bytes between measured sizes; below the smallest size the
-    smallest's time, beyond the largest the last segment's slope.
-    """
-
-    sizes: tuple[float, ...]
-    seconds: tuple[float, ...]
-
-    @classmethod
-    def from_medians(cls, sizes: Sequence[float], seconds: Sequence[float]) -> MessageCost:
-        """The curve through (size, median one-way seconds) pairs, in any order."""
-        if len(sizes) != len(seconds) or not sizes:
-            raise ValueError("a message cost needs one median per size, at least one")
-        order = sorted(range(len(sizes)), key=lambda i: sizes[i])
-        xs = tuple(float(sizes[i]) for i in order)
-        ys = tuple(float(v) for v in np.maximum.accumulate([seconds[i] for i in order]))
-        return cls(xs, ys)
-
-    @property
-    def latency_s(self) -> float:
-        """The time of the smallest message: the curve's start-up cost."""
-        return self.seconds[0]
-
-    def __call__(self, nbytes: float) -> float:
-        """Seconds for `nbytes` bytes."""
-        xs, ys = self.sizes, self.seconds
-        if nbytes <= xs[-1]:  # np.interp's answer, without its cost for one scalar
-            right = bisect.bisect_right(xs, nbytes)
-            if right == 0 or right == len(xs):
-                return ys[0] if right == 0 else ys[-1]
-            x0, x1 = xs[right - 1], xs[right]
-            return ys[right - 1] + (ys[right] - ys[right - 1]) * (nbytes - x0) / (x1 - x0)
-        if len(xs) == 1:
-            return ys[-1]
-        return ys[-1] + self._slope_beyond() * (nbytes - xs[-1])
-
-    def many(self, nbytes: np.ndarray) -> np.ndarray:
-        """Seconds for each size in `nbytes`: the same curve, evaluated over an array."""
-        xs, ys = self.sizes, self.seconds
-        out = np.interp(nbytes, xs, ys)
-        beyond = nbytes > xs[-1]
-        if len(xs) > 1 and beyond.any():
-            out[beyond] = ys[-1] + self._slope_beyond() * (nbytes[beyond] - xs[-1])
-        return out
-
-    def _slope_beyond(self) -> float:
-        xs, ys = self.sizes, self.seconds
-        return (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.0
 
 
 @dataclass(frozen=True)
@@ -306,13 +250,9 @@ def smooth_totals(
         return totals
     count = nbytes / itemsize
     if not parts:  # its rounds depend on the count (descriptor.by_count): sampled.py
-
-        def price(elements: int) -> np.ndarray:
-            walked = _schedule_loads(schedule, ranks, elements, costs)
-            at = np.array([float(elements * itemsize)])
-            return _loads_totals(walked, at, np.array([float(itemsize)]), costs, gamma)
-
-        return sampled(price, count)[:, 0]
+        return sampled(functools.partial(_walked, schedule, ranks, itemsize, costs, gamma), count)[
+            :, 0
+        ]
     scaled = (count >= parts) | (parts == 1)
     if scaled.any():
         walked = _schedule_loads(schedule, ranks, parts, costs)
@@ -324,6 +264,14 @@ def smooth_totals(
         block = np.full(int(here.sum()), float(itemsize))
         totals[here] = _loads_totals(walked, nbytes[here], block, costs, gamma)
     return totals
+
+
+def _walked(
+    schedule: Schedule, ranks: int, itemsize: int, costs: Costs, gamma: float, elements: int
+) -> np.ndarray:
+    """The schedule's total at a whole count (one walk, kept by round_loads' cache)."""
+    at, block = np.array([float(elements * itemsize)]), np.array([float(itemsize)])
+    return _loads_totals(_schedule_loads(schedule, ranks, elements, costs), at, block, costs, gamma)
 
 
 def _loads_totals(
