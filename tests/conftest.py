@@ -19,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The fault hooks (runners.process.faults) work only where the suite turns them on: here, for
 # every command a test starts.
 os.environ["COLLSWEEP_TEST_HOOKS"] = "1"
+# A sweep into a fresh store calibrates first: a quarter of the default budget keeps the suite
+# inside CI's limit (the calibrations' own tests set theirs; none of the suite's judges a
+# prediction's accuracy on a real calibration).
+os.environ.setdefault("COLLSWEEP_CALIBRATION_BUDGET_S", "0.5")
 
 
 def run_cli(

@@ -45,13 +45,14 @@ def resolved(spec: SweepSpec, params: Params) -> tuple[SweepSpec, list[str]]:
         mine = _points(params, name, spec)
         points += mine
         members[name] = list(dict.fromkeys(member for member, *_ in mine))
+        chosen = ", ".join(members[name]) or "nothing (no member runs on these group sizes)"
         said.append(
-            f"auto: {name} measured as {', '.join(members[name])} (the model's best at each "
-            f"point on calibration {params.calibration_id}, and its neighbours by 2x)"
+            f"auto: {name} measured as {chosen} (the model's best at each point on calibration "
+            f"{params.calibration_id}, and its neighbours by 2x)"
         )
-    algorithms = [m for a in spec.algorithms for m in (members.get(a) or [a])]
-    chosen = replace(spec, algorithms=tuple(dict.fromkeys(algorithms)), auto_points=tuple(points))
-    return chosen, said
+    algorithms = [m for a in spec.algorithms for m in members.get(a, [a])]
+    out = replace(spec, algorithms=tuple(dict.fromkeys(algorithms)), auto_points=tuple(points))
+    return out, said
 
 
 def _points(params: Params, name: str, spec: SweepSpec) -> list[AutoPoint]:
@@ -67,12 +68,16 @@ def chosen_members(
     params: Params, name: str, ranks: int, nbytes: int, dtype: str, ops: tuple[str, ...]
 ) -> list[str]:
     """The member of `name`'s family the model prices fastest at this point, and the members
-    a factor of 2 either side of it (the candidates: powers of two)."""
+    a factor of 2 either side of it (the candidates: powers of two, those that can run on
+    `ranks` ranks; [] where none can)."""
     family, given = split_name(name)
     parameter = next(p for p in FAMILIES[family].parameters if given.get(p.name) == AUTO)
     op = ops_of(collective_of(name), ops)[0]
     values = candidates(parameter, ranks, nbytes)
     named = [canonical_name(written(family, {**given, parameter.name: v}), {}) for v in values]
+    named = [m for m in named if ALGORITHMS[m].unsupported_reason(ranks, op, True) is None]
+    if not named:
+        return []
     times = [_total(params, member, ranks, nbytes, dtype, op) for member in named]
     best = min(range(len(named)), key=times.__getitem__)
     return named[max(0, best - 1) : best + 2]

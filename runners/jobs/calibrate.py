@@ -49,6 +49,7 @@ from runners.domain.sweep.spec import SweepSpec
 from runners.domain.units import format_bytes, format_per_byte, format_seconds
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import launch
+from runners.jobs.calibration_budget import auto_calibration_budget
 from runners.process.children import python
 
 DEFAULT_BUDGET_S = 20.0
@@ -266,7 +267,6 @@ def describe(cal: dict) -> str:
 
 # --- the calibration a sweep needs ------------------------------------------------------------
 
-AUTO_CALIBRATION_BUDGET_S = 2.0
 PINGPONG_MAX_BYTES = 4 * 2**20
 
 
@@ -366,7 +366,7 @@ def _measured(
 ) -> dict[str, Any] | None:
     """A short calibration for the sweep (on `nodes`), or None when it fails (said)."""
     sizes = size_range(min(8, min(spec.sizes)), max(PINGPONG_MAX_BYTES, max(spec.sizes)))
-    budget = AUTO_CALIBRATION_BUDGET_S
+    budget = auto_calibration_budget()
     try:
         return run_calibration(
             2, sizes, spec.dtypes, spec.ops, budget, progress=progress, nodes=nodes

@@ -31,6 +31,7 @@ from runners.host.machine import physical_cores
 from runners.host.memory import available_bytes
 from runners.host.tuning_files import tuning_problem
 from runners.jobs import launch
+from runners.jobs.calibration_budget import auto_calibration_budget
 from runners.jobs.sweep import resume_spec
 from runners.process.network_namespace import namespace_problem
 
@@ -117,6 +118,7 @@ def checked_spec(request: SweepRequest, notes: list[str]) -> SweepSpec:
                 f"{', '.join(map(str, dropped))} are left out (more ranks than cores)"
             )
         spec = replace(spec, ranks=kept)
+    auto_calibration_budget()  # a bad $COLLSWEEP_CALIBRATION_BUDGET_S, before any rank starts
     problem = launch.launcher_problem(spec.launcher, spec.launcher_shell)
     problem = problem or launch.libraries_problem(spec.libraries)
     problem = problem or _files_problem(spec)

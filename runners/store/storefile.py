@@ -281,9 +281,32 @@ def _busy_error(path: Path, timeout: float, exc: duckdb.Error) -> StoreBusy:
 def check_intact(con: Connection, path: Path) -> None:
     """Raise StoreError when a table's data lies in blocks past the end of the file (a copy cut
     short, a full disk), before anything reads or writes the missing part. DuckDB opens such
-    a file and even counts its rows; only reading the lost blocks would fail."""
+    a file and even counts its rows; only reading the lost blocks would fail. A file this
+    process found intact is not asked again while its size, time and inode stay the same (a
+    sweep opens its store dozens of times; any write or cut changes them)."""
     if path.with_name(path.name + ".wal").exists():
         return  # blocks replayed from a write-ahead log are not in the file yet
+    seen = _identity(path)
+    if seen is not None and _INTACT.get(path) == seen:
+        return
+    _check_blocks(con, path)
+    if seen is not None and _identity(path) == seen:
+        _INTACT[path] = seen
+
+
+_INTACT: dict[Path, tuple[int, int, int]] = {}  # files found intact, by (size, mtime, inode)
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns, found.st_ino
+
+
+def _check_blocks(con: Connection, path: Path) -> None:
+    """check_intact's reading: every table's last block within the file."""
     try:
         block_size = int(con.execute("PRAGMA database_size").fetchall()[0][2])
         tables = [r[0] for r in con.execute(TABLES_SQL).fetchall()]

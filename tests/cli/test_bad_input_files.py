@@ -320,6 +320,20 @@ def test_a_bad_lock_timeout_is_one_line(
     assert store.LOCK_TIMEOUT_ENV in refused(capsys, "runs", "--store", str(demo_copy))
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "nan", "61"])
+def test_a_bad_calibration_budget_is_one_line_before_anything_is_written(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """COLLSWEEP_CALIBRATION_BUDGET_S must be seconds in (0, 60]: a sweep refuses a bad one
+    in one line, exit 2, its store never made."""
+    from runners.jobs.calibration_budget import BUDGET_ENV
+
+    monkeypatch.setenv(BUDGET_ENV, value)
+    db = tmp_path / "s.duckdb"
+    said = refused(capsys, "sweep", "--sizes", "8", "--ranks", "2", "--store", str(db))
+    assert BUDGET_ENV in said and not db.exists()
+
+
 def test_the_lock_timeout_is_how_long_a_command_waits(
     demo_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,7 +5,10 @@ a segment size or a radix) is one `Family`; each member is named `family(key=val
 its parameters in the family's declared order, a parameter at its default left out, so one
 member has one name in every table, chart, export and tuning file (`hierarchical(node=2)`).
 A parameter may be taken from the sweep (`from_run`: the spec key that gives it, such as
-`ranks_per_node`) when the name leaves it out.
+`ranks_per_node`) when the name leaves it out. A size is written in the largest binary unit it
+is a whole number of (`segment=64KiB`; `65536` and `64K` name the same member). A parameter
+that allows it may be `auto`: the name then stands in (`Family.stand_in`) until a sweep
+chooses the members at each point (runners.analysis.auto_parameters).
 """
 
 from __future__ import annotations
