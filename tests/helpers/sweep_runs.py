@@ -34,9 +34,11 @@ def only_run(db: Path) -> str:
     return store.query(db, "SELECT run_id FROM runs")["run_id"].item()
 
 
+# (no launch calibrations: what these sweeps test is how they run, stop and resume)
 QUICK = (
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
     "budget_s = 0.05\nmin_iterations = 4\nmax_iterations = 40\nwarmup = 1\n"
+    "launch_calibration = false\n"
 )
 
 
@@ -45,7 +47,7 @@ QUICK = (
 SLOW = (
     'ranks = [2]\nalgorithms = ["recursive_doubling", "ring", "mpi"]\n'
     "budget_s = 0.3\nmin_iterations = 200\nmax_iterations = 2000000\n"
-    "target_rel_ci = 0.00001\nwarmup = 1\nlaunches = 1\n"
+    "target_rel_ci = 0.00001\nwarmup = 1\nlaunches = 1\nlaunch_calibration = false\n"
 )
 
 

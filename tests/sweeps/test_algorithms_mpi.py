@@ -1,4 +1,6 @@
-"""Every algorithm x dtype x op x edge count on real ranks, P = 1..8 (oversubscribed above 2)."""
+"""Every algorithm x dtype x op x edge count on real ranks, P = 1..5 and 8 (oversubscribed
+above 2; p = 6 and 7 are what 3 and 5 are, a fold of the extra ranks, and every schedule is
+checked symbolically for p = 1..12 in tests/domain: they are left out to keep CI's time)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from runners.jobs.verify import VerifyPlan, failed, verify_ranks
 pytestmark = pytest.mark.mpi
 
 
-@pytest.mark.parametrize("ranks", range(1, 9))
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4, 5, 8])
 def test_every_combination_is_exact_or_cleanly_refused(ranks: int) -> None:
     rows = verify_ranks(VerifyPlan(ranks=(ranks,), timeout_s=300), ranks)
     assert not failed(rows), failed(rows)[:5]
