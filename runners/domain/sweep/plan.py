@@ -284,7 +284,8 @@ def _cells(
 def grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
     """Every (ranks, algorithm, op, bytes, dtype) the spec asks for: each algorithm with the
     ops of its collective (`none` for one that reduces nothing), among the spec's cells where
-    it lists some (a workload's calls)."""
+    it lists some (a workload's calls), a member chosen for an `auto` parameter only at its
+    points (auto_points)."""
     wanted, chosen = frozenset(spec.cells), AutoFilter(spec.auto_points)
     for ranks, alg in itertools.product(spec.ranks, spec.algorithms):
         collective = collective_of(alg)
