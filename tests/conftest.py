@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # every command a test starts.
 os.environ["COLLSWEEP_TEST_HOOKS"] = "1"
 # A sweep into a fresh store calibrates first: a quarter of the default budget keeps the suite
-# inside CI's limit (the calibrations' own tests set theirs; none of the suite's judges a
-# prediction's accuracy on a real calibration).
+# inside CI's limit (a calibration of 0.5 s is noisier; the tests that read one check what it
+# holds and where it is used, not how close its predictions come).
 os.environ.setdefault("COLLSWEEP_CALIBRATION_BUDGET_S", "0.5")
 
 
