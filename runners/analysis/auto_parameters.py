@@ -88,14 +88,16 @@ def candidates(parameter: Parameter, ranks: int, nbytes: int) -> list[str]:
     payload (one segment), radixes from 2 to the first at or above the group size (one
     level), as a member's name writes them."""
     if parameter.unit == BYTES:
-        top, values = max(nbytes, SMALLEST_SEGMENT), [SMALLEST_SEGMENT]
-        while values[-1] < top:
-            values.append(values[-1] * 2)
-        return [bytes_written(v) for v in values]
-    top, values = min(max(ranks, 2), LARGEST_RADIX), [2]
+        return [bytes_written(v) for v in _doublings(SMALLEST_SEGMENT, nbytes)]
+    return [str(v) for v in _doublings(2, min(ranks, LARGEST_RADIX))]
+
+
+def _doublings(first: int, top: int) -> list[int]:
+    """first, 2 first, 4 first, ... up to the first at or above `top`."""
+    values = [first]
     while values[-1] < top:
         values.append(values[-1] * 2)
-    return [str(v) for v in values]
+    return values
 
 
 def _total(params: Params, member: str, ranks: int, nbytes: int, dtype: str, op: str) -> float:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from runners.domain.algorithms.allreduce import chain, knomial, recursive_multiplying
 from runners.domain.algorithms.bcast.knomial import RADIX, shade
-from runners.domain.algorithms.parameters import Family, written
+from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.segments import SEGMENT
 from runners.domain.collectives.descriptor import AlgorithmSpec
 
@@ -44,7 +45,7 @@ def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
         forced="tree",
         color=shade(radix),
         short=f"mpi:k{radix}",
-        modelled_by=f"knomial(radix={radix})" if radix != int(RADIX.default) else "knomial",
+        modelled_by=knomial.FAMILY.member_name(values),
         settings=settings,
     )
 
@@ -62,7 +63,7 @@ def build_chain(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
         forced="tree",
         color="#2ca02c",
         short=f"mpi:chain{segment}",
-        modelled_by="chain" if segment == SEGMENT.default else f"chain(segment={segment})",
+        modelled_by=chain.FAMILY.member_name(values),
         settings=settings,
         commutative_only=True,  # tried: a noncommutative op aborts it (an internal error)
     )
@@ -91,7 +92,7 @@ def build_multiplying(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
         forced="recursive_multiplying",
         color="#393b79",
         short=f"mpi:rm{radix}",
-        modelled_by=written("recursive_multiplying", {} if radix == 2 else {"radix": str(radix)}),
+        modelled_by=recursive_multiplying.FAMILY.member_name(values),
         settings=settings,
         power_of=radix,
     )

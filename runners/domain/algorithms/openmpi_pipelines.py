@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from runners.domain.algorithms.parameters import Family, written
+from runners.domain.algorithms.bcast import binary as bcast_binary
+from runners.domain.algorithms.bcast import chain as bcast_chain
+from runners.domain.algorithms.parameters import Family
+from runners.domain.algorithms.reduce import chain as reduce_chain
 from runners.domain.algorithms.segments import SEGMENT
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
@@ -30,11 +33,12 @@ UNPROVEN = "unproven: a bcast reduces nothing, so the counting op cannot see its
 
 
 def pipeline_family(
-    collective: str, model: str, algorithm: str = "chain", value: int = PIPELINE
+    collective: str, model: Family, algorithm: str = "chain", value: int = PIPELINE
 ) -> Family:
     """Open MPI's segmented algorithm `value` of `collective` (reduce or bcast, whose coll/tuned
     names are their own; by default its pipeline, a chain) with its segment size a parameter:
-    `<collective>.openmpi:<algorithm>(segment=b)`, modelled by `<model>(segment=b)`."""
+    `<collective>.openmpi:<algorithm>(segment=b)`, modelled by `model`'s member of the same
+    segment."""
     cvar, segment = f"coll_tuned_{collective}_algorithm", segment_cvar(collective)
     shape = "pipeline (a chain)" if value == PIPELINE else f"{algorithm} tree"
 
@@ -50,7 +54,7 @@ def pipeline_family(
             color="#2ca02c" if value == PIPELINE else "#9467bd",
             short=f"o:{algorithm[:3]}{values['segment']}",
             runs_on=OPENMPI,
-            modelled_by=written(model, _named(values["segment"])),
+            modelled_by=model.member_name(values),
             model_note="" if collective == "reduce" else UNPROVEN,
             settings=((cvar, value), (segment, nbytes)),
             commutative_only=collective == "reduce",
@@ -60,17 +64,12 @@ def pipeline_family(
         qualified(collective, f"openmpi:{algorithm}"),
         (SEGMENT,),
         build,
-        help=f"Open MPI's {shape} {collective} in segments of b bytes ({model}(segment=b))",
+        help=f"Open MPI's {shape} {collective} in segments of b bytes ({model.name}(segment=b))",
         example_values=(("segment", "64KiB"),),
     )
 
 
-def _named(segment: str) -> dict[str, str]:
-    """The segment as a member's name gives it (left out at its default)."""
-    return {} if segment == SEGMENT.default else {"segment": segment}
-
-
-REDUCE = pipeline_family("reduce", "reduce.chain")
-BCAST = pipeline_family("bcast", "bcast.chain")
+REDUCE = pipeline_family("reduce", reduce_chain.FAMILY)
+BCAST = pipeline_family("bcast", bcast_chain.FAMILY)
 BINARY = 5  # coll/tuned's bcast binary_tree
-BCAST_BINARY = pipeline_family("bcast", "bcast.binary", "binary", BINARY)
+BCAST_BINARY = pipeline_family("bcast", bcast_binary.FAMILY, "binary", BINARY)

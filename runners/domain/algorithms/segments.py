@@ -8,11 +8,14 @@ name (`bcast.chain(segment=64KiB)`); a segment smaller than one element is one e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
+from typing import Any
 
 from runners.domain.algorithms.parameters import BYTES, Parameter
+from runners.domain.collectives.descriptor import AlgorithmSpec, by_count
 from runners.domain.collectives.schedule import Range, Schedule
+from runners.domain.units import format_bytes
 
 # MPICH's MPIR_CVAR_BCAST_TREE_PIPELINE_CHUNK_SIZE default: the size a member leaves out
 SEGMENT = Parameter("segment", default="8KiB", unit=BYTES, auto=True)
@@ -41,3 +44,26 @@ def by_itemsize(make: Callable[[int], Schedule], segment_bytes: int) -> Callable
         return make(segment_elements(segment_bytes, itemsize))
 
     return at
+
+
+def pipeline_member(
+    name: str,
+    values: Mapping[str, str],
+    schedule_for: Callable[[int], Schedule],
+    description: str,
+    **fields: Any,
+) -> AlgorithmSpec:
+    """A pipelined family member's descriptor (its Family.build): the schedule of its segment
+    for 1-byte elements and for every element size, priced at its own count (by_count), any
+    p; `description` may name the segment as {segment}."""
+    segment = SEGMENT.number(values["segment"])
+    return AlgorithmSpec(
+        name,
+        description.format(segment=format_bytes(segment)),
+        short=fields.pop("short") + values["segment"],
+        schedule=schedule_for(segment),
+        schedule_by_itemsize=by_itemsize(schedule_for, segment),
+        parts=by_count,
+        any_p=True,
+        **fields,
+    )

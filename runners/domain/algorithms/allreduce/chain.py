@@ -10,10 +10,9 @@ from functools import lru_cache
 
 from runners.domain.algorithms.bcast.chain import chain_path, chain_steps
 from runners.domain.algorithms.parameters import Family
-from runners.domain.algorithms.segments import SEGMENT, by_itemsize, segment_ranges
-from runners.domain.collectives.descriptor import AlgorithmSpec, by_count
+from runners.domain.algorithms.segments import SEGMENT, pipeline_member, segment_ranges
+from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import CORE, CriticalPath, Schedule, Step, counted_by
-from runners.domain.units import format_bytes
 
 
 @lru_cache(maxsize=256)
@@ -40,19 +39,12 @@ def schedule_for(segment: int) -> Schedule:
 
 def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
     """The descriptor of one member (parameters.Family.build)."""
-    segment = SEGMENT.number(values["segment"])
-    return AlgorithmSpec(
-        name,
-        f"pipelined chain reduce to rank 0, then pipelined chain broadcast, in segments of "
-        f"{format_bytes(segment)}: 2 (p - 2 + n/b) rounds of one segment each",
-        color="#2ca02c",
-        short=f"chain{values['segment']}",
-        schedule=schedule_for(segment),
-        schedule_by_itemsize=by_itemsize(schedule_for, segment),
-        parts=by_count,
-        other_p="a chain runs the same for any p",
-        any_p=True,
-    )
+    return pipeline_member(
+        name, values, schedule_for,
+        "pipelined chain reduce to rank 0, then pipelined chain broadcast, in segments of "
+        "{segment}: 2 (p - 2 + n/b) rounds of one segment each",
+        color="#2ca02c", short="chain", other_p="a chain runs the same for any p",
+    )  # fmt: skip
 
 
 FAMILY = Family(

@@ -10,10 +10,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from runners.domain.algorithms.parameters import Family
-from runners.domain.algorithms.segments import SEGMENT, by_itemsize, segment_ranges
-from runners.domain.collectives.descriptor import AlgorithmSpec, by_count
+from runners.domain.algorithms.segments import SEGMENT, pipeline_member, segment_ranges
+from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import CORE, Range, Schedule, Step
-from runners.domain.units import format_bytes
 
 
 def depth(rank: int) -> int:
@@ -63,20 +62,13 @@ def schedule_for(segment: int) -> Schedule:
 
 def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
     """The descriptor of one member (parameters.Family.build)."""
-    segment = SEGMENT.number(values["segment"])
-    return AlgorithmSpec(
-        name,
-        f"pipelined binary tree from rank 0 in segments of {format_bytes(segment)}: about "
-        "2 (n/b + log2 p) rounds of one segment each",
-        collective="bcast",
-        color="#9467bd",
-        short=f"bin{values['segment']}",
-        schedule=schedule_for(segment),
-        schedule_by_itemsize=by_itemsize(schedule_for, segment),
-        parts=by_count,
+    return pipeline_member(
+        name, values, schedule_for,
+        "pipelined binary tree from rank 0 in segments of {segment}: about 2 (n/b + log2 p) "
+        "rounds of one segment each",
+        collective="bcast", color="#9467bd", short="bin",
         other_p="a binary tree's last level is partly filled where p is not 2^k - 1",
-        any_p=True,
-    )
+    )  # fmt: skip
 
 
 FAMILY = Family(

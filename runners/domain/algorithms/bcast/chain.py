@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from runners.domain.algorithms.parameters import Family
-from runners.domain.algorithms.segments import SEGMENT, by_itemsize, segment_ranges
-from runners.domain.collectives.descriptor import AlgorithmSpec, by_count
+from runners.domain.algorithms.segments import SEGMENT, pipeline_member, segment_ranges
+from runners.domain.collectives.descriptor import AlgorithmSpec
 from runners.domain.collectives.schedule import (
     CORE,
     CriticalPath,
@@ -21,7 +21,6 @@ from runners.domain.collectives.schedule import (
     Step,
     counted_by,
 )
-from runners.domain.units import format_bytes
 
 
 def chain_steps(
@@ -89,20 +88,13 @@ def schedule_for(segment: int) -> Schedule:
 
 def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
     """The descriptor of one member (parameters.Family.build)."""
-    segment = SEGMENT.number(values["segment"])
-    return AlgorithmSpec(
-        name,
-        f"pipelined chain from rank 0 in segments of {format_bytes(segment)}: p - 2 + n/b "
-        "rounds of one segment each",
-        collective="bcast",
-        color="#2ca02c",
-        short=f"chain{values['segment']}",
-        schedule=schedule_for(segment),
-        schedule_by_itemsize=by_itemsize(schedule_for, segment),
-        parts=by_count,
+    return pipeline_member(
+        name, values, schedule_for,
+        "pipelined chain from rank 0 in segments of {segment}: p - 2 + n/b rounds of one "
+        "segment each",
+        collective="bcast", color="#2ca02c", short="chain",
         other_p="a chain runs the same for any p",
-        any_p=True,
-    )
+    )  # fmt: skip
 
 
 FAMILY = Family(
