@@ -333,7 +333,7 @@ def after_sweep(
 
 
 def tell_the_story(
-    path: Path, run_id: str, progress: Progress = _stderr, verbose: bool = False
+    path: store.Source, run_id: str, progress: Progress = _stderr, verbose: bool = False
 ) -> None:
     """The end of a sweep's output: each group's winners as a table, then the verdict."""
     run = store.get_run(path, run_id) or {"run_id": run_id}

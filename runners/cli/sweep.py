@@ -64,7 +64,7 @@ def _analysed(path: Path, outcome: SweepOutcome, verbose: bool = False) -> bool 
         return False
 
 
-def precision_line(path: Path, run_id: str, target: float) -> str:
+def precision_line(path: store.Source, run_id: str, target: float) -> str:
     """How many of the run's ok points met their precision target."""
     met, ok = store.precision_counts(path, run_id)
     return (
@@ -198,7 +198,8 @@ def _finish_sweep(
         _workload_answer(path, outcome.run_id, args)
     sys.stdout.flush()  # the story (stderr) comes last, after these lines (stdout)
     if told:
-        run_analysis.tell_the_story(path, outcome.run_id, verbose=args.verbose)
+        with store.Store.open(path) as reader:  # one connection for a dozen reads
+            run_analysis.tell_the_story(reader, outcome.run_id, verbose=args.verbose)
     if outcome.status == RunStatus.INTERRUPTED or not outcome.stored:
         print(f"finish it with: collsweep sweep --resume {outcome.run_id} --store {path}")
     left_on_a_signal = not outcome.stored and outcome.status != RunStatus.FAILED
@@ -223,8 +224,9 @@ def _say_outcome(path: Path, spec: SweepSpec, outcome: SweepOutcome) -> None:
         )
     )
     if outcome.stored:
-        print(precision_line(path, outcome.run_id, spec.timing.target_rel_ci))
-        span = time_span_note(path, outcome.run_id)
+        with store.Store.open(path) as reader:  # one connection for the reads
+            print(precision_line(reader, outcome.run_id, spec.timing.target_rel_ci))
+            span = time_span_note(reader, outcome.run_id)
         if span:
             print(wrapped(f"time span: {span}"))
     print(f"store: {path}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
@@ -153,7 +152,7 @@ FROM runs r WHERE r.run_id = $run
 """
 
 
-def time_span_note(path: Path | str, run_id: str) -> str:
+def time_span_note(path: Source, run_id: str) -> str:
     """Over what time the run's intervals hold: its launches' span, and the host's
     run-to-run variation learnt from earlier runs (runs.interval_history: where a repeat
     lands, which the intervals were widened to hold), or, before the history says anything,
@@ -192,7 +191,7 @@ def time_span_note(path: Path | str, run_id: str) -> str:
     )
 
 
-def _widened(path: Path | str, run_id: str) -> str:
+def _widened(path: Source, run_id: str) -> str:
     """Where a repeat lands per group size, as the run's intervals were widened ('' for none)."""
     record = (get_run(path, run_id) or {}).get("interval_history") or {}
     if isinstance(record, str):
