@@ -23,7 +23,8 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert [row["schedule"] for row in families] == [
         "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial",
         "recursive_multiplying", "mpi:recursive_multiplying", "chain",
-        "bcast.chain", "reduce.chain", "bcast.binary", "mpi:chain", "reduce.openmpi:chain",
+        "bcast.chain", "reduce.chain", "bcast.binary", "two_tree", "bcast.two_tree", "mpi:chain",
+        "reduce.openmpi:chain",
         "bcast.openmpi:chain", "bcast.openmpi:binary", "allgather.bruck",
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
@@ -75,6 +76,7 @@ def test_each_collective_lists_its_own_algorithms(capsys: pytest.CaptureFixture[
         "bcast.knomial(radix=N)",
         "bcast.chain(segment=SIZE)",
         "bcast.binary(segment=SIZE)",
+        "bcast.two_tree(segment=SIZE)",
         "bcast.scatter_allgather",
         "bcast.mpi",
         "bcast.mpi:binomial",

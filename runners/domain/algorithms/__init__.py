@@ -25,12 +25,14 @@ from runners.domain.algorithms.allreduce import (
     recursive_doubling,
     recursive_multiplying,
     ring,
+    two_tree,
 )
 from runners.domain.algorithms.bcast import binary as bcast_binary
 from runners.domain.algorithms.bcast import binomial_tree as bcast_tree
 from runners.domain.algorithms.bcast import chain as bcast_chain
 from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast import scatter_allgather
+from runners.domain.algorithms.bcast import two_tree as bcast_two_tree
 from runners.domain.algorithms.library_trees import CHAIN_FAMILY as MPICH_CHAIN
 from runners.domain.algorithms.library_trees import FAMILY as MPICH_KNOMIAL
 from runners.domain.algorithms.library_trees import MULTIPLYING_FAMILY as MPICH_MULTIPLYING
@@ -83,6 +85,8 @@ FAMILIES: Mapping[str, Family] = {
         bcast_chain.FAMILY,
         reduce_chain.FAMILY,
         bcast_binary.FAMILY,
+        two_tree.FAMILY,
+        bcast_two_tree.FAMILY,
         MPICH_CHAIN,
         OPENMPI_REDUCE_CHAIN,
         OPENMPI_BCAST_CHAIN,
