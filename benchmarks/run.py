@@ -25,6 +25,7 @@ from benchmarks import (
     fig_analysis,
     fig_dashboard,
     fig_impi,
+    fig_knobs,
     fig_library,
     fig_limits,
     fig_model,
@@ -53,6 +54,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     10: ("Recorder overhead", fig_record.run),
     11: ("Simulation at scale", fig_simulate.run),
     12: ("SimGrid against SMPI", fig_smpi.run),
+    13: ("Knobs at scale", fig_knobs.run),
 }
 
 

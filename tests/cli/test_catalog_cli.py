@@ -23,8 +23,8 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
     assert [row["schedule"] for row in families] == [
         "hierarchical", "knomial", "bcast.knomial", "reduce.knomial", "mpi:knomial",
         "recursive_multiplying", "mpi:recursive_multiplying", "chain",
-        "bcast.chain", "reduce.chain", "bcast.binary", "two_tree", "bcast.two_tree", "mpi:chain",
-        "reduce.openmpi:chain",
+        "bcast.chain", "reduce.chain", "bcast.binary", "two_tree", "bcast.two_tree",
+        "segmented_ring", "mpi:chain", "reduce.openmpi:chain",
         "bcast.openmpi:chain", "bcast.openmpi:binary", "allgather.bruck",
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")

@@ -15,6 +15,7 @@ from conftest import ROOT
 from helpers.fingerprints import planned_calls
 
 from runners import store
+from runners.domain.libraries.catalog import ALGORITHMS
 from runners.domain.libraries.openmpi import LIBRARY as openmpi
 from runners.domain.sweep.plan import skip_reason
 from runners.host import libraries
@@ -69,8 +70,6 @@ def test_open_mpis_forced_reduce_and_reduce_scatter_run_what_they_name() -> None
     by rank (four 256-element segments on ranks 0..2, nothing on the chain's end); the
     recursive-halving reduce-scatter halves then quarters; the basic linear one reduces the
     whole vector along coll/tuned's reduce, never on rank 3."""
-    from runners.domain.libraries.catalog import ALGORITHMS
-
     chain = "reduce.openmpi:chain(segment=2KiB)"
     reduce = ("reduce.openmpi:binomial", "reduce.openmpi:rabenseifner", chain)
     found = planned_calls("openmpi", 4, 1024, reduce, collective="reduce")
@@ -119,10 +118,17 @@ def test_forcing_by_environment_runs_the_same_algorithms() -> None:
 @pytest.mark.mpi
 def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
     """512 KiB of float64 on 4 ranks: the ring reduces 16384 elements three times, the
-    segmented ring 64 KiB segments (8192 elements) in two phases of three."""
+    segmented ring 64 KiB segments (8192 elements) in two phases of three; on 5 ranks and
+    an uneven 106921 float64 (three phases of uneven parts), rank by rank what the schedule
+    that models it, segmented_ring(segment=64KiB), reduces."""
     found = fingerprints(4, 65536)
     assert found["openmpi:ring"] == {r: [16384] * 3 for r in range(4)}
     assert found["openmpi:segmented_ring"] == {r: [8192] * 6 for r in range(4)}
+    model = ALGORITHMS[ALGORITHMS["openmpi:segmented_ring"].modelled_by].schedule_at(8)
+    expected = {r: [s.received for s in model(r, 5, 106921) if s.reduce] for r in range(5)}
+    assert len(expected[0]) == 3 * 4 and len({n for calls in expected.values() for n in calls}) > 1
+    uneven = fingerprints(5, 106921, ("openmpi:segmented_ring",))
+    assert uneven["openmpi:segmented_ring"] == expected
 
 
 @pytest.mark.mpi

@@ -25,6 +25,7 @@ from runners.domain.algorithms.allreduce import (
     recursive_doubling,
     recursive_multiplying,
     ring,
+    segmented_ring,
     two_tree,
 )
 from runners.domain.algorithms.bcast import binary as bcast_binary
@@ -87,6 +88,7 @@ FAMILIES: Mapping[str, Family] = {
         bcast_binary.FAMILY,
         two_tree.FAMILY,
         bcast_two_tree.FAMILY,
+        segmented_ring.FAMILY,
         MPICH_CHAIN,
         OPENMPI_REDUCE_CHAIN,
         OPENMPI_BCAST_CHAIN,

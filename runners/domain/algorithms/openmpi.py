@@ -126,11 +126,10 @@ FORCED: tuple[AlgorithmSpec, ...] = (
         5,
         f"segmented ring ({SEGMENT_BYTES // 1024} KiB segments)",
         "#e15f5f",
-        "ring",
+        f"segmented_ring(segment={SEGMENT_BYTES // 1024}KiB)",
         SEGMENT_BYTES,
         commutative_only=True,
         falls_back=_segmented_falls_back,
-        model_note="approximately: the ring in segments, pipelined",
     ),
     _forced(
         "rabenseifner",
