@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from conftest import ROOT
 
+from runners.domain.collectives.schedule import Schedule
 from runners.domain.sweep import launcher
 from runners.domain.sweep.job_file import SweepJob
 from runners.domain.sweep.plan import plan_groups
@@ -73,3 +76,41 @@ def planned_calls(
             assert all(row["ok"] for row in rows), (algorithm, rows)
             out[algorithm] = {row["rank"]: row["calls"] for row in rows}
     return out
+
+
+Sends = dict[int, dict[int, tuple[int, int]]]  # rank -> peer -> (messages, bytes)
+MONITORED = re.compile(r"I\t(\d+)\t(\d+)\t(\d+) bytes\t(\d+) msgs sent")
+
+
+def openmpi_sends(ranks: int, count: int, knobs: dict[str, str], folder: Path) -> Sends:
+    """Per rank, the messages and bytes Open MPI sent to each peer in one MPI_Bcast of `count`
+    float64 from rank 0 (tests/mpi_programs/one_bcast.py), as its pml/monitoring counts them
+    (its internal, collective-made messages), the library configured by `knobs`."""
+    knobs = {
+        **launcher.default_knobs(ranks, cores=physical_cores()),
+        "PYTHONPATH": str(ROOT / "tests" / "mpi_programs"),
+        "OMPI_MCA_pml_monitoring_enable": "2",  # user and internal messages apart
+        "OMPI_MCA_pml_monitoring_enable_output": "3",  # a file per rank at MPI_Finalize
+        "OMPI_MCA_pml_monitoring_filename": str(folder / "prof"),
+        **knobs,
+    }
+    job = launch.Job(ranks, "one_bcast", [str(count)], knobs, library="openmpi")
+    result = launch.run(job, 120)
+    assert result.returncode == 0, result.stderr
+    sends: Sends = {}
+    for profile in folder.glob("prof*"):
+        for found in MONITORED.finditer(profile.read_text()):
+            rank, peer, nbytes, messages = map(int, found.groups())
+            sends.setdefault(rank, {})[peer] = (messages, nbytes)
+    return sends
+
+
+def schedule_sends(schedule: Schedule, ranks: int, count: int, itemsize: int = 8) -> Sends:
+    """Per rank, the messages and bytes `schedule` sends to each peer for `count` elements."""
+    sends: Sends = {}
+    for rank in range(ranks):
+        for step in schedule(rank, ranks, count):
+            if step.send_to is not None and step.send is not None:
+                messages, nbytes = sends.setdefault(rank, {}).get(step.send_to, (0, 0))
+                sends[rank][step.send_to] = (messages + 1, nbytes + step.sent * itemsize)
+    return sends

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from helpers.fingerprints import planned_calls
+from helpers.fingerprints import openmpi_sends, planned_calls, schedule_sends
 
 from runners import store
-from runners.domain.libraries.catalog import ALGORITHMS
+from runners.domain.libraries.catalog import ALGORITHMS, canonical_name
 from runners.domain.libraries.openmpi import LIBRARY as openmpi
+from runners.domain.libraries.openmpi import mca_environment
 from runners.domain.sweep.plan import skip_reason
 from runners.host import libraries
 from runners.jobs import launch
@@ -129,6 +130,35 @@ def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
     assert len(expected[0]) == 3 * 4 and len({n for calls in expected.values() for n in calls}) > 1
     uneven = fingerprints(5, 106921, ("openmpi:segmented_ring",))
     assert uneven["openmpi:segmented_ring"] == expected
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(
+    "forced", ["bcast.openmpi:knomial(radix=3)", "bcast.openmpi:chain(segment=1000)"]
+)
+def test_a_forced_bcast_sends_what_its_model_sends_peer_by_peer(
+    forced: str, tmp_path: Path
+) -> None:
+    """A bcast reduces nothing, so Open MPI's own message monitoring is the witness: on 8
+    ranks, 4096 float64, every rank sends each peer the messages and bytes the model's
+    schedule does (the k-nomial tree of radix 3: rank 0 to 1, 2, 3 and 6; the chain: 33
+    segments along the line). Checked the same way by hand: radix 2 and 4, the chain in 8 KiB,
+    and the binary tree, which numbers its nodes otherwise (its sends per rank the same)."""
+    spec = ALGORITHMS[canonical_name(forced, {})]
+    model = ALGORITHMS[spec.modelled_by].schedule_at(8)
+    knobs = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", **mca_environment(spec)}
+    assert openmpi_sends(8, 4096, knobs, tmp_path) == schedule_sends(model, 8, 4096)
+
+
+def test_a_rules_file_names_a_knomial_tree_only_at_open_mpis_own_radix() -> None:
+    """Open MPI's rules say algorithm, fan-in/out and segment size, never a radix; and each
+    radix runs in a launch of its own, forced by the environment (as the monitoring proves
+    it), its points saying so."""
+    radix = {k: ALGORITHMS[canonical_name(f"bcast.openmpi:knomial(radix={k})", {})] for k in (2, 4)}
+    assert openmpi.tunable(radix[4]) and not openmpi.tunable(radix[2])
+    assert not openmpi.switches_at_run_time(radix[2])
+    assert openmpi.forced_by(radix[2], "runtime").startswith("env ")
+    assert openmpi.forced_by(ALGORITHMS["openmpi:ring"], "runtime").startswith("MPI_T ")
 
 
 @pytest.mark.mpi

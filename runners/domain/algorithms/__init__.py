@@ -39,6 +39,7 @@ from runners.domain.algorithms.library_trees import FAMILY as MPICH_KNOMIAL
 from runners.domain.algorithms.library_trees import MULTIPLYING_FAMILY as MPICH_MULTIPLYING
 from runners.domain.algorithms.openmpi_pipelines import BCAST as OPENMPI_BCAST_CHAIN
 from runners.domain.algorithms.openmpi_pipelines import BCAST_BINARY as OPENMPI_BCAST_BINARY
+from runners.domain.algorithms.openmpi_pipelines import BCAST_KNOMIAL as OPENMPI_BCAST_KNOMIAL
 from runners.domain.algorithms.openmpi_pipelines import REDUCE as OPENMPI_REDUCE_CHAIN
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
@@ -93,6 +94,7 @@ FAMILIES: Mapping[str, Family] = {
         OPENMPI_REDUCE_CHAIN,
         OPENMPI_BCAST_CHAIN,
         OPENMPI_BCAST_BINARY,
+        OPENMPI_BCAST_KNOMIAL,
         bruck.FAMILY,
     )
 }

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
 from runners.domain.algorithms.library import autotuned_collectives, tuned_collectives
-from runners.domain.algorithms.openmpi_pipelines import SEGMENT_CVARS
+from runners.domain.algorithms.openmpi_pipelines import DEFAULT_RADIX, RADIX_CVAR, SEGMENT_CVARS
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 
@@ -68,6 +68,7 @@ AUTOTUNED_SETTINGS = (
     (SEGMENT_CVAR, 0),
     *((f"coll_tuned_{n}_algorithm", 0) for c, n in TUNED_NAMES.items() if c != "allreduce"),
     *((name, 0) for name in SEGMENT_CVARS),  # the pipelines' (openmpi_pipelines.py)
+    (RADIX_CVAR, DEFAULT_RADIX),
 )
 
 AUTOTUNED = AlgorithmSpec(

@@ -1,11 +1,15 @@
-"""Open MPI's pipelines, forced with their segment size: coll/tuned's `pipeline` algorithm (a
+"""Open MPI's algorithms with a parameter, forced with it: coll/tuned's `pipeline` algorithm (a
 chain of fan-out 1, value 3 of coll_tuned_<coll>_algorithm in Open MPI 5.0) of reduce and
-bcast, and its bcast binary tree (value 5), the segment coll_tuned_<coll>_algorithm_segmentsize,
+bcast and its bcast binary tree (value 5), the segment coll_tuned_<coll>_algorithm_segmentsize;
+its bcast k-nomial tree (value 7), the radix coll_tuned_bcast_algorithm_knomial_radix; all
 written through MPI_T like every Open MPI forced algorithm (runners.domain.algorithms.openmpi).
-A member `reduce.openmpi:chain(segment=b)` is modelled by `reduce.chain(segment=b)`: the reduce
-proven rank by rank with the counting op (tests/libraries/test_openmpi.py); a bcast reduces
-nothing, so no counting op can prove it (said in its note). Open MPI cuts the remainder last,
-MPICH and collsweep's schedules first: the same critical path."""
+A member `reduce.openmpi:chain(segment=b)` is modelled by `reduce.chain(segment=b)`, proven rank
+by rank with the counting op; a bcast reduces nothing, so its witness is Open MPI's own message
+monitoring (pml/monitoring: every rank's messages and bytes to each peer), tests/libraries/
+test_openmpi.py: the chain and the k-nomial tree send what their models send, peer by peer; the
+binary tree numbers its nodes otherwise (rank 1's children 3 and 5, the model's 3 and 4), the
+same shape. Open MPI cuts the remainder last, MPICH and collsweep's schedules first: the same
+critical path."""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from collections.abc import Mapping
 
 from runners.domain.algorithms.bcast import binary as bcast_binary
 from runners.domain.algorithms.bcast import chain as bcast_chain
+from runners.domain.algorithms.bcast import knomial as bcast_knomial
+from runners.domain.algorithms.bcast.knomial import RADIX
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import chain as reduce_chain
 from runners.domain.algorithms.segments import SEGMENT
@@ -29,7 +35,10 @@ def segment_cvar(collective: str) -> str:
 
 
 SEGMENT_CVARS = tuple(segment_cvar(c) for c in COLLECTIVES_PIPELINED)
-UNPROVEN = "unproven: a bcast reduces nothing, so the counting op cannot see its chain"
+BINARY_NOTE = "the same binary tree with its nodes numbered otherwise (Open MPI's monitoring)"
+KNOMIAL = 7  # coll/tuned's bcast knomial
+RADIX_CVAR = "coll_tuned_bcast_algorithm_knomial_radix"
+DEFAULT_RADIX = 4  # Open MPI's; its rules file cannot name another
 
 
 def pipeline_family(
@@ -55,7 +64,7 @@ def pipeline_family(
             short=f"o:{algorithm[:3]}{values['segment']}",
             runs_on=OPENMPI,
             modelled_by=model.member_name(values),
-            model_note="" if collective == "reduce" else UNPROVEN,
+            model_note=BINARY_NOTE if value == BINARY else "",
             settings=((cvar, value), (segment, nbytes)),
             commutative_only=collective == "reduce",
         )
@@ -69,7 +78,35 @@ def pipeline_family(
     )
 
 
+BINARY = 5  # coll/tuned's bcast binary_tree
 REDUCE = pipeline_family("reduce", reduce_chain.FAMILY)
 BCAST = pipeline_family("bcast", bcast_chain.FAMILY)
-BINARY = 5  # coll/tuned's bcast binary_tree
 BCAST_BINARY = pipeline_family("bcast", bcast_binary.FAMILY, "binary", BINARY)
+
+
+def _knomial(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
+    """A member of bcast.openmpi:knomial (parameters.Family.build)."""
+    radix = int(values["radix"])
+    cvar = "coll_tuned_bcast_algorithm"
+    return AlgorithmSpec(
+        name,
+        f"Open MPI's MPI_Bcast forced to its k-nomial tree of radix {radix} ({cvar}={KNOMIAL}, "
+        f"{RADIX_CVAR}={radix})",
+        collective="bcast",
+        library=True,
+        forced="knomial",
+        color="#17becf",
+        short=f"o:kn{radix}",
+        runs_on=OPENMPI,
+        modelled_by=bcast_knomial.FAMILY.member_name(values),
+        settings=((cvar, KNOMIAL), (RADIX_CVAR, radix), (segment_cvar("bcast"), 0)),
+    )
+
+
+BCAST_KNOMIAL = Family(
+    "bcast.openmpi:knomial",
+    (RADIX,),
+    _knomial,
+    help="Open MPI's k-nomial tree bcast of radix k (bcast.knomial(radix=k))",
+    example_values=(("radix", "4"),),
+)

@@ -21,6 +21,7 @@ from typing import Any
 
 from runners.domain.algorithms import FAMILIES
 from runners.domain.algorithms.openmpi import DYNAMIC_RULES, FORCED, OTHER_FORCED, TUNED_NAMES
+from runners.domain.algorithms.openmpi_pipelines import DEFAULT_RADIX, RADIX_CVAR
 from runners.domain.algorithms.parameters import member_of
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 from runners.domain.libraries.base import (
@@ -108,6 +109,18 @@ class OpenMpi(LibrarySpec):
         OMPI_MCA_ values for every communicator of the launch."""
         return {**DYNAMIC_RULES, **(mca_environment(spec) if spec.forced else {})}
 
+    def switches_at_run_time(self, spec: AlgorithmSpec) -> bool:
+        """A k-nomial radix is not shown to hold per communicator (written through MPI_T before
+        a communicator's creation, one bcast on it left no monitoring output to tell): each
+        radix runs in a launch of its own, forced by the environment, as the monitoring test
+        proves it (tests/libraries/test_openmpi.py)."""
+        return RADIX_CVAR not in dict(spec.settings)
+
+    def tunable(self, spec: AlgorithmSpec) -> bool:
+        """A rules file names an algorithm, a fan-in/out and a segment size, not a k-nomial
+        radix: a k-nomial member competes only at Open MPI's default radix, the one it runs."""
+        return dict(spec.settings).get(RADIX_CVAR, DEFAULT_RADIX) == DEFAULT_RADIX
+
     def shared_env(self) -> dict[str, str]:
         """Dynamic rules, so that MPI_T can force each communicator's algorithm."""
         return dict(DYNAMIC_RULES)
@@ -120,7 +133,7 @@ class OpenMpi(LibrarySpec):
         """MPI_T values before MPI_Comm_dup, or the launch's OMPI_MCA_ variables."""
         if not spec.forced:
             return ""
-        if switching == RUNTIME:
+        if switching == RUNTIME and self.switches_at_run_time(spec):
             return (
                 f"MPI_T {self.forcing_text(spec)} before MPI_Comm_dup (a communicator of its own)"
             )
