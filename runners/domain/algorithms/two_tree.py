@@ -9,11 +9,12 @@ odd, so a node that is interior in one tree is a leaf in the other (for almost e
 every node then sends about as much as it receives, and with one send and one receive a
 round (a full-duplex port) both halves move at the speed of one.
 
-The rounds are found by a greedy list schedule rather than the paper's edge colouring:
-round after round, every edge whose next segment its sender already holds is a candidate,
-lowest segment first, and each rank takes at most one send and one receive a round. The
-result is a valid schedule for any p by construction (tests/domain/algorithms/
-test_two_tree.py counts its rounds against the lower bound).
+The rounds follow the paper's edge colouring: the edges are coloured so that no rank sends
+on two edges of one colour nor receives on two (a bipartite edge colouring, senders against
+receivers), and an edge of colour c carries its next segment in rounds c, c + k, ... once its
+sender holds it. The result is a valid schedule for any p by construction, one send and one
+receive a rank a round (tests/domain/algorithms/test_two_tree.py counts its rounds against
+the paper's n/b + 2 log2 p).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from runners.domain.collectives.schedule import (
 def btree(positions: int, node: int) -> tuple[int, tuple[int, ...]]:
     """(parent, children) of `node` in NCCL's in-order binary tree of `positions` nodes
     rooted at 0 (parent -1 for the root): node r whose lowest set bit is b has children
-    r - b/2 and the farthest of r + b/2, r + b/4, ... that exists."""
+    r - b/2 and the first of r + b/2, r + b/4, ... that exists."""
     bit = 1
     while bit < positions and not bit & node:
         bit <<= 1
