@@ -25,7 +25,8 @@ def test_the_catalog_lists_every_algorithm_once_with_stable_keys(
         "recursive_multiplying", "mpi:recursive_multiplying", "chain",
         "bcast.chain", "reduce.chain", "bcast.binary", "two_tree", "bcast.two_tree",
         "segmented_ring", "mpi:chain", "reduce.openmpi:chain",
-        "bcast.openmpi:chain", "bcast.openmpi:binary", "bcast.openmpi:knomial", "allgather.bruck",
+        "bcast.openmpi:chain", "bcast.openmpi:binary", "bcast.openmpi:knomial",
+        "openmpi:segmented_ring", "allgather.bruck",
     ]  # fmt: skip
     assert families[0]["name"].startswith("hierarchical(node=N,leaders=")
     assert families[2]["name"] == "bcast.knomial(radix=N)"

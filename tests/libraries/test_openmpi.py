@@ -119,12 +119,15 @@ def test_forcing_by_environment_runs_the_same_algorithms() -> None:
 @pytest.mark.mpi
 def test_segmented_ring_cuts_the_ring_into_its_recorded_segments() -> None:
     """512 KiB of float64 on 4 ranks: the ring reduces 16384 elements three times, the
-    segmented ring 64 KiB segments (8192 elements) in two phases of three; on 5 ranks and
+    segmented ring 64 KiB segments (8192 elements) in two phases of three, in 32 KiB ones
+    (forced with its segment size) in four; on 5 ranks and
     an uneven 106921 float64 (three phases of uneven parts), rank by rank what the schedule
     that models it, segmented_ring(segment=64KiB), reduces."""
-    found = fingerprints(4, 65536)
+    members = ("openmpi:ring", "openmpi:segmented_ring", "openmpi:segmented_ring(segment=32KiB)")
+    found = fingerprints(4, 65536, members)
     assert found["openmpi:ring"] == {r: [16384] * 3 for r in range(4)}
     assert found["openmpi:segmented_ring"] == {r: [8192] * 6 for r in range(4)}
+    assert found["openmpi:segmented_ring(segment=32KiB)"] == {r: [4096] * 12 for r in range(4)}
     model = ALGORITHMS[ALGORITHMS["openmpi:segmented_ring"].modelled_by].schedule_at(8)
     expected = {r: [s.received for s in model(r, 5, 106921) if s.reduce] for r in range(5)}
     assert len(expected[0]) == 3 * 4 and len({n for calls in expected.values() for n in calls}) > 1

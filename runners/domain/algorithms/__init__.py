@@ -41,6 +41,7 @@ from runners.domain.algorithms.openmpi_pipelines import BCAST as OPENMPI_BCAST_C
 from runners.domain.algorithms.openmpi_pipelines import BCAST_BINARY as OPENMPI_BCAST_BINARY
 from runners.domain.algorithms.openmpi_pipelines import BCAST_KNOMIAL as OPENMPI_BCAST_KNOMIAL
 from runners.domain.algorithms.openmpi_pipelines import REDUCE as OPENMPI_REDUCE_CHAIN
+from runners.domain.algorithms.openmpi_pipelines import SEGMENTED_RING as OPENMPI_SEGMENTED
 from runners.domain.algorithms.parameters import Family
 from runners.domain.algorithms.reduce import binomial_tree as reduce_tree
 from runners.domain.algorithms.reduce import chain as reduce_chain
@@ -95,6 +96,7 @@ FAMILIES: Mapping[str, Family] = {
         OPENMPI_BCAST_CHAIN,
         OPENMPI_BCAST_BINARY,
         OPENMPI_BCAST_KNOMIAL,
+        OPENMPI_SEGMENTED,
         bruck.FAMILY,
     )
 }

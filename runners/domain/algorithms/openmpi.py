@@ -18,29 +18,23 @@ from __future__ import annotations
 
 from runners.domain.algorithms import hand_written_on
 from runners.domain.algorithms.library import autotuned_collectives, tuned_collectives
-from runners.domain.algorithms.openmpi_pipelines import DEFAULT_RADIX, RADIX_CVAR, SEGMENT_CVARS
+from runners.domain.algorithms.openmpi_pipelines import (
+    DEFAULT_RADIX,
+    RADIX_CVAR,
+    SEGMENT_CVARS,
+    SEGMENTED_RING,
+)
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 
 ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
 SEGMENT_CVAR = "coll_tuned_allreduce_algorithm_segmentsize"
-SEGMENT_BYTES = 65536  # segmented ring's segment size, recorded in points.library_config
 DYNAMIC_RULES = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
 
 
 def _ring_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
     if count < ranks:
         return f"Open MPI's ring runs recursive doubling when count < ranks ({count} < {ranks})"
-    return ""
-
-
-def _segmented_falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
-    segment = max(SEGMENT_BYTES // itemsize, 1)
-    if count < ranks * segment:
-        return (
-            "Open MPI's segmented ring runs the plain ring when count < ranks x segment "
-            f"({count} < {ranks} x {segment} elements of {SEGMENT_BYTES // 1024} KiB)"
-        )
     return ""
 
 
@@ -122,16 +116,7 @@ FORCED: tuple[AlgorithmSpec, ...] = (
         mirrors="mpi:ring",
         falls_back=_ring_falls_back,
     ),
-    _forced(
-        "segmented_ring",
-        5,
-        f"segmented ring ({SEGMENT_BYTES // 1024} KiB segments)",
-        "#e15f5f",
-        f"segmented_ring(segment={SEGMENT_BYTES // 1024}KiB)",
-        SEGMENT_BYTES,
-        commutative_only=True,
-        falls_back=_segmented_falls_back,
-    ),
+    SEGMENTED_RING.build("openmpi:segmented_ring", {"segment": "64KiB"}),
     _forced(
         "rabenseifner",
         6,

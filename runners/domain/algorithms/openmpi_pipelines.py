@@ -13,17 +13,20 @@ critical path."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
 
+from runners.domain.algorithms.allreduce import segmented_ring
 from runners.domain.algorithms.bcast import binary as bcast_binary
 from runners.domain.algorithms.bcast import chain as bcast_chain
 from runners.domain.algorithms.bcast import knomial as bcast_knomial
 from runners.domain.algorithms.bcast.knomial import RADIX
-from runners.domain.algorithms.parameters import Family
+from runners.domain.algorithms.parameters import BYTES, Family, Parameter
 from runners.domain.algorithms.reduce import chain as reduce_chain
 from runners.domain.algorithms.segments import SEGMENT
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
+from runners.domain.units import format_bytes
 
 PIPELINE = 3  # coll/tuned's `pipeline` for both reduce and bcast (ompi_info --level 9)
 COLLECTIVES_PIPELINED = ("reduce", "bcast")  # their coll/tuned names are their own
@@ -109,4 +112,56 @@ BCAST_KNOMIAL = Family(
     _knomial,
     help="Open MPI's k-nomial tree bcast of radix k (bcast.knomial(radix=k))",
     example_values=(("radix", "4"),),
+)
+
+
+SEGMENTED_RING_VALUE = 5  # coll/tuned's allreduce segmented ring
+# Open MPI's segmented ring runs the plain ring without a segment size: 64 KiB is collsweep's
+# default member, the one `openmpi:segmented_ring` names
+RING_SEGMENT = Parameter("segment", default="64KiB", unit=BYTES, auto=True)
+
+
+@cache
+def segmented_falls_back(segment: int) -> Callable[[int, int, int, bool], str]:
+    """Open MPI's segmented ring of `segment`-byte segments runs the plain ring when count <
+    ranks x the segment's elements (coll_base_allreduce.c); one function per segment size."""
+
+    def falls_back(count: int, itemsize: int, ranks: int, commutative: bool) -> str:
+        elements = max(segment // itemsize, 1)
+        if count < ranks * elements:
+            return (
+                "Open MPI's segmented ring runs the plain ring when count < ranks x segment "
+                f"({count} < {ranks} x {elements} elements of {format_bytes(segment)})"
+            )
+        return ""
+
+    return falls_back
+
+
+def _segmented_ring(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
+    """A member of openmpi:segmented_ring (parameters.Family.build)."""
+    nbytes = RING_SEGMENT.number(values["segment"])
+    cvar = "coll_tuned_allreduce_algorithm"
+    return AlgorithmSpec(
+        name,
+        f"Open MPI's MPI_Allreduce forced to segmented ring ({values['segment']} segments) "
+        f"({cvar}={SEGMENTED_RING_VALUE}, {segment_cvar('allreduce')}={nbytes})",
+        library=True,
+        forced="segmented_ring",
+        color="#e15f5f",
+        short="o:segm",
+        runs_on=OPENMPI,
+        modelled_by=segmented_ring.FAMILY.member_name(values),
+        settings=((cvar, SEGMENTED_RING_VALUE), (segment_cvar("allreduce"), nbytes)),
+        commutative_only=True,
+        falls_back=segmented_falls_back(nbytes),
+    )
+
+
+SEGMENTED_RING = Family(
+    "openmpi:segmented_ring",
+    (RING_SEGMENT,),
+    _segmented_ring,
+    help="Open MPI's segmented ring allreduce in segments of b bytes (segmented_ring(segment=b))",
+    example_values=(("segment", "32KiB"),),
 )
