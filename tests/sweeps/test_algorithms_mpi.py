@@ -1,5 +1,5 @@
-"""Every algorithm x dtype x op x edge count on real ranks, P = 1..5 and 8 (oversubscribed
-above 2; p = 6 and 7 are what 3 and 5 are, a fold of the extra ranks, and every schedule is
+"""Every algorithm x dtype x op x edge count on real ranks, P = 1..5 and 8 (at 8 two dtypes;
+oversubscribed above 2; p = 6 and 7 are what 3 and 5 are, a fold of the extra ranks, and every schedule is
 checked symbolically for p = 1..12 in tests/domain: they are left out to keep CI's time)."""
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ pytestmark = pytest.mark.mpi
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4, 5, 8])
 def test_every_combination_is_exact_or_cleanly_refused(ranks: int) -> None:
-    rows = verify_ranks(VerifyPlan(ranks=(ranks,), timeout_s=300), ranks)
+    """p = 8 (four ranks a core) with the narrowest and the widest datatype only: the others
+    take the same code at p = 1..5."""
+    dtypes = ("float16", "int64") if ranks == 8 else VerifyPlan((ranks,)).dtypes
+    rows = verify_ranks(VerifyPlan(ranks=(ranks,), dtypes=dtypes, timeout_s=300), ranks)
     assert not failed(rows), failed(rows)[:5]
     refused = {(r["algorithm"], r["op"]) for r in rows if r["status"] == "refused"}
     expected_refusals = {
@@ -26,7 +29,7 @@ def test_every_combination_is_exact_or_cleanly_refused(ranks: int) -> None:
     }
     assert refused == expected_refusals
     checked = {(r["algorithm"], r["dtype"], r["op"]) for r in rows}
-    assert len(checked) == 5 * 5 * 5
+    assert len(checked) == 5 * len(dtypes) * 5
 
 
 def test_refusal_names_the_reason() -> None:

@@ -27,7 +27,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
     path = tmp_path_factory.mktemp("collectives") / "s.duckdb"
     args = ["sweep", "--collectives", "all", "--sizes", "8,12,4K", "--ranks", "2,3"]
-    args += ["--launches", "2", "--budget-s", "0.05", "--store", str(path)]
+    args += ["--launches", "1", "--budget-s", "0.05", "--store", str(path)]
     done = run_cli(*args, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     (run_id,) = store.query(path, "SELECT run_id FROM runs").run_id
