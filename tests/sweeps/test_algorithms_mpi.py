@@ -1,6 +1,7 @@
 """Every algorithm x dtype x op x edge count on real ranks, P = 1..5 and 8 (at 8 two dtypes;
-oversubscribed above 2; p = 6 and 7 are what 3 and 5 are, a fold of the extra ranks, and every schedule is
-checked symbolically for p = 1..12 in tests/domain: they are left out to keep CI's time)."""
+oversubscribed above 2; p = 6 and 7 are what 3 and 5 are, a fold of the extra ranks, and
+every schedule is checked symbolically for p = 1..12 in tests/domain: they are left out to
+keep CI's time)."""
 
 from __future__ import annotations
 
