@@ -57,13 +57,15 @@ def test_a_spec_of_chosen_points_measures_each_member_there_alone() -> None:
 
 
 @pytest.mark.mpi
-def test_a_sweep_chooses_measures_and_keeps_its_choice(tmp_path: Path) -> None:
+def test_a_sweep_chooses_measures_and_keeps_its_choice(
+    tmp_path: Path, calibrated_store: Path
+) -> None:
     """p=2, 4 KiB and 64 KiB: the sweep says what it chose, measures the chosen members at
     their sizes alone (the model's best on the run's calibration and a neighbour by 2x: at p=2
     a pipeline only adds messages, so one segment, the payload, unless the short calibration
     the suite allows is noisy), keeps the choice in the stored spec (no `auto` left), and a
     resume finds nothing to measure."""
-    db, spec_file = tmp_path / "a.duckdb", tmp_path / "auto.toml"
+    db, spec_file = calibrated_store, tmp_path / "auto.toml"
     spec_file.write_text(
         QUICK.replace('["recursive_doubling", "ring", "mpi"]', '["bcast.chain(segment=auto)"]')
         + "sizes = [4096, 65536]\nlaunches = 1\n"

@@ -5,6 +5,7 @@ dashboard's pages per collective, and the spec's names."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,16 @@ APP = ROOT / "dashboard" / "app.py"
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+def swept(
+    tmp_path_factory: pytest.TempPathFactory, calibration_template: Path
+) -> tuple[Path, str, str]:
     """One real sweep of all five collectives at p = 2 and 3 (12 B: 3 float32 elements, which
-    p = 3 can cut into equal blocks; 8 B cannot), and its terminal output."""
+    p = 3 can cut into equal blocks; 8 B cannot), into a store holding the host's calibration,
+    and its terminal output."""
     from conftest import run_cli
 
     path = tmp_path_factory.mktemp("collectives") / "s.duckdb"
+    shutil.copyfile(calibration_template, path)
     args = ["sweep", "--collectives", "all", "--sizes", "8,12,4K", "--ranks", "2,3"]
     args += ["--launches", "1", "--budget-s", "0.05", "--store", str(path)]
     done = run_cli(*args, timeout=600)

@@ -5,6 +5,7 @@ policy's launch, stored beside the sum of points."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,16 @@ ORDER = [[2, 1], *[[1, 1], [0, 5]] * 4]
 
 
 @pytest.fixture(scope="module")
-def answered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str, str]:
-    """A sweep of the workload's calls, then its report with a replay (one launch)."""
+def answered(
+    tmp_path_factory: pytest.TempPathFactory, calibration_template: Path
+) -> tuple[Path, Path, str, str]:
+    """A sweep of the workload's calls into a store holding the host's calibration, then its
+    report with a replay (one launch)."""
     from conftest import run_cli
 
     folder = tmp_path_factory.mktemp("workload")
     path, workload = folder / "s.duckdb", folder / "w.json"
+    shutil.copyfile(calibration_template, path)
     body = {"collsweep_workload": 1, "name": "tiny-job", "calls": CALLS, "order": ORDER}
     workload.write_text(json.dumps(body))
     args = ["sweep", "--workload", str(workload), "--algorithms", "ring,binomial_tree,mpi"]
