@@ -7,7 +7,7 @@ from typing import Any
 
 from runners.analysis.points import Point
 from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
-from runners.domain.verdict import assumptions
+from runners.domain.verdict import run_assumptions
 from runners.domain.verdict.nodes import node_checks
 from runners.host.machine import physical_cores
 
@@ -28,7 +28,7 @@ def assumption_rows(
     calibrations: Sequence[Mapping[str, Any]],
     probes: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """Every assumption check of the run (runners.domain.verdict.assumptions) from its recorded
+    """Every assumption check of the run (runners.domain.verdict.run_assumptions) from its recorded
     facts."""
     environment = run.get("environment") or {}
     if not isinstance(environment, dict):
@@ -39,7 +39,7 @@ def assumption_rows(
         cores = physical_cores()
     cores = int(cores) if cores else None
     spec = stored_spec(run)
-    rows = assumptions.run_checks(
+    rows = run_assumptions.run_checks(
         points,
         cores,
         spec.launcher if spec else None,

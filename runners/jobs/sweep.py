@@ -34,8 +34,8 @@ from runners.domain.sweep.plan import Group, Plan, plan_sweep
 from runners.domain.sweep.simulated_run import simulated_words
 from runners.domain.sweep.spec import SpecError, SweepSpec, parse_spec
 from runners.domain.units import counted, format_seconds, wrapped
-from runners.domain.verdict.assumptions import caution_notes
 from runners.domain.verdict.nodes import spinning_note
+from runners.domain.verdict.run_assumptions import caution_notes
 from runners.host.machine import cpu_model, hostname, physical_cores
 from runners.jobs import calibrate, launch, run_writer
 from runners.jobs.point_history import PointHistory

@@ -3,7 +3,7 @@
 An 8-byte ping-pong between ranks 0 and 1 (one-way time, median of 64) and a 4 MiB numpy copy
 on every rank (median of 16, the slowest rank's) take about 10 ms. The same probe in every
 launch of a run shows when the machine changed state, which the `stable_machine` assumption
-checks (runners.domain.verdict.assumptions). It also records the ranks' hosts
+checks (runners.domain.verdict.run_assumptions). It also records the ranks' hosts
 (runners.domain.verdict.topology).
 """
 

@@ -11,6 +11,7 @@ import pytest
 from runners import store
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.verdict import assumptions as A
+from runners.domain.verdict import run_assumptions as R
 from runners.host.machine import physical_cores
 
 
@@ -112,12 +113,12 @@ def test_library_choice_is_known_unless_autotuned() -> None:
 def test_run_level_summary_takes_the_worst_state() -> None:
     rows = [A.equal_partitions(point("ring", 3, n)) for n in (24, 8)]
     rows.append(A.equal_partitions(point("mpi", 3, 8)))
-    summary = A.summarize("equal_partitions", rows)
+    summary = R.summarize("equal_partitions", rows)
     assert summary["state"] == "violated" and summary["point_id"] is None
     assert summary["detail"].startswith("3 points: 1 holds, 1 violated, 1 unknown")
-    assert A.summarize("equal_partitions", [rows[0], rows[2]])["state"] == "unknown"
-    assert A.summarize("equal_partitions", rows[:1])["state"] == "holds"
-    assert A.summarize("power_of_two", rows)["state"] == "unknown", "no points checked"
+    assert R.summarize("equal_partitions", [rows[0], rows[2]])["state"] == "unknown"
+    assert R.summarize("equal_partitions", rows[:1])["state"] == "holds"
+    assert R.summarize("power_of_two", rows)["state"] == "unknown", "no points checked"
 
 
 @pytest.mark.parametrize(
@@ -137,7 +138,7 @@ def test_run_level_summary_takes_the_worst_state() -> None:
 def test_single_node_is_read_from_the_allocation_else_the_launcher(
     launcher: str | None, environment: dict, state: str
 ) -> None:
-    row = A.single_node(launcher, environment)
+    row = R.single_node(launcher, environment)
     assert row["state"] == state and row["point_id"] is None
 
 
@@ -151,41 +152,41 @@ def test_single_node_comes_from_the_ranks_own_host_names_first() -> None:
     groups each stayed on one host holds; a group spread over two hosts is named, violated."""
     allocation = {"SLURM_JOB_NUM_NODES": "4", "SLURM_JOB_ID": "7"}
     together = [probe_row(2, 1, 2, "n1"), probe_row(4, 1, 4, "n2")]
-    row = A.single_node("srun -n {ranks}", allocation, together)
+    row = R.single_node("srun -n {ranks}", allocation, together)
     assert row["state"] == "holds" and "(n1,n2)" in row["detail"]
     assert "Slurm job 7 of 4 node(s)" in row["detail"]
     spread = [*together, probe_row(8, 2, 4, "n1,n2"), probe_row(8, 1, 8, "n3")]
-    row = A.single_node("mpiexec -n {ranks}", {}, spread)
+    row = R.single_node("mpiexec -n {ranks}", {}, spread)
     assert row["state"] == "violated"
     assert row["detail"].startswith("p=8 on 2 hosts, up to 8 ranks per host (n1,n2,n3)")
     older = [{"ranks": 2, "nodes": float("nan"), "ranks_per_node": float("nan"), "hosts": None}]
-    assert A.single_node("mpiexec -n {ranks}", {}, older)["state"] == "holds", "the launcher's"
+    assert R.single_node("mpiexec -n {ranks}", {}, older)["state"] == "holds", "the launcher's"
 
 
 def test_calibration_fit_uses_the_piecewise_r_squared_when_there_are_breakpoints() -> None:
-    piecewise = A.calibration_fit(pingpong([8192], r2=0.80, piecewise_r2=0.99))
+    piecewise = R.calibration_fit(pingpong([8192], r2=0.80, piecewise_r2=0.99))
     assert piecewise["state"] == "holds" and piecewise["calibration_id"] == "c1"
     assert "0.990" in piecewise["detail"]
-    assert A.calibration_fit(pingpong([], r2=0.80, piecewise_r2=0.99))["state"] == "violated"
-    assert A.calibration_fit(pingpong([], r2=A.R2_THRESHOLD))["state"] == "holds"
-    assert A.calibration_fit(pingpong([], r2=None))["state"] == "unknown"
+    assert R.calibration_fit(pingpong([], r2=0.80, piecewise_r2=0.99))["state"] == "violated"
+    assert R.calibration_fit(pingpong([], r2=A.R2_THRESHOLD))["state"] == "holds"
+    assert R.calibration_fit(pingpong([], r2=None))["state"] == "unknown"
 
 
 def test_a_breakpoint_inside_the_swept_range_is_a_protocol_switch() -> None:
     cal = pingpong([8192, 2**20])
-    inside = A.no_protocol_switch(cal, 8, 65536)
+    inside = R.no_protocol_switch(cal, 8, 65536)
     assert inside["state"] == "violated" and "8 KiB" in inside["detail"]
     assert "1 MiB" not in inside["detail"]
-    assert A.no_protocol_switch(cal, 8192, 65536)["state"] == "holds", "all in one segment"
-    assert A.no_protocol_switch(cal, 8, 4096)["state"] == "holds"
-    assert A.no_protocol_switch(cal, 8, 2**24)["state"] == "violated"
-    assert A.no_protocol_switch(pingpong([]), 8, 2**24)["state"] == "unknown", "not measured"
+    assert R.no_protocol_switch(cal, 8192, 65536)["state"] == "holds", "all in one segment"
+    assert R.no_protocol_switch(cal, 8, 4096)["state"] == "holds"
+    assert R.no_protocol_switch(cal, 8, 2**24)["state"] == "violated"
+    assert R.no_protocol_switch(pingpong([]), 8, 2**24)["state"] == "unknown", "not measured"
 
 
 def test_run_checks_cover_every_name_and_store_cleanly(tmp_path: Path) -> None:
     points = [point(alg, p, n) for alg in ("ring", "mpi") for p in (2, 3) for n in (8, 4096)]
     fitted = {"calibration_id": "fitted:r", "source": "fitted:r", "r_squared": 0.5}
-    rows = A.run_checks(points, 2, "mpiexec -n {ranks}", {}, [pingpong([8192]), fitted])
+    rows = R.run_checks(points, 2, "mpiexec -n {ranks}", {}, [pingpong([8192]), fitted])
     run_level = [r for r in rows if r["point_id"] is None]
     assert {r["name"] for r in run_level} == set(A.NAMES) - set(
         A.NODE_CHECKS
@@ -215,7 +216,7 @@ def test_unknown_names_and_states_are_refused() -> None:
     [([0.1, 0.2, 0.3], "holds"), ([1.7, 0.9, 0.4], "violated"), ([], "unknown"), (None, "unknown")],
 )
 def test_quiet_machine_is_read_from_the_load_average_before_the_sweep(load, state) -> None:
-    row = A.quiet_machine(load, cores=2)
+    row = R.quiet_machine(load, cores=2)
     assert row["name"] == "quiet_machine" and row["state"] == state
     if load:
         assert f"{load[0]:.2f}" in row["detail"]
@@ -229,7 +230,7 @@ def probe_rows(pingpongs: list[float], copies: list[float], job: str = "ranks=2 
 
 
 def test_stable_machine_holds_while_the_probe_stays_within_its_bound() -> None:
-    row = A.stable_machine(probe_rows([2.0e-6, 2.2e-6, 2.1e-6], [10.0, 9.5, 10.4]))
+    row = R.stable_machine(probe_rows([2.0e-6, 2.2e-6, 2.1e-6], [10.0, 9.5, 10.4]))
     assert row["state"] == "holds" and "8 B ping-pong 2 us .. 2.2 us (1.1x)" in row["detail"]
 
 
@@ -237,15 +238,15 @@ def test_stable_machine_is_violated_by_a_state_change_with_its_evidence() -> Non
     probes = probe_rows([2.0e-6, 2.1e-6], [10.0, 10.2]) + probe_rows(
         [1.9e-6, 4.4e-6], [10.0, 9.9], job="ranks=4 config=default"
     )
-    row = A.stable_machine(probes)
+    row = R.stable_machine(probes)
     assert row["state"] == "violated"
     assert "1.9 us .. 4.4 us (2.32x) in ranks=4 config=default" in row["detail"]
-    assert A.stable_machine([])["state"] == "unknown"
+    assert R.stable_machine([])["state"] == "unknown"
 
 
 def test_cautions_name_oversubscribed_groups_and_a_busy_machine() -> None:
-    assert A.caution_notes([2], [0.1, 0.1, 0.1], cores=2) == []
-    over, busy = A.caution_notes([2, 3, 4], [1.7, 1.0, 0.5], cores=2)
+    assert R.caution_notes([2], [0.1, 0.1, 0.1], cores=2) == []
+    over, busy = R.caution_notes([2, 3, 4], [1.7, 1.0, 0.5], cores=2)
     assert over.startswith("p=3, p=4: more ranks than the 2 cores")
     assert "1-minute load 1.70 on 2 cores" in busy
 
