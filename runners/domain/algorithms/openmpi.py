@@ -23,12 +23,14 @@ from runners.domain.algorithms.openmpi_pipelines import (
     RADIX_CVAR,
     SEGMENT_CVARS,
     SEGMENTED_RING,
+    algorithm_cvar,
+    segment_cvar,
 )
 from runners.domain.collectives.collective import COLLECTIVES, qualified
 from runners.domain.collectives.descriptor import OPENMPI, AlgorithmSpec
 
-ALGORITHM_CVAR = "coll_tuned_allreduce_algorithm"
-SEGMENT_CVAR = "coll_tuned_allreduce_algorithm_segmentsize"
+ALGORITHM_CVAR = algorithm_cvar("allreduce")
+SEGMENT_CVAR = segment_cvar("allreduce")
 DYNAMIC_RULES = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
 
 
@@ -60,7 +62,7 @@ TUNED_NAMES = {
 AUTOTUNED_SETTINGS = (
     (ALGORITHM_CVAR, 0),
     (SEGMENT_CVAR, 0),
-    *((f"coll_tuned_{n}_algorithm", 0) for c, n in TUNED_NAMES.items() if c != "allreduce"),
+    *((algorithm_cvar(n), 0) for c, n in TUNED_NAMES.items() if c != "allreduce"),
     *((name, 0) for name in SEGMENT_CVARS),  # the pipelines' (openmpi_pipelines.py)
     (RADIX_CVAR, DEFAULT_RADIX),
 )
@@ -79,7 +81,7 @@ AUTOTUNED = AlgorithmSpec(
 
 
 def _forced(
-    name: str, value: int, text: str, color: str, model: str = "", segment: int = 0, **extra: object
+    name: str, value: int, text: str, color: str, model: str = "", **extra: object
 ) -> AlgorithmSpec:
     return AlgorithmSpec(
         f"openmpi:{name}",
@@ -90,7 +92,7 @@ def _forced(
         short=f"o:{name[:4]}",
         runs_on=OPENMPI,
         modelled_by=model,
-        settings=((ALGORITHM_CVAR, value), (SEGMENT_CVAR, segment)),
+        settings=((ALGORITHM_CVAR, value), (SEGMENT_CVAR, 0)),  # segmented: openmpi_pipelines
         **extra,  # type: ignore[arg-type]
     )
 
@@ -173,7 +175,7 @@ def _other(
     collective: str, name: str, value: int, text: str, color: str, model: str, **extra: object
 ) -> AlgorithmSpec:
     """Open MPI's algorithm `name` of `collective`, forced by coll_tuned_<coll>_algorithm."""
-    cvar = f"coll_tuned_{TUNED_NAMES[collective]}_algorithm"
+    cvar = algorithm_cvar(TUNED_NAMES[collective])
     return AlgorithmSpec(
         qualified(collective, f"openmpi:{name}"),
         f"Open MPI's {COLLECTIVES[collective].mpi_call} forced to {text} ({cvar}={value})",

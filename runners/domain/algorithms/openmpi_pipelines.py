@@ -32,6 +32,12 @@ PIPELINE = 3  # coll/tuned's `pipeline` for both reduce and bcast (ompi_info --l
 COLLECTIVES_PIPELINED = ("reduce", "bcast")  # their coll/tuned names are their own
 
 
+def algorithm_cvar(collective: str) -> str:
+    """coll/tuned's forcing variable of `collective` (its coll/tuned name; 0: its own
+    decision)."""
+    return f"coll_tuned_{collective}_algorithm"
+
+
 def segment_cvar(collective: str) -> str:
     """coll/tuned's segment size variable of `collective` (0: its own decision)."""
     return f"coll_tuned_{collective}_algorithm_segmentsize"
@@ -51,7 +57,7 @@ def pipeline_family(
     names are their own; by default its pipeline, a chain) with its segment size a parameter:
     `<collective>.openmpi:<algorithm>(segment=b)`, modelled by `model`'s member of the same
     segment."""
-    cvar, segment = f"coll_tuned_{collective}_algorithm", segment_cvar(collective)
+    cvar, segment = algorithm_cvar(collective), segment_cvar(collective)
     shape = "pipeline (a chain)" if value == PIPELINE else f"{algorithm} tree"
 
     def build(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
@@ -90,7 +96,7 @@ BCAST_BINARY = pipeline_family("bcast", bcast_binary.FAMILY, "binary", BINARY)
 def _knomial(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
     """A member of bcast.openmpi:knomial (parameters.Family.build)."""
     radix = int(values["radix"])
-    cvar = "coll_tuned_bcast_algorithm"
+    cvar = algorithm_cvar("bcast")
     return AlgorithmSpec(
         name,
         f"Open MPI's MPI_Bcast forced to its k-nomial tree of radix {radix} ({cvar}={KNOMIAL}, "
@@ -141,7 +147,7 @@ def segmented_falls_back(segment: int) -> Callable[[int, int, int, bool], str]:
 def _segmented_ring(name: str, values: Mapping[str, str]) -> AlgorithmSpec:
     """A member of openmpi:segmented_ring (parameters.Family.build)."""
     nbytes = RING_SEGMENT.number(values["segment"])
-    cvar = "coll_tuned_allreduce_algorithm"
+    cvar = algorithm_cvar("allreduce")
     return AlgorithmSpec(
         name,
         f"Open MPI's MPI_Allreduce forced to segmented ring ({values['segment']} segments) "
