@@ -16,6 +16,9 @@ from collections import defaultdict
 from benchmarks.common import Check, Figure, log, table
 from benchmarks.fig_simulate import simulate
 from benchmarks.mode import Mode
+from runners.domain.algorithms.parameters import split_name
+from runners.domain.algorithms.segments import SEGMENT
+from runners.domain.units import format_bytes
 
 FAMILIES = {
     "bcast": ("bcast.chain", "bcast.binary", "bcast.two_tree"),
@@ -71,7 +74,8 @@ class Cell:
     """One family at one p and size: its members' simulated and predicted times."""
 
     def __init__(self, family: str, point: dict, base_s: float) -> None:
-        self.family, self.p, self.nbytes, self.mode = family, point["ranks"], point["bytes"], ""
+        self.family, self.p, self.nbytes = family, point["ranks"], point["bytes"]
+        self.mode = point["mode"]  # the command's, the same for every member
         self.simulated: dict[str, float] = {}
         self.predicted: dict[str, float] = {}
         self.base_s = base_s
@@ -80,7 +84,6 @@ class Cell:
         """One member's simulated point."""
         self.simulated[point["algorithm"]] = point["simulated_s"]
         self.predicted[point["algorithm"]] = point["predicted_s"]
-        self.mode = point["mode"]
 
     @property
     def pick(self) -> str:
@@ -101,7 +104,7 @@ class Cell:
         """Its table row."""
         speedup = self.base_s / self.simulated[self.best]
         return [
-            self.family, self.p, _size(self.nbytes), self.mode, _member(self.pick),
+            self.family, self.p, format_bytes(self.nbytes), self.mode, _member(self.pick),
             _member(self.best), f"{self.regret:.1%}", f"{speedup:.2f}x",
         ]  # fmt: skip
 
@@ -113,7 +116,7 @@ def _cells(points: list[dict], families: tuple[str, ...], baseline: str) -> list
     }
     cells: dict[tuple[str, int, int], Cell] = {}
     for point in points:
-        family = point["algorithm"].split("(")[0]
+        family = split_name(point["algorithm"])[0]
         if family not in families:
             continue
         key = (family, point["ranks"], point["bytes"])
@@ -127,12 +130,9 @@ def _cells(points: list[dict], families: tuple[str, ...], baseline: str) -> list
 
 
 def _member(name: str) -> str:
-    """A member's segment as the table shows it (the family's default: 8KiB)."""
-    return name.split("segment=")[1].rstrip(")") if "segment=" in name else "8KiB"
-
-
-def _size(nbytes: int) -> str:
-    return f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KiB"
+    """A member's segment as the table shows it (the family's default where its name leaves
+    it out)."""
+    return split_name(name)[1].get("segment", SEGMENT.default)
 
 
 NOTES = [

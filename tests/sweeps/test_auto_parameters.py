@@ -16,10 +16,11 @@ from runners import store
 from runners.analysis.auto_parameters import chosen_members
 from runners.analysis.libraries import spec_params
 from runners.analysis.params import Params
+from runners.domain.algorithms.parameters import split_name
+from runners.domain.algorithms.segments import SEGMENT
 from runners.domain.libraries.catalog import ALGORITHMS, canonical_name
 from runners.domain.sweep.plan import grid
 from runners.domain.sweep.spec import parse_spec
-from runners.domain.units import parse_bytes
 
 ALPHA, BETA = 5e-6, 1e-9
 
@@ -94,7 +95,7 @@ def test_a_sweep_chooses_measures_and_keeps_its_choice(
 
 
 def _segment(member: str) -> int:
-    return parse_bytes(member.split("segment=")[1].rstrip(")")) if "segment=" in member else 8192
+    return SEGMENT.number(split_name(member)[1].get("segment", SEGMENT.default))
 
 
 @pytest.mark.parametrize("command", ["verify", "simulate", "predict"])
