@@ -48,6 +48,7 @@ import pandas as pd
 
 from runners import store
 from runners.analysis.accuracy import accuracy_lines
+from runners.analysis.adaptive import inference_rows
 from runners.analysis.checks import assumption_rows, stored_spec
 from runners.analysis.choices import agreement_rows, best_choice_rows, contests
 from runners.analysis.crossings import group_points
@@ -198,9 +199,10 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
     reason = provisional_reason(tables["assumptions"])
     for row in tables["winners"]:
         row |= {"provisional": bool(reason), "provisional_reason": reason}
+    winners = [row for row in tables["winners"] if row["library"] == ALL_LIBRARIES]
+    tables["cell_inferences"] = inference_rows(path, run, points, winners)  # adaptive runs'
     store.replace_analysis(path, run_id, tables)
     widen_by_history(path, run_id)
-    winners = [row for row in tables["winners"] if row["library"] == ALL_LIBRARIES]
     return AnalysisSummary(
         run_id,
         [p.calibration_id for models in libraries.values() for p in models.params],

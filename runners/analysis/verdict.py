@@ -40,4 +40,4 @@ def run_tables(path: store.Source, run: Mapping[str, Any]) -> list[str]:
     margin, the library default and the speed-up over it ([] before the analysis)."""
     found = store.verdict_inputs(path, run["run_id"])
     medians = store.point_medians(path, run["run_id"])
-    return group_tables(found["winners"], medians, found["oversubscribed"])
+    return group_tables(found["winners"], medians, found["oversubscribed"], found["inferred"])

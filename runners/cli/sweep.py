@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runners import store
-from runners.analysis import auto_parameters, run_analysis
+from runners.analysis import adaptive_rounds, auto_parameters, run_analysis
 from runners.analysis.libraries import spec_params
+from runners.analysis.params import Params
 from runners.analysis.workload_report import report_workload
 from runners.cli.common import UsageError, add_run_argument, add_store_option, store_path
 from runners.cli.spec_flags import add_spec_flags, spec_overrides
@@ -95,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     if len(spec.ranks_per_node) > 1:
         return _each_placement(spec, path, labels, args)
     spec = _auto_resolved(spec, path)
+    if spec.adaptive:
+        return _adaptive(spec, path, labels, args)
     try:
         outcome = run_sweep(
             spec,
@@ -163,14 +167,48 @@ def _auto_resolved(spec: SweepSpec, path: Path) -> SweepSpec:
     names = auto_parameters.auto_names(spec)
     if not names:
         return spec
-    calibration_id = sweep_calibration(path, spec, _say)
-    cal = store.get_calibration(path, calibration_id) if calibration_id else None
-    if cal is None:
-        raise BadInput(f"{names[0]}: auto needs this host's calibration, which failed: name values")
-    chosen, said = auto_parameters.resolved(spec, spec_params(path, spec, cal))
+    params = _host_params(spec, path, f"{names[0]}: auto", "name values")
+    chosen, said = auto_parameters.resolved(spec, params)
     for line in said:
         _say(line)
     return chosen
+
+
+def _host_params(spec: SweepSpec, path: Path, who: str, instead: str) -> Params:
+    """The model's parameters on this host's calibration for the spec (measured first if the
+    store has none: the run reuses it); BadInput, saying `instead`, when none can be had."""
+    calibration_id = sweep_calibration(path, spec, _say)
+    cal = store.get_calibration(path, calibration_id) if calibration_id else None
+    if cal is None:
+        raise BadInput(f"{who} needs this host's calibration, which failed: {instead}")
+    return spec_params(path, spec, cal)
+
+
+def _adaptive(spec: SweepSpec, path: Path, labels: dict, args: argparse.Namespace) -> int:
+    """An adaptive sweep (runners.analysis.adaptive_rounds): its rounds, each a sweep of the
+    points chosen so far, then the run's analysis and verdict as any sweep's."""
+    params = _host_params(spec, path, "adaptive", "sweep the whole grid instead")
+    outcomes: list[SweepOutcome] = []
+
+    def measure_round(round_spec: SweepSpec, run_id: str | None) -> tuple[str, bool]:
+        outcome = run_sweep(
+            round_spec, path, command_line=shlex.join(sys.argv), run_id=run_id or args.run_id,
+            retry_failed=not args.keep_failed, verbose=args.verbose, labels=labels,
+        )  # fmt: skip
+        outcomes.append(outcome)
+        return outcome.run_id, outcome.status == RunStatus.COMPLETE and outcome.stored
+
+    try:
+        run = adaptive_rounds.sweep_adaptively(
+            path, spec, params, measure_round, _say, run_id=args.resume
+        )
+    except Interrupted as exc:  # before the run was created: nothing to mark
+        print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
+        return 130
+    chosen = len(run.state.choices)
+    outcome = replace(outcomes[-1], measured=len(run.state.measured.times), total=chosen)
+    _say(adaptive_rounds.ending_line(run))
+    return _finish_sweep(path, spec, outcome, args)
 
 
 def _refuse_a_taken_run_id(run_id: str | None, path: Path) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from runners import __version__, store
+from runners.domain.adaptive.cost import launch_cost_s
 from runners.domain.errors import Stopped
 from runners.domain.imports.records import imported_tool
 from runners.domain.libraries.catalog import has_forced
@@ -256,15 +257,11 @@ def _sweep_locked(
 KEPT = (PointStatus.OK, PointStatus.SKIPPED)
 
 
-LAUNCH_START_S = 0.5  # an mpiexec's start and its ranks' set-up, measured on the demo
-LAUNCH_CALIBRATION_S = 1.0  # a launch's own calibration (launch_calibration = true)
-
-
 def expected_time(spec: SweepSpec, points: int, launches: int) -> str:
     """About how long the sweep will take, said before it starts: each point's timing budget
     (shared by its launches and passes; a point that reaches its precision target or its
     iteration cap stops sooner) plus each launch's start and calibration."""
-    per_launch = LAUNCH_START_S + (LAUNCH_CALIBRATION_S if spec.launch_calibration else 0.0)
+    per_launch = launch_cost_s(spec.launch_calibration)
     seconds = points * spec.timing.budget_s + launches * per_launch
     return (
         f"measuring {counted(points, 'point')} in {counted(launches, 'launch', 'launches')}: "

@@ -9,7 +9,7 @@ each column means (the same test checks that it names exactly these tables and c
 
 from __future__ import annotations
 
-CURRENT_SCHEMA_VERSION = 13  # the version the migrations reach (runners.store.SCHEMA_VERSION)
+CURRENT_SCHEMA_VERSION = 14  # the version the migrations reach (runners.store.SCHEMA_VERSION)
 
 CURRENT_SCHEMA = """
 CREATE TABLE schema_version (
@@ -40,7 +40,8 @@ CREATE TABLE runs (
     libraries JSON,
     name VARCHAR,
     tags JSON,
-    interval_history JSON
+    interval_history JSON,
+    adaptive JSON
 );
 
 CREATE TABLE points (
@@ -340,5 +341,21 @@ CREATE TABLE replays (
     isolated_s DOUBLE,
     library VARCHAR,
     replayed_at TIMESTAMP
+);
+
+CREATE TABLE cell_inferences (
+    run_id VARCHAR NOT NULL,
+    collective VARCHAR NOT NULL,
+    ranks INTEGER NOT NULL,
+    dtype VARCHAR NOT NULL,
+    op VARCHAR NOT NULL,
+    bytes BIGINT NOT NULL,
+    winner VARCHAR NOT NULL,
+    runner_up VARCHAR,
+    settled BOOLEAN NOT NULL,
+    reason VARCHAR NOT NULL,
+    below_bytes BIGINT,
+    above_bytes BIGINT,
+    ranks_per_node INTEGER DEFAULT 0
 );
 """

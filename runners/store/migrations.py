@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import duckdb
 
-from runners.store.migrations_v10_on import _V10, _V11, _V12, _V13
+from runners.store.migrations_v10_on import _V10, _V11, _V12, _V13, _V14
 
 Connection = duckdb.DuckDBPyConnection
 Migration = tuple[int, Sequence[str] | Callable[[Connection], None]]
@@ -297,6 +297,6 @@ _V9 = [
 # Never edit a released entry; append a new one and bump nothing else.
 MIGRATIONS: list[Migration] = [
     (1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5), (6, _V6), (7, _V7), (8, _V8), (9, _V9),
-    (10, _V10), (11, _V11), (12, _V12), (13, _V13),
+    (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14),
 ]  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]

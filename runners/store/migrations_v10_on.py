@@ -112,3 +112,25 @@ NODE_TABLES = (
     "winners", "crossovers", "best_choices", "agreement", "against_default", "model_accuracy",
 )  # fmt: skip
 _V13 = [f"ALTER TABLE {table} ADD COLUMN ranks_per_node INTEGER DEFAULT 0" for table in NODE_TABLES]
+
+# The adaptive sweep (issue 49): every cell an adaptive run left unmeasured, its winner inferred
+# from its measured neighbours and the model, with the reason (runners.domain.adaptive), and
+# the run's rounds as they ended (how many, why they stopped, what they spent).
+_V14 = [
+    """CREATE TABLE cell_inferences (
+        run_id VARCHAR NOT NULL,
+        collective VARCHAR NOT NULL,
+        ranks INTEGER NOT NULL,
+        dtype VARCHAR NOT NULL,
+        op VARCHAR NOT NULL,
+        bytes BIGINT NOT NULL,
+        winner VARCHAR NOT NULL,
+        runner_up VARCHAR,
+        settled BOOLEAN NOT NULL,
+        reason VARCHAR NOT NULL,
+        below_bytes BIGINT,
+        above_bytes BIGINT,
+        ranks_per_node INTEGER DEFAULT 0
+    )""",
+    "ALTER TABLE runs ADD COLUMN adaptive JSON",
+]

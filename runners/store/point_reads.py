@@ -134,8 +134,8 @@ def point_jobs(source: Source, run_id: str) -> dict[str, str]:
 
 def verdict_inputs(path: Source, run_id: str) -> dict[str, Any]:
     """What runners.domain.verdict.summary.verdict_lines needs of a stored run: its winners and
-    crossovers rows, its oversubscribed group sizes, and its calibrations, most direct first
-    (calibration_order)."""
+    crossovers rows, its oversubscribed group sizes, its calibrations, most direct first
+    (calibration_order), and an adaptive run's inferred cells."""
     return {
         "winners": _lookup(
             path,
@@ -145,4 +145,5 @@ def verdict_inputs(path: Source, run_id: str) -> dict[str, Any]:
         "crossovers": _lookup(path, "SELECT * FROM crossovers WHERE run_id = ?", [run_id]),
         "oversubscribed": oversubscribed_ranks(path, run_id),
         "calibrations": calibration_order(path, run_id),
+        "inferred": _lookup(path, "SELECT * FROM cell_inferences WHERE run_id = ?", [run_id]),
     }

@@ -39,6 +39,7 @@ class RunRecord(TypedDict, total=False):
     name: str | None
     tags: list[str] | None
     interval_history: dict[str, Any] | None
+    adaptive: dict[str, Any] | None
 
 
 class CalibrationRecord(TypedDict, total=False):

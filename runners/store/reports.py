@@ -82,6 +82,7 @@ EXPORTED_TABLES = (
     "probes",
     "model_accuracy",
     "against_default",
+    "cell_inferences",
     "workloads",
     "workload_policies",
     "workload_calls",

@@ -313,6 +313,7 @@ ANALYSIS_TABLES = (
     "best_choices",
     "agreement",
     "assumptions",
+    "cell_inferences",
 )
 
 

@@ -309,6 +309,8 @@ def test_a_run_named_in_an_older_store_is_migrated_by_the_command_that_writes(
         con.execute("ALTER TABLE probes DROP COLUMN network_bytes")
         for table in NODE_TABLES:  # schema 13's
             con.execute(f"ALTER TABLE {table} DROP COLUMN ranks_per_node")
+        con.execute("DROP TABLE cell_inferences")  # schema 14's
+        con.execute("ALTER TABLE runs DROP COLUMN adaptive")
         con.execute("UPDATE schema_version SET version = 10")
     assert main(["crossovers", "nightly MPICH", "--summary", "--store", str(labelled)]) == 2
     assert "collsweep migrate" in capsys.readouterr().err  # a reader never migrates

@@ -74,7 +74,7 @@ def test_first_write_creates_a_current_store(path):
     tables = set(store.query(path, "SELECT table_name FROM duckdb_tables()").table_name)
     expected = {"schema_version", "runs", "points", "samples", "calibrations", "predictions"}
     analysis = {"assumptions", "crossovers", "best_choices", "agreement", "winners", "probes"}
-    analysis |= {"model_accuracy", "against_default"}
+    analysis |= {"model_accuracy", "against_default", "cell_inferences"}
     workloads = {"workloads", "workload_policies", "workload_calls", "replays"}
     assert expected | analysis | workloads == tables
     assert scalar(path, "SELECT count(*) FROM schema_version") == 1

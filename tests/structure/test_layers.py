@@ -42,6 +42,7 @@ WINGS = (
     "workload",
     "sweep",
     "verdict",
+    "adaptive",
     "imports",
 )
 SHARED = {"units", "errors", "status", "names", "outputs", "inputs"}

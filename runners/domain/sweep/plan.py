@@ -16,6 +16,7 @@ from runners.domain.libraries import LIBRARIES, PER_CALL, PER_COMMUNICATOR, swit
 from runners.domain.libraries.catalog import ALGORITHMS, collective_of, library_of
 from runners.domain.libraries.switching import LAUNCH, RUNTIME, settings
 from runners.domain.status import PointStatus
+from runners.domain.sweep.adaptive_spec import AdaptiveFilter
 from runners.domain.sweep.auto_points import AutoFilter
 from runners.domain.sweep.launcher import default_knobs, is_oversubscribed, runs_here
 from runners.domain.sweep.point_row import PointRow
@@ -262,6 +263,7 @@ def _cells(
     spec: SweepSpec, run_id: str, ranks: int, algs: list[str], done: AbstractSet[str]
 ) -> list[Cell]:
     cells, wanted, chosen = [], frozenset(spec.cells), AutoFilter(spec.auto_points)
+    adaptive = AdaptiveFilter(spec.adaptive, spec.adaptive_points)
     for collective in dict.fromkeys(collective_of(a) for a in algs):
         mine = [a for a in algs if collective_of(a) == collective]
         for nbytes in spec.sizes:
@@ -273,6 +275,7 @@ def _cells(
                         a
                         for a in mine
                         if chosen.measures(a, ranks, nbytes, dtype)
+                        and adaptive.measures(a, ranks, nbytes, dtype, op)
                         and skip_reason(a, ranks, op, nbytes, dtype) is None
                         and PointKey(run_id, a, ranks, nbytes, dtype, op).point_id() not in done
                     )
@@ -285,15 +288,20 @@ def grid(spec: SweepSpec) -> Iterable[tuple[int, str, str, int, str]]:
     """Every (ranks, algorithm, op, bytes, dtype) the spec asks for: each algorithm with the
     ops of its collective (`none` for one that reduces nothing), among the spec's cells where
     it lists some (a workload's calls), a member chosen for an `auto` parameter only at its
-    points (auto_points)."""
+    points (auto_points), and in an adaptive sweep only the points it chose (adaptive_points)."""
     wanted, chosen = frozenset(spec.cells), AutoFilter(spec.auto_points)
+    adaptive = AdaptiveFilter(spec.adaptive, spec.adaptive_points)
     for ranks, alg in itertools.product(spec.ranks, spec.algorithms):
         collective = collective_of(alg)
         for op, nbytes, dtype in itertools.product(
             ops_of(collective, spec.ops), spec.sizes, spec.dtypes
         ):
             cell = (collective, ranks, nbytes, dtype, op)
-            if in_cells(wanted, cell) and chosen.measures(alg, ranks, nbytes, dtype):
+            if (
+                in_cells(wanted, cell)
+                and chosen.measures(alg, ranks, nbytes, dtype)
+                and adaptive.measures(alg, ranks, nbytes, dtype, op)
+            ):
                 yield ranks, alg, op, nbytes, dtype
 
 

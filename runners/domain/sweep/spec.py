@@ -24,6 +24,12 @@ from runners.domain.libraries.switching import RUNTIME
 from runners.domain.nodes.network import EXAMPLE as NETWORK_EXAMPLE
 from runners.domain.nodes.network import Network, checked_network_text, parse_network
 from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement
+from runners.domain.sweep.adaptive_spec import (
+    DEFAULT_BUDGET,
+    AdaptivePoint,
+    parse_adaptive_points,
+    parse_budget,
+)
 from runners.domain.sweep.auto_points import AutoPoint, parse_auto_points
 from runners.domain.sweep.launcher import (
     DEFAULT_LAUNCHER,
@@ -90,6 +96,23 @@ def _auto_points(raw: Any) -> tuple[AutoPoint, ...]:
     """The `auto_points` key (runners.domain.sweep.auto_points)."""
     try:
         return parse_auto_points(raw)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+
+
+def _adaptive_budget(raw: Any) -> str:
+    """The `adaptive_budget` key: checked (runners.domain.sweep.adaptive_spec), kept as text."""
+    try:
+        parse_budget(raw)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    return str(raw).strip()
+
+
+def _adaptive_points(raw: Any) -> tuple[AdaptivePoint, ...]:
+    """The `adaptive_points` key (runners.domain.sweep.adaptive_spec)."""
+    try:
+        return parse_adaptive_points(raw)
     except ValueError as exc:
         raise SpecError(str(exc)) from None
 
@@ -227,6 +250,23 @@ class SweepSpec:
     # where the members chosen for an `auto` parameter are measured (auto_points.py)
     auto_points: tuple[AutoPoint, ...] = spec_key((), parse=_auto_points)
     workload: str = spec_key("")  # the name of the workload whose calls the cells are
+    adaptive: bool = spec_key(
+        False,
+        flag="--adaptive",
+        help="measure round by round where the decision is least certain (crossovers, close "
+        "algorithms, the model disagreeing), within --adaptive-budget; every cell left "
+        "unmeasured is inferred and said to be",
+    )
+    adaptive_budget: str = spec_key(
+        DEFAULT_BUDGET,
+        flag="--adaptive-budget",
+        help="an adaptive sweep's budget: seconds of measuring (90s, 2min, 1h), launches "
+        "(30 launches) or a share of the full grid's estimated cost (default 10%)",
+        resumable=True,
+        parse=_adaptive_budget,
+    )
+    # the points an adaptive sweep chose so far, with round and reason (adaptive_spec.py)
+    adaptive_points: tuple[AdaptivePoint, ...] = spec_key((), parse=_adaptive_points)
 
     @property
     def nodes(self) -> Placement:

@@ -31,7 +31,7 @@ class SpecKey:
     flag: str = ""  # its command-line flag ('' for none)
     help: str = ""  # what it means, for --help
     alias: str = ""  # an older flag name that keeps working
-    resumable: bool = False  # how ranks start, not what is measured: --resume may change it
+    resumable: bool = False  # how ranks start, or an adaptive budget: --resume may change it
     most: float | None = None  # the largest value a sweep accepts (a typo or an attack beyond)
     parse: Callable[[Any], Any] | None = None  # reads its TOML value where the type does not
     within: str = ""  # the nested record it lives in ('timing'), '' for the spec itself

@@ -77,6 +77,13 @@ class SweepSpec(Protocol):
 
     @property
     def network(self) -> str: ...
+
+    @property
+    def adaptive(self) -> bool: ...
+
+    @property
+    def adaptive_points(self) -> tuple[tuple[Any, ...], ...]: ...
+
     @property
     def nodes(self) -> Placement: ...
 
@@ -91,7 +98,25 @@ THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 
 def spec_problems(spec: SweepSpec, keys: Sequence[SpecKey]) -> list[str]:
     """Every reason the spec cannot run ([]: none); `keys`: the spec's keys (their bounds)."""
-    return _grid_problems(spec) + _range_problems(spec, keys) + _launch_problems(spec)
+    grid = _grid_problems(spec) + _adaptive_problems(spec)
+    return grid + _range_problems(spec, keys) + _launch_problems(spec)
+
+
+def _adaptive_problems(spec: SweepSpec) -> list[str]:
+    """What an adaptive sweep cannot be: a workload's calls (each is measured as it is), or
+    several placements at once (each would choose its own points: sweep them one by one)."""
+    if not spec.adaptive:
+        return ["adaptive_points are an adaptive sweep's: set adaptive = true"] * bool(
+            spec.adaptive_points
+        )
+    problems = []
+    if spec.cells:
+        problems.append(
+            "adaptive chooses among a grid's sizes; a workload's calls are each measured"
+        )
+    if len(spec.ranks_per_node) > 1:
+        problems.append("adaptive sweeps one placement: give one ranks_per_node at a time")
+    return problems
 
 
 def _grid_problems(spec: SweepSpec) -> list[str]:

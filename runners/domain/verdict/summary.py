@@ -20,6 +20,7 @@ from runners.domain.units import format_bytes
 from runners.domain.verdict.provisional import short_reason, stored_reason
 
 TIE = "tie"
+INFERRED, PICKED = "inferred", "inferred: the model picks"  # an adaptive run's unmeasured cells
 
 
 @dataclass(frozen=True)
@@ -123,15 +124,32 @@ def _local(row: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {**row, **{n: local_name(row[n]) for n in names if row.get(n)}}
 
 
+def inferred_as_winners(inferred: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """An adaptive run's `cell_inferences` rows as winners rows whose winner says it was
+    inferred (settled between two measured sizes won by it, or picked by the model)."""
+    return [
+        {
+            **row,
+            "winner": f"{local_name(row['winner'])} ({INFERRED if row['settled'] else PICKED})",
+            "runner_up": local_name(row.get("runner_up") or ""),
+            "decided": True,
+        }
+        for row in inferred
+    ]
+
+
 def verdict_lines(
     winners: Sequence[Mapping[str, Any]],
     crossovers: Sequence[Mapping[str, Any]],
     oversubscribed: AbstractSet[int] = frozenset(),
     calibrations: Sequence[str] = (),
+    inferred: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
     """The verdict of every (ranks, dtype, op) of a run; groups whose ranks were
     `oversubscribed` are flagged, predictions taken from `calibrations` in that order; winners
-    stored as provisional (a busy or unsteady machine) say so, first, with the reason."""
+    stored as provisional (a busy or unsteady machine) say so, first, with the reason; an
+    adaptive run's `inferred` cells take their place among the sizes, each band saying it was
+    inferred (the changes of winner are the measured bands')."""
     lines = []
     found_by = "simulated" if any(is_simulated_pairing(w.get("pairing")) for w in winners) else ""
     reason = stored_reason(winners)
@@ -141,14 +159,16 @@ def verdict_lines(
             "acting on these winners (the evidence: the dashboard's Assumptions page)"
         )
     winners = [_local(row, "winner", "runner_up") for row in winners]
+    guessed = inferred_as_winners(inferred)
     crossovers = [_local(row, "algorithm_a", "algorithm_b") for row in crossovers]
-    keyed = itertools.groupby(sorted(winners, key=_group), key=_group)
-    for (ranks, dtype, op, collective), cells in keyed:
-        group_bands = bands(list(cells))
+    keyed = itertools.groupby(sorted([*winners, *guessed], key=_group), key=_group)
+    for (ranks, dtype, op, collective), both in keyed:
+        cells = list(both)
+        group_bands = bands([c for c in cells if not any(c is g for g in guessed)])
         flag = " (oversubscribed, more ranks than cores)" if ranks in oversubscribed else ""
         flag += " (provisional)" if reason is not None else ""
         title = group_title(ranks, dtype, op, collective)
-        lines.append(f"{title}{flag}: " + "; ".join(b.describe() for b in group_bands))
+        lines.append(f"{title}{flag}: " + "; ".join(b.describe() for b in bands(cells)))
         mine = [c for c in crossovers if _group(c) == (ranks, dtype, op, collective)]
         changes = change_lines(group_bands, mine, calibrations, found_by or "measured")
         lines += [f"    {line}" for line in changes]

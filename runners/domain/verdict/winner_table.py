@@ -21,6 +21,7 @@ from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, group_titl
 from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, library_of, local_name
 from runners.domain.units import aligned_lines, counted, format_bytes, format_seconds
 from runners.domain.verdict.speedup import IS_DEFAULT, NO_SPEEDUP, UNKNOWN, Speedup, margin_words
+from runners.domain.verdict.summary import INFERRED, PICKED
 
 Medians = Mapping[tuple[int, str, str, int, str], float]  # (ranks, dtype, op, bytes, alg) -> s
 Group = tuple[int, str, str, str]  # (ranks, dtype, op, collective)
@@ -42,11 +43,15 @@ class Cell:
     default_s: float | None
     speedup: Speedup = NO_SPEEDUP
     provisional: bool = False
+    inferred: str = ""  # an adaptive run's unmeasured cell: why its winner is inferred
 
     @property
     def answer(self) -> str:
-        """The winner, or 'tie a ~ b', named within the group's collective."""
+        """The winner, or 'tie a ~ b', named within the group's collective; an inferred
+        cell's winner says so."""
         best, runner_up = local_name(self.best), local_name(self.runner_up)
+        if self.inferred:
+            return f"{best} ({INFERRED if self.decided else PICKED})"
         return best if self.decided else f"tie {best} ~ {runner_up}"
 
 
@@ -59,9 +64,15 @@ def default_of(algorithm: str) -> str:
     return found if found in ALGORITHMS else ""
 
 
-def cells_of(winners: Sequence[Mapping[str, Any]], medians: Medians) -> list[Cell]:
-    """A cell per winners row, by group then size."""
-    out = []
+def cells_of(
+    winners: Sequence[Mapping[str, Any]],
+    medians: Medians,
+    inferred: Sequence[Mapping[str, Any]] = (),
+) -> list[Cell]:
+    """A cell per winners row, and per `cell_inferences` row of an adaptive run (never
+    measured: no time, no margin, no speed-up; `decided` is whether it is settled), by group
+    then size."""
+    out = [_inferred_cell(row) for row in inferred]
     for row in winners:
         collective = row.get("collective") or DEFAULT_COLLECTIVE
         group = (int(row["ranks"]), row["dtype"], row["op"], collective)
@@ -83,6 +94,14 @@ def cells_of(winners: Sequence[Mapping[str, Any]], medians: Medians) -> list[Cel
             )
         )
     return sorted(out, key=lambda c: (c.group, c.nbytes))
+
+
+def _inferred_cell(row: Mapping[str, Any]) -> Cell:
+    group = (int(row["ranks"]), row["dtype"], row["op"], row["collective"])
+    runner_up = row.get("runner_up") or row["winner"]
+    settled, reason = bool(row["settled"]), str(row["reason"])
+    return Cell(group, int(row["bytes"]), row["winner"], runner_up, settled, None, None, "",
+                None, inferred=reason)  # fmt: skip
 
 
 def by_group(cells: Sequence[Cell]) -> dict[Group, list[Cell]]:
@@ -142,11 +161,16 @@ def _standing(cells: Sequence[Cell]) -> str:
 
 
 def group_tables(
-    winners: Sequence[Mapping[str, Any]], medians: Medians, oversubscribed: set[int]
+    winners: Sequence[Mapping[str, Any]],
+    medians: Medians,
+    oversubscribed: set[int],
+    inferred: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
-    """Every group's table, a title line first, a blank line between groups."""
+    """Every group's table, a title line first, a blank line between groups; an adaptive
+    run's inferred cells among the measured ones, each saying it was not measured."""
     lines: list[str] = []
-    for (ranks, dtype, op, collective), cells in by_group(cells_of(winners, medians)).items():
+    grouped = by_group(cells_of(winners, medians, inferred))
+    for (ranks, dtype, op, collective), cells in grouped.items():
         apart = " (oversubscribed: reported apart, not a test of the model)"
         title = group_title(ranks, dtype, op, collective) + (
             apart if ranks in oversubscribed else ""
@@ -160,6 +184,10 @@ def group_tables(
 
 def _row(cell: Cell) -> tuple[str, ...]:
     """One size's row of the table."""
+    if cell.inferred:
+        how = INFERRED if cell.decided else PICKED
+        best = f"{local_name(cell.best)} ({how})"
+        return format_bytes(cell.nbytes), best, "not measured", local_name(cell.runner_up), "-", "-"
     speedup = cell.speedup
     return (
         format_bytes(cell.nbytes),

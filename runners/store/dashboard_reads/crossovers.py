@@ -124,4 +124,5 @@ def verdict(
     inputs = store.verdict_inputs(path, run_id)
     inputs["winners"] = [r for r in inputs["winners"] if mine(r)]
     inputs["crossovers"] = [r for r in inputs["crossovers"] if mine(r)]
+    inputs["inferred"] = [r for r in inputs["inferred"] if mine(r)]
     return verdict_lines(**inputs)

@@ -25,7 +25,7 @@ class VerdictData:
 def verdict_data(path: StorePath, run_id: str) -> VerdictData:
     """The stored winners of every group as cells, priced with the points' medians."""
     inputs = store.verdict_inputs(path, run_id)
-    cells = cells_of(inputs["winners"], store.point_medians(path, run_id))
+    cells = cells_of(inputs["winners"], store.point_medians(path, run_id), inputs["inferred"])
     reason = stored_reason(inputs["winners"]) or ""
     met, ok = store.precision_counts(path, run_id)
     return VerdictData(cells, met, ok, reason, set(inputs["oversubscribed"]))

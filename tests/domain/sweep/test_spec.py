@@ -146,10 +146,10 @@ def test_one_field_table_gives_the_file_keys_the_flags_and_resume() -> None:
     assert {k.name for k in SPEC_KEYS if k.within == "timing"} == set(TimingPolicy().as_dict())
     flagged = [key for key in SPEC_KEYS if key.flag]
     assert {k.name for k in SPEC_KEYS} - {k.name for k in flagged} == {
-        "launch_calibration", "cells", "workload", "auto_points"
+        "launch_calibration", "cells", "workload", "auto_points", "adaptive_points"
     }  # fmt: skip
     assert {k.name for k in SPEC_KEYS if k.resumable} == {
-        "launcher", "launcher_shell", "point_timeout_s"
+        "launcher", "launcher_shell", "point_timeout_s", "adaptive_budget"
     }  # fmt: skip
     old = {
         "--budget": "budget_s",
