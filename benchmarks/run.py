@@ -22,6 +22,7 @@ if __package__ in (None, ""):  # run as a script: import from the repository, no
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from benchmarks import (
+    fig_adaptive,
     fig_analysis,
     fig_dashboard,
     fig_impi,
@@ -55,6 +56,7 @@ FIGURES: dict[int, tuple[str, Callable[[Mode], Figure]]] = {
     11: ("Simulation at scale", fig_simulate.run),
     12: ("SimGrid against SMPI", fig_smpi.run),
     13: ("Knobs at scale", fig_knobs.run),
+    14: ("Adaptive sweep", fig_adaptive.run),
 }
 
 

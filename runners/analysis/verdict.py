@@ -3,21 +3,41 @@ its winners per group as tables (runners.domain.verdict.winner_table)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runners import store
 from runners.analysis.checks import stored_spec
 from runners.domain.nodes.network import nodes_line
+from runners.domain.units import counted, format_seconds
 from runners.domain.verdict.summary import verdict_lines
 from runners.domain.verdict.winner_table import group_tables
 
 
 def run_verdict(path: store.Source, run: Mapping[str, Any]) -> list[str]:
     """The verdict of a stored, analysed run ([] before its analysis), said first for a run
-    measured on emulated nodes."""
-    lines = verdict_lines(**store.verdict_inputs(path, run["run_id"]))
-    return [*_on_nodes(run), *lines] if lines else lines
+    measured on emulated nodes, and for an adaptive run how its rounds ended."""
+    inputs = store.verdict_inputs(path, run["run_id"])
+    lines = verdict_lines(**inputs)
+    return [*_on_nodes(run), *adaptive_lines(run, inputs["inferred"]), *lines] if lines else lines
+
+
+def adaptive_lines(run: Mapping[str, Any], inferred: Sequence[Mapping[str, Any]]) -> list[str]:
+    """An adaptive run's rounds and its inferred cells, in two lines ([] for any other run)."""
+    rounds = run.get("adaptive")
+    if not isinstance(rounds, dict):
+        return []
+    share = rounds["spent_s"] / rounds["full_grid_s"] if rounds.get("full_grid_s") else 0.0
+    settled = sum(bool(row["settled"]) for row in inferred)
+    return [
+        f"adaptive: {rounds['stop']} after {counted(rounds['rounds'], 'round')}; "
+        f"{rounds['measured']} of {rounds['grid_points']} points measured in "
+        f"{format_seconds(rounds['spent_s'])}, {share:.0%} of the full grid's estimated "
+        f"{format_seconds(rounds['full_grid_s'])} (budget {rounds['budget_words']})",
+        f"inferred, not measured: {counted(len(inferred), 'cell')} ({settled} between two "
+        f"measured sizes won by the same algorithm, {len(inferred) - settled} picked by the "
+        "model corrected by the measurements); each says so below",
+    ]
 
 
 def _on_nodes(run: Mapping[str, Any]) -> list[str]:

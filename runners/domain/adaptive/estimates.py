@@ -2,10 +2,13 @@
 prediction of every point, the points measured so far, and the model corrected by them.
 
 A cell is one (collective, ranks, dtype, op) group at one size. The corrected model of a point
-never measured is its prediction times the ratio measured / predicted of the same algorithm at
-its nearest measured sizes (interpolated on log size, held flat beyond them); an algorithm not
-yet measured in the group takes the group's median ratio (the machine's offset from the
-model). A measured point is its measurement.
+never measured is its prediction times two factors, each interpolated on log size between the
+sizes measured: the group's offset from the model (the median ratio measured / predicted of
+the algorithms measured at a size: the machine's), and the algorithm's own deviation from that
+offset where it was measured (fading beyond them; an algorithm not measured in the group takes
+its deviation in the nearest group size that measured it, as a group with nothing measured
+takes that group's offset: the model errs alike at neighbouring p). A measured point is its
+measurement.
 """
 
 from __future__ import annotations
@@ -73,27 +76,34 @@ class Measured:
 
 def corrected(grid: Grid, measured: Measured, group: Group) -> dict[tuple[int, str], float]:
     """The corrected model of every point of a group: (bytes, algorithm) -> seconds."""
-    sizes = grid.sizes(group)
     ratios = _log_ratios(grid, measured)
-    mine = ratios.get(group, {})
-    offset = statistics.median(v for r in mine.values() for v in r.values()) if mine else 0.0
+    offsets = _offsets(ratios.get(group) or _sibling(ratios, group) or {})
     out = {}
-    for nbytes in sizes:
+    for nbytes in grid.sizes(group):
+        offset = _interpolated(offsets, nbytes)
         for algorithm in grid.algorithms[(group, nbytes)]:
             point = (group, nbytes, algorithm)
             if point in measured.times:
                 out[(nbytes, algorithm)] = measured.times[point]
                 continue
-            at = mine.get(algorithm) or _sibling(ratios, group, algorithm)
-            out[(nbytes, algorithm)] = grid.predicted[point] * math.exp(
-                _interpolated(at, nbytes, offset)
+            mine = ratios.get(group, {}).get(algorithm)
+            deviations = (
+                _deviations(mine, offsets)
+                if mine
+                else _sibling_deviations(ratios, group, algorithm)
             )
+            log_ratio = offset + _near(deviations, nbytes)
+            out[(nbytes, algorithm)] = grid.predicted[point] * math.exp(log_ratio)
     return out
 
 
-def _log_ratios(grid: Grid, measured: Measured) -> dict[Group, dict[str, dict[int, float]]]:
+Ratios = dict[str, dict[int, float]]  # algorithm -> bytes -> log(measured / predicted)
+FADE_DOUBLINGS = 4.0  # an algorithm's own deviation fades to none this far from where measured
+
+
+def _log_ratios(grid: Grid, measured: Measured) -> dict[Group, Ratios]:
     """Per group and algorithm, log(measured / predicted) at each size it was measured."""
-    out: dict[Group, dict[str, dict[int, float]]] = {}
+    out: dict[Group, Ratios] = {}
     for (group, nbytes, algorithm), seconds in measured.times.items():
         predicted = grid.predicted.get((group, nbytes, algorithm))
         if predicted and seconds > 0:
@@ -102,27 +112,49 @@ def _log_ratios(grid: Grid, measured: Measured) -> dict[Group, dict[str, dict[in
     return out
 
 
-def _sibling(
-    ratios: Mapping[Group, Mapping[str, Mapping[int, float]]], group: Group, algorithm: str
-) -> Mapping[int, float]:
-    """An algorithm's log ratios in the nearest group size of the same collective, datatype
-    and op that measured it (the model errs alike at neighbouring p); {} where none did."""
+def _offsets(ratios: Ratios) -> dict[int, float]:
+    """The group's offset from the model at each measured size: the median log ratio of the
+    algorithms measured there (the machine's, shared by them all)."""
+    sizes: dict[int, list[float]] = {}
+    for at in ratios.values():
+        for nbytes, value in at.items():
+            sizes.setdefault(nbytes, []).append(value)
+    return {n: statistics.median(values) for n, values in sizes.items()}
+
+
+def _deviations(at: Mapping[int, float], offsets: Mapping[int, float]) -> dict[int, float]:
+    """An algorithm's own error at each size it was measured: its log ratio less the group's
+    offset there."""
+    return {n: value - _interpolated(offsets, n) for n, value in at.items()}
+
+
+def _sibling(ratios: Mapping[Group, Ratios], group: Group, algorithm: str = "") -> Ratios | None:
+    """The ratios of the nearest group size of the same collective, datatype and op that
+    measured anything (or `algorithm`): the model errs alike at neighbouring p."""
     collective, ranks, dtype, op = group
     siblings = [
         g for g, by in ratios.items()
-        if by.get(algorithm) and (g[0], g[2], g[3]) == (collective, dtype, op)
+        if g != group and (g[0], g[2], g[3]) == (collective, dtype, op)
+        and (not algorithm or by.get(algorithm))
     ]  # fmt: skip
     if not siblings:
-        return {}
-    nearest = min(siblings, key=lambda g: abs(math.log(g[1] / ranks)))
-    return ratios[nearest][algorithm]
+        return None
+    return ratios[min(siblings, key=lambda g: abs(math.log(g[1] / ranks)))]
 
 
-def _interpolated(at: Mapping[int, float], nbytes: int, offset: float) -> float:
-    """A log ratio at `nbytes`: linear in log size between the nearest measured sizes, the
-    nearest one's beyond them, `offset` where none is measured."""
+def _sibling_deviations(
+    ratios: Mapping[Group, Ratios], group: Group, algorithm: str
+) -> dict[int, float]:
+    """An algorithm's own deviations in the nearest group size that measured it ({}: none)."""
+    sibling = _sibling(ratios, group, algorithm)
+    return _deviations(sibling[algorithm], _offsets(sibling)) if sibling else {}
+
+
+def _interpolated(at: Mapping[int, float], nbytes: int) -> float:
+    """A value at `nbytes`: linear in log size between the nearest sizes that have one, the
+    nearest one's beyond them, 0 where none has."""
     if not at:
-        return offset
+        return 0.0
     below = [n for n in at if n <= nbytes]
     above = [n for n in at if n >= nbytes]
     if not below or not above:
@@ -132,6 +164,20 @@ def _interpolated(at: Mapping[int, float], nbytes: int, offset: float) -> float:
         return at[lo]
     share = math.log(nbytes / lo) / math.log(hi / lo)
     return at[lo] + share * (at[hi] - at[lo])
+
+
+def _near(deviations: Mapping[int, float], nbytes: int) -> float:
+    """An algorithm's deviation at `nbytes`: interpolated between the sizes it was measured,
+    fading linearly to none over FADE_DOUBLINGS beyond them (what it did at 8 B says little
+    of 1 MiB)."""
+    if not deviations:
+        return 0.0
+    lo, hi = min(deviations), max(deviations)
+    if lo <= nbytes <= hi:
+        return _interpolated(deviations, nbytes)
+    edge = lo if nbytes < lo else hi
+    fade = max(0.0, 1.0 - abs(math.log2(nbytes / edge)) / FADE_DOUBLINGS)
+    return deviations[edge] * fade
 
 
 def ranked(estimates: Mapping[tuple[int, str], float], nbytes: int) -> list[tuple[float, str]]:
