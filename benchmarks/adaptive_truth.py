@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from runners.domain.adaptive.cost import LAUNCH_START_S, point_cost
 from runners.domain.adaptive.design import Choice
-from runners.domain.adaptive.estimates import Grid, Outcome, PointAt, Where
+from runners.domain.adaptive.estimates import Grid, Outcome, PointAt, Where, corrected
 from runners.domain.adaptive.inference import inferred
 from runners.domain.adaptive.rounds import Rounds, run_rounds
 from runners.domain.sweep.adaptive_spec import Budget
@@ -60,28 +60,37 @@ class Truth:
 
 @dataclass
 class Noisy:
-    """Measurements drawn around the truth: each point's (launch, pass) medians."""
+    """Measurements drawn around the truth: each point's (launch, pass) medians, the truth
+    times a shift shared by every point of the same batch and unit (a launch's machine state:
+    the pairing cancels it between points of one round) and a point's own draw."""
 
     truth: Truth
-    spread: float  # the standard deviation of a launch median's log
+    spread: float  # the sd of a point's own (launch, pass) log draw
+    launch_spread: float = 0.0  # the sd of a (launch, pass) shift shared by a batch's points
     seed: int = 0
     units: dict[PointAt, dict[Unit, float]] = field(default_factory=dict)
+    shifts: dict[tuple[object, Unit], float] = field(default_factory=dict)
 
-    def of(self, point: PointAt) -> dict[Unit, float]:
-        """A point's (launch, pass) medians, drawn once (the same if asked again)."""
+    def of(self, point: PointAt, batch: object = "full") -> dict[Unit, float]:
+        """A point's (launch, pass) medians, drawn once in its batch (the same if asked again)."""
         if point not in self.units:
             draw = random.Random(f"{self.seed}:{point}")
             true_s = self.truth.simulated[point]
             self.units[point] = {
-                (launch, step): true_s * math.exp(draw.gauss(0.0, self.spread))
-                for launch in range(TIMING.launches)
-                for step in range(TIMING.passes)
+                unit: true_s * math.exp(self._shift(batch, unit) + draw.gauss(0.0, self.spread))
+                for unit in itertools.product(range(TIMING.launches), range(TIMING.passes))
             }
         return self.units[point]
 
-    def median(self, point: PointAt) -> float:
+    def _shift(self, batch: object, unit: Unit) -> float:
+        if (batch, unit) not in self.shifts:
+            draw = random.Random(f"{self.seed}:{batch}:{unit}")
+            self.shifts[(batch, unit)] = draw.gauss(0.0, self.launch_spread)
+        return self.shifts[(batch, unit)]
+
+    def median(self, point: PointAt, batch: object = "full") -> float:
         """A point's measured median."""
-        return statistics.median(self.of(point).values())
+        return statistics.median(self.of(point, batch).values())
 
     def outcome(self, where: Where, algorithms: Sequence[str]) -> Outcome:
         """A cell's answer from the measured points of these algorithms."""
@@ -107,22 +116,28 @@ def cost_of(truth: Mapping[PointAt, float], points: Iterable[PointAt]) -> tuple[
 
 def adaptive(noisy: Noisy, grid: Grid, budget: Budget) -> Rounds:
     """The adaptive sweep's rounds on noisy measurements of the truth."""
-    full_s, _ = cost_of(noisy.truth.predicted, noisy.truth.predicted)
 
     def measure(choices: Sequence[Choice], state: Rounds) -> None:
         seconds, launches = cost_of(noisy.truth.simulated, [c.point for c in choices])
         state.spent.seconds += seconds
         state.spent.launches += launches
         for choice in choices:
-            state.measured.times[choice.point] = noisy.median(choice.point)
+            state.measured.times[choice.point] = noisy.median(choice.point, choice.round)
         for where in {c.where for c in choices}:
             here = [a for a in grid.algorithms[where] if (*where, a) in state.measured.times]
             state.measured.outcomes[where] = noisy.outcome(where, here)
 
-    def estimate(choices: Sequence[Choice]) -> tuple[float, int]:
-        return cost_of(noisy.truth.predicted, [c.point for c in choices])
+    state = Rounds()
 
-    return run_rounds(grid, measure, estimate, budget, full_s, Rounds())
+    def estimate(choices: Sequence[Choice]) -> tuple[float, int]:
+        """As the real sweep estimates a round: each point at the model corrected by what was
+        measured so far (runners.analysis.adaptive.round_cost)."""
+        groups = {c.point[0] for c in choices}
+        guesses = {g: corrected(grid, state.measured, g) for g in groups}
+        times = {c.point: guesses[c.point[0]][(c.point[1], c.point[2])] for c in choices}
+        return cost_of(times, times)
+
+    return run_rounds(grid, measure, estimate, budget, state)
 
 
 @dataclass(frozen=True)
@@ -140,15 +155,16 @@ class Judged:
     points: tuple[int, int]  # measured, of the grid's
 
 
-def judged(noisy: Noisy, grid: Grid, state: Rounds) -> Judged:
-    """The adaptive sweep's answer per cell (measured or inferred) against the full grid's."""
+def judged(noisy: Noisy, full_noisy: Noisy, grid: Grid, state: Rounds) -> Judged:
+    """The adaptive sweep's answer per cell (measured or inferred) against the full grid's
+    (measured in draws of its own, `full_noisy`)."""
     truth = noisy.truth.simulated
-    full = full_grid(noisy, grid)
+    full = full_grid(full_noisy, grid)
     answer = {w: o.winner for w, o in state.measured.outcomes.items()}
     answer |= {i.where: i.winner for i in inferred(grid, state.measured)}
     decided = [w for w, o in full.items() if o.decided]
     same = sum(answer[w] == full[w].winner for w in decided)
-    regrets = [truth[(*w, answer[w])] / truth[(*w, full[w].winner)] - 1 for w in full]
+    regrets = [regret(truth, w, answer[w], full[w]) for w in full]
     full_s, _ = cost_of(truth, truth)
     return Judged(
         len(full),
@@ -161,6 +177,17 @@ def judged(noisy: Noisy, grid: Grid, state: Rounds) -> Judged:
         state.stop,
         (len(state.measured.times), len(truth)),
     )
+
+
+def regret(truth: Mapping[PointAt, float], where: Where, choice: str, full: Outcome) -> float:
+    """How much slower the adaptive choice is than the full grid's answer in a cell: its
+    decided winner, or, for a tie, the faster of the two it could not tell apart (either is
+    its answer: a choice of one of them loses nothing against it)."""
+    answer = (full.winner,) if full.decided else (full.winner, full.runner_up)
+    if choice in answer:
+        return 0.0
+    best = min(truth[(*where, a)] for a in answer)
+    return truth[(*where, choice)] / best - 1
 
 
 def _crossovers(

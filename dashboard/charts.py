@@ -8,6 +8,7 @@ on colours or names.
 
 from __future__ import annotations
 
+from dashboard.figures.adaptive import rounds_figure
 from dashboard.figures.best import best_heatmaps
 from dashboard.figures.compare import compare_figure
 from dashboard.figures.curves import curves_figure, metric_values
@@ -56,6 +57,7 @@ __all__ = [
     "ratio_ticks",
     "residuals_figure",
     "rgba",
+    "rounds_figure",
     "scale_heatmap",
     "short_name",
     "winner_strip",

@@ -95,7 +95,7 @@ from runners.store.dashboard_reads.user_sql import (
     run_user_sql,
     schema_reference,
 )
-from runners.store.dashboard_reads.verdict import VerdictData, verdict_data
+from runners.store.dashboard_reads.verdict import VerdictData, adaptive_choices, verdict_data
 from runners.store.dashboard_reads.workload import (
     WorkloadData,
     workload_data,
@@ -122,6 +122,7 @@ __all__ = [
     "UserResult",
     "VerdictData",
     "WorkloadData",
+    "adaptive_choices",
     "assumption_matrix",
     "assumption_overview",
     "assumption_summary",

@@ -1,6 +1,7 @@
 """The winner strip of the Verdict page: one row per group, a cell per size, the winner's
 colour and name with the margin over the runner-up; ties grey; the speed-up over the library
-default in the hover text (runners.domain.verdict.winner_table's cells)."""
+default in the hover text (runners.domain.verdict.winner_table's cells); an adaptive run's
+inferred cells in their winner's colour, in italics, marked inferred (settled) or model pick."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from runners.domain.verdict.winner_table import Cell, margin_text
 
 
 def _label(cell: Cell) -> str:
-    """The cell's text: the winner and its margin, or 'tie'; a † when provisional."""
+    """The cell's text: the winner and its margin, or 'tie'; a † when provisional; an adaptive
+    run's unmeasured cell its inferred winner, in italics, saying so."""
+    if cell.inferred:
+        return f"<i>{short_name(cell.best)}<br>{'inferred' if cell.decided else 'model pick'}</i>"
     mark = " †" if cell.provisional else ""
     if not cell.decided or cell.margin is None:
         return "tie" + mark
@@ -26,6 +30,8 @@ def _label(cell: Cell) -> str:
 
 def _hover(cell: Cell) -> str:
     """Everything the cell stands for, in words."""
+    if cell.inferred:
+        return f"{cell.answer}, not measured: {cell.inferred}; runner-up {cell.runner_up}"
     best = format_seconds(cell.best_s) if cell.best_s else "?"
     default = (
         "; the default is the best"
@@ -50,13 +56,13 @@ def winner_strip(cells: Sequence[Cell]) -> go.Figure:
         return _empty_figure("No winners stored for this run yet: `collsweep analyze RUN`.")
     groups = sorted({c.group for c in cells})
     sizes = sorted({c.nbytes for c in cells})
-    algs = sorted({c.best for c in cells if c.decided})
+    algs = sorted({c.best for c in cells if c.decided or c.inferred})
     z = np.full((len(groups), len(sizes)), np.nan)
     text = [["" for _ in sizes] for _ in groups]
     hover = [["" for _ in sizes] for _ in groups]
     for cell in cells:
         i, j = groups.index(cell.group), sizes.index(cell.nbytes)
-        z[i, j] = (algs.index(cell.best) if cell.decided else len(algs)) + 0.5
+        z[i, j] = (algs.index(cell.best) if cell.decided or cell.inferred else len(algs)) + 0.5
         text[i][j], hover[i][j] = _label(cell), _hover(cell)
     fig = go.Figure(
         go.Heatmap(

@@ -1,7 +1,9 @@
 """Verdict page, the front page: a run's answer (the newest run unless another is picked),
 per group one sentence and a strip of winners by size with the margin over the runner-up and
 the speed-up over the library default; ties grey, provisional winners marked. The same cells
-as the tables `collsweep sweep` ends with (runners.domain.verdict.winner_table)."""
+as the tables `collsweep sweep` ends with (runners.domain.verdict.winner_table). An adaptive
+run's unmeasured cells are in italics, inferred; its rounds (every point chosen, when and why)
+below the strip."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import streamlit as st
 
 from dashboard import charts, queries, run_banners, ui
 from dashboard.report import report_html
+from runners.domain.adaptive.rounds import rounds_words
 from runners.domain.collectives.collective import group_title
 from runners.domain.verdict.provisional import short_reason
 from runners.domain.verdict.winner_table import by_group, group_sentence
@@ -45,6 +48,8 @@ def main(path: Path, overview: queries.Overview) -> None:
         st.info(f"No winners stored for this run yet: `collsweep analyze {run_id}` makes them.")
         return
     ui.chart(charts.winner_strip(data.cells), "winner_strip")
+    if data.adaptive:
+        _adaptive(path, run_id, data.adaptive)
     lines = []
     for (ranks, dtype, op, collective), cells in groups.items():
         apart = " (oversubscribed: reported apart)" if ranks in data.oversubscribed else ""
@@ -66,6 +71,22 @@ def main(path: Path, overview: queries.Overview) -> None:
             mime="text/html",
             key="report_download",
         )
+
+
+def _adaptive(path: Path, run_id: str, rounds: dict) -> None:
+    """An adaptive run: how its rounds ended, and every point it chose, when and why."""
+    st.info(
+        f"Adaptive run: {rounds_words(rounds)}. Cells in "
+        "italics were not measured: their winner is inferred (between two measured sizes won by "
+        "the same algorithm) or a model pick (the model corrected by the measurements, where "
+        "the winner changes between its measured neighbours).",
+        icon=":material/insights:",
+    )
+    choices = queries.adaptive_choices(path, run_id)
+    with st.expander(f"Which points were measured, in which round and why ({len(choices)})"):
+        ui.chart(charts.rounds_figure(choices), "adaptive_rounds")
+        shown = choices.drop(columns=["bytes"])
+        st.dataframe(shown, hide_index=True, key="adaptive_choices")
 
 
 ui.run_page("Verdict", main)

@@ -105,15 +105,6 @@ def round_cost(
     return seconds + launches * launch_cost_s(spec.launch_calibration), launches
 
 
-def full_grid_cost(spec: SweepSpec, grid: Grid, cores: int) -> float:
-    """The full grid's estimated cost: every point at its predicted time, every launch."""
-    seconds = sum(point_cost(spec.timing, t) for t in grid.predicted.values())
-    full = spec.with_values(adaptive=False, adaptive_points=())
-    return seconds + _groups(full, cores) * spec.timing.launches * launch_cost_s(
-        spec.launch_calibration
-    )
-
-
 def _groups(spec: SweepSpec, cores: int) -> int:
     """How many launches a round of the spec takes (forced algorithms switched as the spec
     prefers: the probe that settles it runs ranks, and an estimate runs none)."""

@@ -22,7 +22,6 @@ from runners import store
 from runners.analysis.adaptive import (
     adaptive_grid,
     choices_of,
-    full_grid_cost,
     measured_of,
     points_of,
     round_cost,
@@ -35,7 +34,13 @@ from runners.analysis.winners import Comparisons, winner_rows
 from runners.domain.adaptive.cost import launch_cost_s
 from runners.domain.adaptive.design import Choice, first_round
 from runners.domain.adaptive.estimates import Grid, Measured
-from runners.domain.adaptive.rounds import Rounds, Spending, run_rounds
+from runners.domain.adaptive.rounds import (
+    Rounds,
+    Spending,
+    reestimate,
+    rounds_words,
+    run_rounds,
+)
 from runners.domain.errors import BadInput
 from runners.domain.sweep.adaptive_spec import parse_budget
 from runners.domain.sweep.spec import SweepSpec
@@ -56,7 +61,6 @@ class AdaptiveRun:
     run_id: str | None
     state: Rounds
     grid_points: int
-    full_s: float
 
     def summary(self, spec: SweepSpec) -> dict[str, Any]:
         """`runs.adaptive`: how the rounds ended."""
@@ -65,10 +69,11 @@ class AdaptiveRun:
             "rounds": self.state.rounds,
             "stop": self.state.stop,
             "spent_s": round(self.state.spent.seconds, 3),
+            "estimated_s": round(self.state.spent.estimated, 3),
             "launches": self.state.spent.launches,
             "budget": spec.adaptive_budget,
-            "budget_words": budget.words(self.full_s),
-            "full_grid_s": round(self.full_s, 3),
+            "budget_words": budget.words(self.state.full_s),
+            "full_grid_s": round(self.state.full_s, 3),
             "measured": len(self.state.measured.times),
             "grid_points": self.grid_points,
         }
@@ -85,17 +90,12 @@ def sweep_adaptively(
     """Measure `spec` round by round on `params` (the host's calibration); `run_id` resumes a
     stored adaptive run: its pending points first, then its rounds go on."""
     grid, cores = adaptive_grid(spec, params), physical_cores()
-    full_s = full_grid_cost(spec, grid, cores)
     state = Rounds(choices=choices_of(spec.adaptive_points))
     state.measured.tried = {c.point for c in state.choices}
-    run = AdaptiveRun(run_id, state, len(grid.predicted), full_s)
+    run = AdaptiveRun(run_id, state, len(grid.predicted))
     if run_id is not None:
         state.spent = _spent_before(path, run_id)
     budget = parse_budget(spec.adaptive_budget)
-    say(
-        f"adaptive: the full grid is {counted(len(grid.predicted), 'point')}, about "
-        f"{format_seconds(full_s)} to measure; budget {budget.words(full_s)}"
-    )
 
     def measure(choices: Sequence[Choice], now: Rounds) -> None:
         _measure(path, spec, grid, run, measure_round, choices, say)
@@ -103,14 +103,19 @@ def sweep_adaptively(
     def cost(choices: Sequence[Choice]) -> tuple[float, int]:
         return round_cost(spec, grid, state.measured, choices, cores)
 
+    reestimate(grid, cost, state)
+    say(
+        f"adaptive: the full grid is {counted(len(grid.predicted), 'point')}, about "
+        f"{format_seconds(state.full_s)} to measure; budget {budget.words(state.full_s)}"
+    )
     try:
         if state.choices:  # a resumed run: what its last round left unmeasured, first
             _measure(path, spec, grid, run, measure_round, [], say)
-        run_rounds(grid, measure, cost, budget, full_s, state)
+        run_rounds(grid, measure, cost, budget, state)
     except RoundStopped as exc:
         state.stop = str(exc)
     if not state.choices:
-        raise BadInput(_too_small(spec, grid, cost, budget.words(full_s)))
+        raise BadInput(_too_small(spec, grid, cost, budget.words(state.full_s)))
     if run.run_id is not None:
         store.update_run(path, run.run_id, {"adaptive": run.summary(spec)})
     return run
@@ -131,16 +136,9 @@ def _too_small(
     )
 
 
-def ending_line(run: AdaptiveRun) -> str:
-    """How the rounds ended, in a line: why they stopped, what they measured and spent."""
-    state = run.state
-    share = state.spent.seconds / run.full_s if run.full_s else 0.0
-    return (
-        f"adaptive: {state.stop or 'stopped'} after {counted(state.rounds, 'round')}: "
-        f"{len(state.measured.times)} of the grid's {run.grid_points} points measured, "
-        f"{format_seconds(state.spent.seconds)} against the full grid's estimated "
-        f"{format_seconds(run.full_s)} ({share:.0%})"
-    )
+def ending_line(run: AdaptiveRun, spec: SweepSpec) -> str:
+    """How the rounds ended, in a line (rounds.rounds_words)."""
+    return f"adaptive: {rounds_words(run.summary(spec))}"
 
 
 def _measure(
@@ -192,6 +190,7 @@ def _kind(reason: str) -> str:
         ("best choice changes", "where the winner changes"),
         ("prefers", "the model disagreeing"),
         ("not measured here", "close rivals"),
+        ("the rest of the grid", "the rest of the grid"),
     ):
         if words in reason:
             return kind
@@ -213,4 +212,5 @@ def _spent_before(path: Path, run_id: str) -> Spending:
     """What a resumed run's rounds spent before (runs.adaptive)."""
     run = store.get_run(path, run_id) or {}
     before = run.get("adaptive") or {}
-    return Spending(float(before.get("spent_s", 0.0)), int(before.get("launches", 0)))
+    spent, estimated = float(before.get("spent_s", 0.0)), float(before.get("estimated_s", 0.0))
+    return Spending(spent, int(before.get("launches", 0)), estimated)

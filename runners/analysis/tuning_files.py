@@ -23,12 +23,13 @@ from runners.analysis.tuning import group_tunings
 from runners.analysis.tuning_provenance import (
     Tunings,
     file_bands,
+    group_label,
     measured_version,
     op_of,
     placed,
     provenance,
 )
-from runners.domain.collectives.collective import DEFAULT_COLLECTIVE, NO_OP, qualified
+from runners.domain.collectives.collective import NO_OP, qualified
 from runners.domain.collectives.datatypes import DTYPES
 from runners.domain.errors import BadInput
 from runners.domain.imports.records import imported_tool
@@ -236,11 +237,6 @@ def reach_notes(tunings: Tunings, library: LibrarySpec) -> list[str]:
                     f"{format_bytes(max(sizes))}, the largest measured"
                 )
     return out
-
-
-def group_label(collective: str, ranks: int) -> str:
-    """A tuned group in a line: `p=2` for allreduce, `bcast p=2` for another collective."""
-    return f"p={ranks}" if collective == DEFAULT_COLLECTIVE else f"{collective} p={ranks}"
 
 
 def validation_spec(

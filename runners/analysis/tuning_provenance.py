@@ -11,9 +11,10 @@ from typing import Any
 from runners import store
 from runners.analysis.checks import stored_spec
 from runners.analysis.tuning import GroupTuning, assumption_states
-from runners.domain.collectives.collective import COLLECTIVES, NO_OP
+from runners.domain.collectives.collective import COLLECTIVES, DEFAULT_COLLECTIVE, NO_OP
 from runners.domain.libraries import DEFAULT, LibrarySpec
 from runners.domain.libraries.catalog import autotuned_of
+from runners.domain.units import counted, format_bytes
 from runners.host import libraries
 from runners.store.records import RunRecord
 
@@ -55,6 +56,7 @@ def provenance(
         "dtype": group[0],
         "op": group[1],
         **_nodes_provenance(run, lib),
+        **_inferred_provenance(run, tunings),
         "assumptions": assumption_states(path, run["run_id"]),
         "collectives": {
             c: {
@@ -89,6 +91,54 @@ def _nodes_provenance(run: RunRecord, library: LibrarySpec) -> dict[str, Any]:
         f"apply to any placement, not only {nodes} ranks a node"
     )
     return {"ranks_per_node": nodes, "keyed_by_nodes": keyed}
+
+
+def group_label(collective: str, ranks: int) -> str:
+    """A tuned group in a line: `p=2` for allreduce, `bcast p=2` for another collective."""
+    return f"p={ranks}" if collective == DEFAULT_COLLECTIVE else f"{collective} p={ranks}"
+
+
+def inferred_sizes(run: RunRecord, tuning: GroupTuning) -> list[int]:
+    """The sizes of an adaptive run's grid inside a tuned group's measured range that it did
+    not measure: its bands span them by the measured sizes either side ([] for any other run)."""
+    spec = stored_spec(run)
+    measured = sorted(s.nbytes for s in tuning.sizes)
+    if spec is None or not spec.adaptive or not measured:
+        return []
+    return [n for n in spec.sizes if measured[0] < n < measured[-1] and n not in measured]
+
+
+def inferred_notes(run: RunRecord, tunings: Tunings) -> list[str]:
+    """A line per tuned group of an adaptive run whose bands span sizes it did not measure."""
+    out = []
+    for collective, groups in tunings.items():
+        for ranks, tuning in sorted(groups.items()):
+            found = inferred_sizes(run, tuning)
+            if found:
+                out.append(
+                    f"{group_label(collective, ranks)}: the bands span "
+                    f"{counted(len(found), 'size')} this adaptive run did not measure "
+                    f"({format_bytes(found[0])} .. {format_bytes(found[-1])}): each is placed "
+                    "by the measured sizes either side, not by a measurement there"
+                )
+    return out
+
+
+def _inferred_provenance(run: RunRecord, tunings: Tunings) -> dict[str, Any]:
+    """An adaptive run's unmeasured sizes inside each tuned group ({} for any other run)."""
+    spec = stored_spec(run)
+    if spec is None or not spec.adaptive:
+        return {}
+    return {
+        "adaptive": {
+            "note": "built from an adaptive run: bands span sizes it did not measure, placed "
+            "by the measured sizes either side (inferred, not measured)",
+            "inferred_sizes": {
+                c: {str(r): inferred_sizes(run, t) for r, t in sorted(g.items())}
+                for c, g in tunings.items()
+            },
+        }
+    }
 
 
 def _group_provenance(tuning: GroupTuning, library: LibrarySpec, collective: str) -> dict:

@@ -8,8 +8,9 @@ from typing import Any
 
 from runners import store
 from runners.analysis.checks import stored_spec
+from runners.domain.adaptive.rounds import rounds_words
 from runners.domain.nodes.network import nodes_line
-from runners.domain.units import counted, format_seconds
+from runners.domain.units import counted
 from runners.domain.verdict.summary import verdict_lines
 from runners.domain.verdict.winner_table import group_tables
 
@@ -27,13 +28,9 @@ def adaptive_lines(run: Mapping[str, Any], inferred: Sequence[Mapping[str, Any]]
     rounds = run.get("adaptive")
     if not isinstance(rounds, dict):
         return []
-    share = rounds["spent_s"] / rounds["full_grid_s"] if rounds.get("full_grid_s") else 0.0
     settled = sum(bool(row["settled"]) for row in inferred)
     return [
-        f"adaptive: {rounds['stop']} after {counted(rounds['rounds'], 'round')}; "
-        f"{rounds['measured']} of {rounds['grid_points']} points measured in "
-        f"{format_seconds(rounds['spent_s'])}, {share:.0%} of the full grid's estimated "
-        f"{format_seconds(rounds['full_grid_s'])} (budget {rounds['budget_words']})",
+        f"adaptive: {rounds_words(rounds)}",
         f"inferred, not measured: {counted(len(inferred), 'cell')} ({settled} between two "
         f"measured sizes won by the same algorithm, {len(inferred) - settled} picked by the "
         "model corrected by the measurements); each says so below",

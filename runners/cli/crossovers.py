@@ -25,7 +25,9 @@ from runners.domain.sweep.run_labels import run_title
 from runners.domain.sweep.simulated_run import found_by
 from runners.domain.units import aligned_lines, format_bytes, wrapped
 from runners.domain.verdict.speedup import Speedup, margin_words
+from runners.domain.verdict.summary import INFERRED, PICKED
 from runners.domain.verdict.winner_table import margin_of
+from runners.store import run_reads
 
 
 def _crossovers_table(frame, calibrations: list[str], found: str = "measured") -> str:
@@ -68,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
     """Print a run's measured and predicted crossovers (and, as a table, its agreement)."""
     path: store.Store = args.db  # the command's one read-only Store (reads_store)
     frame = run_analysis.crossovers_frame(path, args.run)
+    inferred = run_reads.stored_inferences(path, args.run)
     if args.summary and args.format == "json":
-        print(json.dumps(verdict_cells(run_analysis.winners_frame(path, args.run)), indent=1))
+        cells = verdict_cells(run_analysis.winners_frame(path, args.run), inferred)
+        print(json.dumps(cells, indent=1))
         return 0
     if args.summary:
         run = store.get_run(path, args.run) or {}
@@ -97,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"\nwinners: the fastest two per cell; decided when {decided}")
     print(_winners_table(winners) if len(winners) else "(no cells with two algorithms)")
+    if len(inferred):
+        print("\ninferred, not measured (an adaptive run's cells: docs/guide/adaptive.md)")
+        print(_inferred_table(inferred))
     print(f"\nagreement: how often the model's pick is the {found} best (cells with 2+ models)")
     print(
         _agreement_table(agreement)
@@ -131,17 +138,40 @@ def _winners_table(winners: pd.DataFrame) -> str:
     return "\n\n".join(blocks)
 
 
+def _inferred_table(inferred: pd.DataFrame) -> str:
+    """An adaptive run's unmeasured cells, a block per group: the inferred winner, whether it
+    is settled between two measured sizes or the model's pick, and why."""
+    header = ("size", "inferred winner", "how", "why")
+    blocks = []
+    keys = ["collective", "ranks", "dtype", "op"]
+    for (collective, ranks, dtype, op), group in inferred.groupby(keys, sort=False):
+        body = [
+            (
+                format_bytes(row["bytes"]),
+                local_name(row["winner"]),
+                INFERRED if row["settled"] else PICKED,
+                row["reason"],
+            )
+            for row in group.to_dict("records")
+        ]
+        title = group_title(int(ranks), dtype, op, collective)
+        blocks.append("\n".join([title, *aligned_lines([header, *body])]))
+    return "\n\n".join(blocks)
+
+
 def _margin(row: dict) -> str:
     """How much slower the runner-up is, in words; 'unknown' without paired launches."""
     margin = margin_of(row)
     return "unknown" if margin is None else margin_words(margin, row["verdict"] == "decided")
 
 
-def verdict_cells(winners: pd.DataFrame) -> list[dict]:
+def verdict_cells(winners: pd.DataFrame, inferred: pd.DataFrame | None = None) -> list[dict]:
     """The verdict per cell for scripts (`--summary --format json`): collective, ranks, dtype,
     op, bytes, winner, default, speedup, speedup_low, speedup_high, speedup_verdict, decided
-    (the winner over the runner-up)."""
-    cells = []
+    (the winner over the runner-up), measured; an adaptive run's unmeasured cells too, each
+    with measured false, its `inferred` ('inferred' or 'inferred: the model picks') and
+    `reason`, and no speed-up."""
+    cells = _inferred_cells(inferred) if inferred is not None else []
     for row in winners.to_dict("records"):
         speedup = Speedup.from_row(row)
         default = row["default_algorithm"]
@@ -159,9 +189,35 @@ def verdict_cells(winners: pd.DataFrame) -> list[dict]:
                 "speedup_high": speedup.high,
                 "speedup_verdict": speedup.verdict,
                 "decided": row["verdict"] == "decided",
+                "measured": True,
             }
         )
-    return cells
+    keys = ("collective", "ranks", "dtype", "op", "bytes")
+    return sorted(cells, key=lambda cell: tuple(cell[k] for k in keys))
+
+
+def _inferred_cells(inferred: pd.DataFrame) -> list[dict]:
+    """verdict_cells' entries of an adaptive run's unmeasured cells."""
+    return [
+        {
+            "collective": row["collective"],
+            "ranks": int(row["ranks"]),
+            "dtype": row["dtype"],
+            "op": row["op"],
+            "bytes": int(row["bytes"]),
+            "winner": row["winner"],
+            "default": None,
+            "speedup": None,
+            "speedup_low": None,
+            "speedup_high": None,
+            "speedup_verdict": "unknown",
+            "decided": bool(row["settled"]),
+            "measured": False,
+            "inferred": INFERRED if row["settled"] else PICKED,
+            "reason": row["reason"],
+        }
+        for row in inferred.to_dict("records")
+    ]
 
 
 def _agreement_table(agreement) -> str:

@@ -207,7 +207,7 @@ def _adaptive(spec: SweepSpec, path: Path, labels: dict, args: argparse.Namespac
         return 130
     chosen = len(run.state.choices)
     outcome = replace(outcomes[-1], measured=len(run.state.measured.times), total=chosen)
-    _say(adaptive_rounds.ending_line(run))
+    _say(adaptive_rounds.ending_line(run, spec))
     return _finish_sweep(path, spec, outcome, args)
 
 

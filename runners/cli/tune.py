@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from runners import store
 from runners.analysis.tuning_files import (
     TuneRequest,
     file_warnings,
@@ -13,7 +14,7 @@ from runners.analysis.tuning_files import (
     reach_notes,
     tune,
 )
-from runners.analysis.tuning_provenance import Tunings, file_bands
+from runners.analysis.tuning_provenance import Tunings, file_bands, inferred_notes, placed
 from runners.cli.common import (
     add_run_argument,
     add_store_option,
@@ -24,6 +25,7 @@ from runners.cli.common import (
 from runners.domain.libraries import DEFAULT, RUNNABLE, LibrarySpec
 from runners.domain.libraries.catalog import local_name
 from runners.domain.libraries.tuning import band_ranges, provenance_path
+from runners.store.records import RunRecord
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     )
     placements = tune(request)
     lib = request.spec
+    runs = {placed(run): run for run in _runs(request)}
     for nodes, tunings in placements.items():
         where = f"{placement_label(nodes)}, " if len(placements) > 1 else ""
         if not tunings:
@@ -52,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {where}{warning}")
         for note in reach_notes(tunings, lib):
             print(f"unmeasured: {where}{note}")
+        for note in inferred_notes(runs[nodes], tunings):
+            print(f"inferred: {where}{note}")
     for name, value in lib.tuning_env(out).items():
         print(f"wrote {value} ({name})")
     print(f"      {provenance_path(out)} (where every boundary comes from)")
@@ -63,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
             f"(adds {lib.tuned})"
         )
     return 0
+
+
+def _runs(request: TuneRequest) -> list[RunRecord]:
+    """The runs the file was made of (the first, and any other placements')."""
+    ids = (request.run_id, *request.other_runs)
+    return [run for run_id in ids if (run := store.get_run(request.store, run_id)) is not None]
 
 
 def placement_label(nodes: int) -> str:

@@ -72,6 +72,19 @@ def stored_winners(source: Source, run_id: str) -> pd.DataFrame:
     return read_frame(source, WINNERS_SQL, [run_id])
 
 
+INFERENCES_SQL = """
+SELECT collective, ranks, dtype, op, bytes, winner, runner_up, settled, reason, below_bytes,
+       above_bytes
+FROM cell_inferences WHERE run_id = ? ORDER BY collective, ranks, dtype, op, bytes
+"""
+
+
+def stored_inferences(source: Source, run_id: str) -> pd.DataFrame:
+    """An adaptive run's unmeasured cells, each with its inferred winner and why (none for
+    any other run)."""
+    return read_frame(source, INFERENCES_SQL, [run_id])
+
+
 def stored_against_default(source: Source, run_id: str) -> pd.DataFrame:
     """A run's stored comparisons of each library algorithm with its default, per size."""
     return read_frame(source, AGAINST_DEFAULT_SQL, [run_id])

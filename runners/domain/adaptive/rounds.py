@@ -6,12 +6,14 @@ ranks; the bench's figure measures a simulated ground truth with this host's noi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from runners.domain.adaptive.design import Choice, first_round, next_round
 from runners.domain.adaptive.estimates import Grid, Measured, Where
 from runners.domain.sweep.adaptive_spec import Budget
+from runners.domain.units import counted, format_seconds
 
 DECIDED, BUDGET_SPENT = "every cell decided", "budget spent"
 MAX_ROUNDS = 64  # a guard: each round measures at least one new point, so rounds end anyway
@@ -19,10 +21,12 @@ MAX_ROUNDS = 64  # a guard: each round measures at least one new point, so round
 
 @dataclass
 class Spending:
-    """What the rounds have spent so far: seconds of measuring and launches."""
+    """What the rounds have spent so far: seconds of measuring (as the measurer counts them),
+    launches, and the seconds the rounds were estimated to cost beforehand."""
 
     seconds: float = 0.0
     launches: int = 0
+    estimated: float = 0.0
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Rounds:
     measured: Measured = field(default_factory=Measured)
     spent: Spending = field(default_factory=Spending)
     stop: str = ""
+    full_s: float = 0.0  # the full grid's cost, as last estimated
 
     @property
     def rounds(self) -> int:
@@ -45,19 +50,24 @@ Measure = Callable[[Sequence[Choice], "Rounds"], None]  # measures a round into 
 Cost = Callable[[Sequence[Choice]], tuple[float, int]]  # a round's (seconds, launches), estimated
 
 
-def run_rounds(
-    grid: Grid, measure: Measure, cost: Cost, budget: Budget, full_s: float, state: Rounds
-) -> Rounds:
+def run_rounds(grid: Grid, measure: Measure, cost: Cost, budget: Budget, state: Rounds) -> Rounds:
     """Rounds from `state` (empty for a new sweep, a resumed one's otherwise) until every cell
-    is decided or the budget is spent; `full_s` is the full grid's estimated cost (a share
-    budget's base)."""
+    is decided or the budget is spent.
+
+    Before each round the full grid's cost and the rounds' so far are estimated again with
+    `cost`, which prices a point at the model corrected by what is measured (a measured point
+    at its measurement): a share budget holds the one against the other, like against like,
+    each as well known as the measurements make it.
+    """
     while state.rounds < MAX_ROUNDS:
         index = state.rounds
+        reestimate(grid, cost, state)
         wanted = first_round(grid) if index == 0 else next_round(grid, state.measured, index)
         if not wanted:
             state.stop = DECIDED
             return state
-        fits = within_budget(wanted, cost, budget, full_s, state.spent)
+        wanted = _or_the_rest(grid, wanted, cost, state)
+        fits = within_budget(wanted, cost, budget, state.full_s, state.spent)
         if not fits:
             state.stop = BUDGET_SPENT
             return state
@@ -66,6 +76,31 @@ def run_rounds(
         measure(fits, state)
     state.stop = BUDGET_SPENT
     return state
+
+
+def reestimate(grid: Grid, cost: Cost, state: Rounds) -> None:
+    """The full grid's cost and the rounds' so far (each round its own launches), estimated
+    with what is measured now."""
+    everything = [Choice(point, 0, "") for point in grid.predicted]
+    state.full_s = cost(everything)[0]
+    rounds: dict[int, list[Choice]] = {}
+    for choice in state.choices:
+        rounds.setdefault(choice.round, []).append(choice)
+    state.spent.estimated = sum(cost(mine)[0] for mine in rounds.values())
+
+
+REST = "the rest of the grid: measuring it costs no more than this round and one more"
+
+
+def _or_the_rest(grid: Grid, wanted: list[Choice], cost: Cost, state: Rounds) -> list[Choice]:
+    """The round's choices, or, where every point not yet chosen costs no more than this round
+    twice over (a small grid, whose rounds are mostly their launches' starts), all of them:
+    the round's own first, with their reasons, then the rest."""
+    chosen = {c.point for c in wanted} | state.measured.tried
+    rest = [Choice(p, wanted[0].round, REST) for p in grid.predicted if p not in chosen]
+    if rest and cost([*wanted, *rest])[0] <= 2 * cost(wanted)[0]:
+        return [*wanted, *rest]
+    return wanted
 
 
 def within_budget(
@@ -79,7 +114,24 @@ def within_budget(
     kept: list[Choice] = []
     for cell in by_cell.values():
         seconds, launches = cost([*kept, *cell])
-        if not budget.allows(spent.seconds + seconds, spent.launches + launches, full_s):
+        totals = spent.seconds + seconds, spent.estimated + seconds, spent.launches + launches
+        if not budget.allows(*totals, full_s):
             break
         kept += cell
     return kept
+
+
+def rounds_words(summary: Mapping[str, Any]) -> str:
+    """An adaptive run's rounds as they ended (its `runs.adaptive`), in a sentence: why they
+    stopped, the points measured, the wall time, and the estimated share of the full grid
+    (the rounds' estimates against the full grid's, like against like)."""
+    full = summary.get("full_grid_s") or 0.0
+    share = summary.get("estimated_s", 0.0) / full if full else 0.0
+    return (
+        f"{summary['stop'] or 'stopped'} after {counted(summary['rounds'], 'round')}: "
+        f"{summary['measured']} of the grid's {summary['grid_points']} points measured in "
+        f"{format_seconds(summary['spent_s'])} "
+        f"({counted(summary['launches'], 'launch', 'launches')}), "
+        f"{share:.0%} of the full grid's estimated cost ({format_seconds(full)}; budget "
+        f"{summary['budget_words']})"
+    )

@@ -39,11 +39,15 @@ class Budget:
             return self.value
         return self.value * full_grid_s if self.kind == SHARE else None
 
-    def allows(self, spent_s: float, launches: int, full_grid_s: float) -> bool:
-        """Whether this much spent is still within the budget."""
+    def allows(self, measured_s: float, estimated_s: float, launches: int, full_s: float) -> bool:
+        """Whether this much spent is within the budget: launches counted, seconds measured
+        (the rounds' wall time), a share in the estimate that priced the full grid (`full_s`),
+        like against like."""
         if self.kind == LAUNCHES:
             return launches <= self.value
-        return spent_s <= (self.limit_s(full_grid_s) or 0.0)
+        if self.kind == SECONDS:
+            return measured_s <= self.value
+        return estimated_s <= self.value * full_s
 
     def words(self, full_grid_s: float) -> str:
         """The budget as a person reads it."""

@@ -92,7 +92,7 @@ def test_round_zero_measures_the_extremes_and_brackets_the_models_crossover() ->
 def test_an_exact_model_is_decided_after_round_zero_and_every_cell_is_inferred_right() -> None:
     truth = times_of(80e3)
     grid = grid_of(truth)
-    state = run_rounds(grid, measured_by(truth), per_point, Budget("share", 1.0), 1e9, Rounds())
+    state = run_rounds(grid, measured_by(truth), per_point, Budget("share", 1.0), Rounds())
     assert state.stop == DECIDED
     assert len(state.measured.times) < len(grid.predicted) / 4
     assert answers(grid, state) == {n: true_winner(truth, n) for n in SIZES}
@@ -101,7 +101,7 @@ def test_an_exact_model_is_decided_after_round_zero_and_every_cell_is_inferred_r
 def test_the_rounds_find_a_crossover_the_model_misplaces_by_64x() -> None:
     model, truth = times_of(80e3), times_of(80e3 * 64)
     grid = grid_of(model)
-    state = run_rounds(grid, measured_by(truth), per_point, Budget("share", 1.0), 1e9, Rounds())
+    state = run_rounds(grid, measured_by(truth), per_point, Budget("share", 1.0), Rounds())
     assert state.stop == DECIDED
     assert state.rounds > 1
     assert answers(grid, state) == {n: true_winner(truth, n) for n in SIZES}
@@ -117,7 +117,7 @@ def test_the_rounds_find_a_crossover_the_model_misplaces_by_64x() -> None:
 def test_every_unmeasured_cell_is_inferred_with_its_reason() -> None:
     truth = times_of(80e3)
     grid = grid_of(truth)
-    state = run_rounds(grid, measured_by(truth), per_point, Budget("share", 1.0), 1e9, Rounds())
+    state = run_rounds(grid, measured_by(truth), per_point, Budget("share", 1.0), Rounds())
     found = inferred(grid, state.measured)
     assert {i.where for i in found} == {(GROUP, n) for n in SIZES} - set(state.measured.outcomes)
     assert all(i.settled and "both won by" in i.reason for i in found)
@@ -126,7 +126,7 @@ def test_every_unmeasured_cell_is_inferred_with_its_reason() -> None:
 def test_a_budget_stops_the_rounds_and_says_so() -> None:
     model, truth = times_of(80e3), times_of(80e3 * 64)
     grid = grid_of(model)
-    state = run_rounds(grid, measured_by(truth), per_point, Budget("seconds", 12), 1e9, Rounds())
+    state = run_rounds(grid, measured_by(truth), per_point, Budget("seconds", 12), Rounds())
     assert state.stop == BUDGET_SPENT
     assert state.spent.seconds <= 12
     unsettled = [i for i in inferred(grid, state.measured) if not i.settled]
@@ -142,7 +142,7 @@ def test_a_point_chosen_before_is_not_chosen_again_even_unmeasured() -> None:
     def fails(choices: Sequence[Choice], state: Rounds) -> None:
         state.spent.launches += 1  # every launch fails: nothing is measured
 
-    state = run_rounds(grid, fails, per_point, Budget("share", 1.0), 1e9, Rounds())
+    state = run_rounds(grid, fails, per_point, Budget("share", 1.0), Rounds())
     points: list[PointAt] = [c.point for c in state.choices]
     assert len(points) == len(set(points))
 
