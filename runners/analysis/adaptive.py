@@ -26,6 +26,7 @@ from runners.domain.adaptive.estimates import (
 )
 from runners.domain.adaptive.inference import inferred
 from runners.domain.libraries.catalog import ALGORITHMS, autotuned_of, collective_of, library_of
+from runners.domain.model.closed_form import NOT_SCHEDULES, model_for
 from runners.domain.sweep.adaptive_spec import AdaptivePoint
 from runners.domain.sweep.plan import grid as spec_grid
 from runners.domain.sweep.plan import plan_groups, ranks_per_node, skip_reason
@@ -35,7 +36,8 @@ from runners.domain.sweep.spec import SweepSpec
 def adaptive_grid(spec: SweepSpec, params: Params) -> Grid:
     """Every runnable point of the spec's full grid, priced on `params`; an algorithm the model
     cannot price (a library's own choice without forced models) is priced as the cell's best,
-    as the library would like to be."""
+    as the library would like to be; such a one, or one priced as its library's best
+    (library_min), has no schedule of its own (Grid.unscheduled)."""
     full = spec.with_values(adaptive=False, adaptive_points=())
     algorithms: dict[Where, list[str]] = {}
     priced: dict[PointAt, float | None] = {}
@@ -53,7 +55,9 @@ def adaptive_grid(spec: SweepSpec, params: Params) -> Grid:
         for a in names:
             predicted[(group, nbytes, a)] = priced[(group, nbytes, a)] or floor
     defaults = {group: _defaults(group, algorithms) for group, _ in algorithms}
-    return Grid({w: tuple(a) for w, a in algorithms.items()}, predicted, defaults)
+    every = {a for found in algorithms.values() for a in found}
+    unscheduled = frozenset(a for a in every if model_for(a) in (None, *NOT_SCHEDULES))
+    return Grid({w: tuple(a) for w, a in algorithms.items()}, predicted, defaults, unscheduled)
 
 
 def _defaults(group: Group, algorithms: Mapping[Where, Sequence[str]]) -> tuple[str, ...]:

@@ -42,10 +42,12 @@ from runners.domain.adaptive.rounds import (
     run_rounds,
 )
 from runners.domain.errors import BadInput
+from runners.domain.status import RunStatus
 from runners.domain.sweep.adaptive_spec import parse_budget
 from runners.domain.sweep.spec import SweepSpec
 from runners.domain.units import counted, format_seconds
 from runners.host.machine import physical_cores
+from runners.process.faults import hold_at
 
 MeasureRound = Callable[[SweepSpec, "str | None"], tuple[str, bool]]  # -> (run_id, complete)
 
@@ -154,8 +156,15 @@ def _measure(
     read back what the run has measured."""
     state = run.state
     round_spec = spec.with_values(adaptive_points=points_of(state.choices))
-    if run.run_id is not None:  # the stored spec names the round before it is measured
-        store.update_run(path, run.run_id, {"spec_toml": round_spec.to_toml()})
+    index = choices[0].round if choices else state.rounds - 1
+    if run.run_id is not None and choices:  # the stored spec names the round before its sweep
+        pending = (
+            f"adaptive round {index} chosen, not yet measured: `collsweep sweep --resume "
+            f"{run.run_id}` measures it and goes on"
+        )
+        fields = {"status": RunStatus.INTERRUPTED, "status_reason": pending}
+        store.update_run(path, run.run_id, {"spec_toml": round_spec.to_toml(), **fields})
+        hold_at("adaptive-round")
     if choices:
         say(_round_line(choices))
     started = time.monotonic()
@@ -165,9 +174,7 @@ def _measure(
     state.measured = _stored(path, run.run_id, state.measured.tried)
     store.update_run(path, run.run_id, {"adaptive": run.summary(spec)})
     if not complete:
-        raise RoundStopped(
-            f"round {choices[0].round if choices else state.rounds - 1} did not complete"
-        )
+        raise RoundStopped(f"round {index} did not complete")
 
 
 def _round_line(choices: Sequence[Choice]) -> str:

@@ -199,11 +199,14 @@ def _adaptive(spec: SweepSpec, path: Path, labels: dict, args: argparse.Namespac
         return outcome.run_id, outcome.status == RunStatus.COMPLETE and outcome.stored
 
     try:
-        run = adaptive_rounds.sweep_adaptively(
-            path, spec, params, measure_round, _say, run_id=args.resume
-        )
-    except Interrupted as exc:  # before the run was created: nothing to mark
-        print(f"collsweep sweep: interrupted ({exc}) before any rank started", file=sys.stderr)
+        with signals_as_exceptions():  # between rounds too (each sweep handles its own)
+            run = adaptive_rounds.sweep_adaptively(
+                path, spec, params, measure_round, _say, run_id=args.resume
+            )
+    except Interrupted as exc:  # between rounds: the run says which round is left to measure
+        done = outcomes[-1].run_id if outcomes else args.resume
+        where = f"run {done} keeps its rounds; finish it with: collsweep sweep --resume {done}"
+        print(f"collsweep sweep: interrupted ({exc}): {where if done else 'nothing stored'}")
         return 130
     chosen = len(run.state.choices)
     outcome = replace(outcomes[-1], measured=len(run.state.measured.times), total=chosen)

@@ -57,6 +57,14 @@ def _sinfo(*fields: str) -> str:
     return result.stdout
 
 
+ADAPTIVE_NOT_YET = (
+    "adaptive: not under submit yet: each round's points follow from the round before, merged "
+    "and analysed, which a job array cannot wait for; inside one allocation (salloc) run "
+    "`collsweep sweep SPEC --adaptive --launcher 'srun -n {ranks}'`, whose every round launches "
+    "through srun"
+)
+
+
 def cluster_spec(path: Path, oversubscribe: bool) -> SweepSpec:
     """The spec file as its tasks run it: srun the launcher, told the spec's ranks per node
     (its nodes real: no emulation, no network of this host's); SpecError as a sweep's."""
@@ -68,6 +76,8 @@ def cluster_spec(path: Path, oversubscribe: bool) -> SweepSpec:
         auto_refused(spec.algorithms, "submit")
     except ValueError as exc:
         raise SubmitError(str(exc)) from None
+    if spec.adaptive:
+        raise SubmitError(ADAPTIVE_NOT_YET)
     return spec.with_values(launcher=slurm.launcher(oversubscribe, spec.nodes))
 
 

@@ -6,7 +6,8 @@ write-points (inside DuckDB's execution of a store write with points, before its
 runners.store.writes), write-analysis (the same, storing a run's analysis), user-query (the
 process of a user's SQL, its limits armed: runners.store.user_query), import-staged (`collsweep
 import` with its staging store written, before it is merged: runners.jobs.importing),
-sweep-created (a sweep with its run's row written, before its first launch). The
+sweep-created (a sweep with its run's row written, before its first launch), adaptive-round
+(an adaptive sweep with a later round chosen and stored, before its sweep). The
 ranks' own hooks (crash, hang, garble, hold at an algorithm) are runners.ranks.sweep_worker's.
 
 Every hook does nothing unless the test suite enables them (COLLSWEEP_TEST_HOOKS=1, set by

@@ -130,3 +130,15 @@ def test_ranks_per_node_are_told_to_srun_and_checked_against_the_nodes(
     assert main(["submit", str(spec), "--store", str(store), "--dry-run"]) == 2
     assert "a cluster's network is its own" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]
+
+
+def test_an_adaptive_spec_is_refused_with_the_reason_and_the_way_that_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each round follows from the merged one before: a job array cannot wait for that."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text("sizes = [8, 64]\nranks = [2]\nadaptive = true\n")
+    assert main(["submit", str(spec), "--store", str(tmp_path / "m.duckdb"), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "adaptive: not under submit yet" in err and "--launcher 'srun -n {ranks}'" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]

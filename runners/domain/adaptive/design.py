@@ -1,10 +1,11 @@
 """Which points an adaptive sweep measures, round by round (no MPI).
 
 Round 0 is a coarse design from the model alone: per group the smallest size (every
-algorithm: small points are cheap), the largest, and the two sizes that bracket each crossover
-the model predicts; at each, the algorithms the model puts within CLOSE of its best, and the
-library defaults. Each later round looks at what was measured, through the model corrected by
-it (estimates.py), and chooses, most urgent first:
+algorithm: small points are cheap), the two sizes that bracket each crossover the model
+predicts, and the largest (in that order, should the budget cut it); at each, the algorithms the
+model puts within CLOSE of its best, and the library defaults. Each later round looks at what
+was measured, through the model corrected by it (estimates.py), and chooses, most urgent
+first:
 
 1. between two measured sizes whose winners differ, the middle size (where the choice changes);
 2. between two measured sizes won by the same algorithm, the size where the corrected model
@@ -55,7 +56,7 @@ class Choice:
 
 def first_round(grid: Grid) -> list[Choice]:
     """Round 0, cheapest and most telling first (a budget keeps the front): every group's
-    smallest size, then the brackets of the model's crossovers, then the largest size."""
+    smallest size, then the brackets of the model's crossovers, then its largest size."""
     kinds: list[list[Choice]] = [[], [], []]
     for group in grid.groups():
         sizes = grid.sizes(group)
@@ -161,23 +162,25 @@ def _unmeasured_rivals(
     estimates: dict[tuple[int, str], float],
     index: int,
 ) -> list[Choice]:
-    """At each measured cell, the algorithms not measured there that the corrected model puts
-    within CLOSE_MEASURED of the measured winner."""
+    """At each cell with a measured point, the algorithms not measured there that the
+    corrected model puts within CLOSE_MEASURED of the fastest measured one (a cell whose model
+    left one algorithm to measure gets its rival here, if the measurement says it has one)."""
     out = []
-    for nbytes in measured.sizes(group):
-        outcome = measured.outcomes[(group, nbytes)]
-        best_s = measured.times[(group, nbytes, outcome.winner)]
+    for nbytes in grid.sizes(group):
+        here = {a: t for (g, n, a), t in measured.times.items() if (g, n) == (group, nbytes)}
+        if not here:
+            continue
+        fastest = min(here, key=here.__getitem__)
         for algorithm in grid.algorithms[(group, nbytes)]:
-            point = (group, nbytes, algorithm)
             guess = estimates[(nbytes, algorithm)]
-            if point in measured.times or guess > CLOSE_MEASURED * best_s:
+            if algorithm in here or guess > CLOSE_MEASURED * here[fastest]:
                 continue
             why = (
                 f"not measured here: the model corrected by the measurements puts "
-                f"{local_name(algorithm)} within {guess / best_s - 1:+.0%} of the measured "
-                f"winner {local_name(outcome.winner)}"
+                f"{local_name(algorithm)} within {guess / here[fastest] - 1:+.0%} of the "
+                f"fastest measured, {local_name(fastest)}"
             )
-            out.append(Choice(point, index, why))
+            out.append(Choice((group, nbytes, algorithm), index, why))
     return out
 
 

@@ -31,6 +31,9 @@ class Grid:
     algorithms: Mapping[Where, tuple[str, ...]]
     predicted: Mapping[PointAt, float]
     defaults: Mapping[Group, tuple[str, ...]] = field(default_factory=dict)
+    # priced by no schedule of their own (a library's choice, priced as its best algorithm's):
+    # their measured deviation is all there is to know of them, so it is held, never faded
+    unscheduled: frozenset[str] = frozenset()
 
     def groups(self) -> list[Group]:
         """Every group, in the grid's order."""
@@ -92,7 +95,8 @@ def corrected(grid: Grid, measured: Measured, group: Group) -> dict[tuple[int, s
                 if mine
                 else _sibling_deviations(ratios, group, algorithm)
             )
-            log_ratio = offset + _near(deviations, nbytes)
+            fade = 0.0 if algorithm in grid.unscheduled else FADE_DOUBLINGS
+            log_ratio = offset + _near(deviations, nbytes, fade)
             out[(nbytes, algorithm)] = grid.predicted[point] * math.exp(log_ratio)
     return out
 
@@ -166,18 +170,19 @@ def _interpolated(at: Mapping[int, float], nbytes: int) -> float:
     return at[lo] + share * (at[hi] - at[lo])
 
 
-def _near(deviations: Mapping[int, float], nbytes: int) -> float:
+def _near(deviations: Mapping[int, float], nbytes: int, fade: float) -> float:
     """An algorithm's deviation at `nbytes`: interpolated between the sizes it was measured,
-    fading linearly to none over FADE_DOUBLINGS beyond them (what it did at 8 B says little
-    of 1 MiB)."""
+    fading linearly to none over `fade` doublings beyond them (what a schedule did at 8 B says
+    little of 1 MiB; 0: held as it is at the nearest)."""
     if not deviations:
         return 0.0
     lo, hi = min(deviations), max(deviations)
     if lo <= nbytes <= hi:
         return _interpolated(deviations, nbytes)
     edge = lo if nbytes < lo else hi
-    fade = max(0.0, 1.0 - abs(math.log2(nbytes / edge)) / FADE_DOUBLINGS)
-    return deviations[edge] * fade
+    if not fade:
+        return deviations[edge]
+    return deviations[edge] * max(0.0, 1.0 - abs(math.log2(nbytes / edge)) / fade)
 
 
 def ranked(estimates: Mapping[tuple[int, str], float], nbytes: int) -> list[tuple[float, str]]:

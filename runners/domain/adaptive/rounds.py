@@ -12,10 +12,11 @@ from typing import Any
 
 from runners.domain.adaptive.design import Choice, first_round, next_round
 from runners.domain.adaptive.estimates import Grid, Measured, Where
-from runners.domain.sweep.adaptive_spec import Budget
+from runners.domain.sweep.adaptive_spec import MAX_ADAPTIVE_POINTS, Budget
 from runners.domain.units import counted, format_seconds
 
 DECIDED, BUDGET_SPENT = "every cell decided", "budget spent"
+FULL = f"{MAX_ADAPTIVE_POINTS} points chosen, what a run's stored spec holds"
 MAX_ROUNDS = 64  # a guard: each round measures at least one new point, so rounds end anyway
 
 
@@ -68,9 +69,11 @@ def run_rounds(grid: Grid, measure: Measure, cost: Cost, budget: Budget, state: 
             return state
         wanted = _or_the_rest(grid, wanted, cost, state)
         fits = within_budget(wanted, cost, budget, state.full_s, state.spent)
-        if not fits:
-            state.stop = BUDGET_SPENT
+        room = MAX_ADAPTIVE_POINTS - len(state.choices)
+        if not fits or room <= 0:
+            state.stop = BUDGET_SPENT if room > 0 else FULL
             return state
+        fits = fits[:room]
         state.choices += fits
         state.measured.tried |= {c.point for c in fits}
         measure(fits, state)

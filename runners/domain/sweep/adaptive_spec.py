@@ -19,7 +19,7 @@ from runners.domain.units import format_seconds
 
 # (algorithm, ranks, bytes, dtype, op, round, reason)
 AdaptivePoint = tuple[str, int, int, str, str, int, str]
-MAX_ADAPTIVE_POINTS = 100_000
+MAX_ADAPTIVE_POINTS = 4000  # ~200 B each: a stored spec stays within the store's 1 MiB
 SECONDS, LAUNCHES, SHARE = "seconds", "launches", "share"
 DEFAULT_BUDGET = "10%"
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0}

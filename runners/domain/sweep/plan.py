@@ -56,11 +56,14 @@ class Group:
     library: str = MPICH  # whose ranks run the job (its mpiexec, its libmpi)
     oversubscribed: bool = False  # more ranks than the host's physical cores
     ranks_per_node: int | None = None  # ranks that share a node's memory (None: not known)
+    adaptive_round: int | None = None  # an adaptive run's: the round whose points it measures
 
     @property
     def label(self) -> str:
-        """The job's name in the run's environment record and points.job."""
-        return f"ranks={self.ranks} config={self.config or 'default'}"
+        """The job's name in the run's environment record and points.job (an adaptive round's
+        says its round: points of two rounds never shared a launch)."""
+        label = f"ranks={self.ranks} config={self.config or 'default'}"
+        return label if self.adaptive_round is None else f"{label} round={self.adaptive_round}"
 
     def points(self, run_id: str) -> list[str]:
         """The ids of every point this job measures."""
@@ -203,10 +206,21 @@ def plan_groups(
                 switches = _switches(algs, mode)
                 over = is_oversubscribed(ranks, cores)
                 per_node = ranks_per_node(spec, ranks)
+                index = adaptive_round(spec, ranks, cells)
                 groups.append(
-                    Group(ranks, config, knobs, cells, switches, mode, library, over, per_node)
+                    Group(
+                        ranks, config, knobs, cells, switches, mode, library, over, per_node, index
+                    )
                 )
     return groups
+
+
+def adaptive_round(spec: SweepSpec, ranks: int, cells: list[Cell]) -> int | None:
+    """The latest round among an adaptive job's points (None for any other sweep's job)."""
+    if not spec.adaptive:
+        return None
+    wanted = {(a, ranks, c.nbytes, c.dtype, c.op) for c in cells for a in c.algorithms}
+    return max((p[5] for p in spec.adaptive_points if p[:5] in wanted), default=0)
 
 
 def _file_env(algorithm: str, spec: SweepSpec) -> dict[str, str]:
