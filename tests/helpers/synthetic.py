@@ -36,6 +36,7 @@ from runners.domain.status import PointStatus
 from runners.domain.sweep.point_row import Measurement, PointRow
 from runners.domain.sweep.records import PointKey
 from runners.domain.sweep.repetition import Repetition, point_summary
+from runners.domain.sweep.spec_keys import toml_value
 from runners.host.tuning_files import file_record
 
 ALGORITHMS = (
@@ -79,6 +80,9 @@ class RunSpec:
     ranks_per_node: int = 0  # > 0: the run's spec says emulated nodes of that many ranks
     # (algorithm, bytes) -> seconds: every sample of that cell exactly this time, no noise
     exact_times: dict[tuple[str, int], float] = field(default_factory=dict)
+    # an adaptive run's chosen points (runners.domain.sweep.adaptive_spec): only these are
+    # stored, the spec says adaptive, runs.adaptive how its rounds ended
+    adaptive_points: tuple[tuple[str, int, int, str, str, int, str], ...] = ()
 
 
 def demo_specs() -> list[RunSpec]:
@@ -112,6 +116,38 @@ def with_placed_run(demo_store: Path, folder: Path) -> Path:
     db = Path(folder) / "placed.duckdb"
     shutil.copy(demo_store, db)
     build_store(db, [placed_spec()])
+    return db
+
+
+def adaptive_spec() -> RunSpec:
+    """An adaptive run at p=2 a day after run B: every algorithm at 8 B (round 0), three at
+    the largest size (round 0) and two at 4 KiB (round 1, where the winner changes); the other
+    sizes are left to the analysis to infer."""
+    every = [
+        (a, 2, 8, "float32", "sum", 0, "the smallest size: every algorithm") for a in ALGORITHMS
+    ]
+    largest = [
+        (a, 2, SIZES[-1], "float32", "sum", 0, "the largest size")
+        for a in ("rabenseifner", "ring", "mpi")
+    ]
+    middle = [
+        (a, 2, 4096, "float32", "sum", 1, "between 8 B and 2 MiB: where the best choice changes")
+        for a in ("mpi", "mpi:recursive_doubling")
+    ]
+    return RunSpec(
+        run_id="r20261203-120000-dddd",
+        started_at=datetime(2026, 12, 3, 12, 0, 0),
+        ranks=(2,),
+        adaptive_points=(*every, *largest, *middle),
+        seed=3,
+    )
+
+
+def with_adaptive_run(demo_store: Path, folder: Path) -> Path:
+    """A copy of the demo store in `folder` with adaptive_spec's run added and analysed."""
+    db = Path(folder) / "adaptive.duckdb"
+    shutil.copy(demo_store, db)
+    build_store(db, [adaptive_spec()])
     return db
 
 
@@ -237,9 +273,15 @@ def spec_toml(spec: RunSpec) -> str:
                 if spec.ranks_per_node
                 else []
             ),
+            *(_adaptive_keys(spec) if spec.adaptive_points else []),
             "",
         ]
     )
+
+
+def _adaptive_keys(spec: RunSpec) -> list[str]:
+    """An adaptive run's spec keys, as a sweep's TOML writes them."""
+    return ["adaptive = true", f"adaptive_points = {toml_value(list(spec.adaptive_points))}"]
 
 
 def _collectives(spec: RunSpec) -> list[str]:
@@ -276,7 +318,19 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
         "thread_level": "single",
         "memory_setting": "THP madvise",
         "calibration_id": calibration_id(spec.host),
+        **({"adaptive": _rounds(spec)} if spec.adaptive_points else {}),
     }
+
+
+def _rounds(spec: RunSpec) -> dict[str, Any]:
+    """runs.adaptive of a synthetic adaptive run: its rounds stopped by their budget."""
+    return {
+        "rounds": 1 + max(p[5] for p in spec.adaptive_points), "stop": "budget spent",
+        "spent_s": 4.2, "estimated_s": 4.0, "launches": 6, "budget": "40%",
+        "budget_words": "40% of the full grid's 10 s: 4 s", "full_grid_s": 10.0,
+        "measured": len(spec.adaptive_points),
+        "grid_points": len(spec.sizes) * len(spec.algorithms) * len(spec.ranks),
+    }  # fmt: skip
 
 
 def point_id(spec: RunSpec, algorithm: str, ranks: int, nbytes: int, dtype: str, op: str) -> str:
@@ -287,11 +341,13 @@ def point_id(spec: RunSpec, algorithm: str, ranks: int, nbytes: int, dtype: str,
 
 def _cells(spec: RunSpec) -> Iterator[tuple[str, int, int, str, str]]:
     """Every (algorithm, ranks, bytes, dtype, op) of the run's grid (op `none` for an
-    algorithm of a collective that reduces nothing)."""
+    algorithm of a collective that reduces nothing); an adaptive run's chosen points alone."""
+    chosen = {p[:5] for p in spec.adaptive_points}
     for algorithm in spec.algorithms:
         ops = ops_of(collective_of(algorithm), spec.ops)
         for cell in itertools.product(spec.ranks, spec.sizes, spec.dtypes, ops):
-            yield (algorithm, *cell)
+            if not chosen or (algorithm, *cell) in chosen:
+                yield (algorithm, *cell)
 
 
 def true_time(algorithm: str, ranks: int, nbytes: int, dtype: str) -> float:
