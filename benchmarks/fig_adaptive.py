@@ -10,10 +10,10 @@ first (its calibration, made before its rounds, is then the full run's too, so n
 holds one), each judged by the full run's own measurements.
 
 Per cell: is the adaptive answer (measured or inferred) the full grid's decided winner, and the
-regret: how much slower the adaptive choice is than the full grid's winner (in the truth; at
-p=2 in the full run's medians), as a share of the winner's time. Measuring time: the rounds'
-cost against the full grid's (simulated: each point's cost under the timing policy and its
-launches' starts; real: the sweeps' wall time, started to finished).
+regret: how much slower the adaptive choice is than the full grid's answer (its winner, or
+either of a tie's two; in the truth, at p=2 in the full run's medians), as a share of its time.
+Measuring time: the rounds' cost against the full grid's (simulated: each point's cost under
+the timing policy and its launches' starts; real: the sweeps' wall time, started to finished).
 """
 
 from __future__ import annotations
@@ -277,9 +277,10 @@ NOTES = [
     "under the timing policy, the least calls in every launch and pass up to the budget, and "
     "every launch's start; real: wall seconds of the rounds' sweeps over the full sweep's)",
     "winners: of the full grid's decided cells, those whose adaptive answer (measured, or "
-    "inferred and said so) is the same algorithm; regret: the adaptive choice's time over the "
-    "full grid's winner's, less 1, in the truth (simulated) or the full run's medians (real: "
-    "noisy, so it can be below 0)",
+    "inferred and said so) is the same algorithm; regret, every cell: the adaptive choice's "
+    "time over the full grid's answer's, less 1 (its decided winner; for a tie, 0 where the "
+    "choice is either of the two it could not tell apart, else against the faster of them), "
+    "in the truth (simulated) or the full run's medians (real: noisy, so it can be below 0)",
     "crossovers: the full grid's changes of decided winner between adjacent sizes that the "
     "adaptive answer puts between the same sizes",
     "the simulator prices a byte alike whatever its datatype, so the simulated grid holds one "
