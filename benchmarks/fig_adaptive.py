@@ -156,8 +156,8 @@ def _real(mode: Mode, folder: Path, notes: list[str]) -> tuple[list[Judged], tup
     spec, extra = mode.pick(
         ("data/standard.toml", ["--ranks", "2"]),
         ("data/quick.toml", ["--ranks", "2", "--sizes", "8:4M"]),
-        ("data/quick.toml", ["--ranks", "2", "--sizes", "8,64,4K", "--launches", "2",
-                             "--budget-s", "0.05"]),
+        ("data/quick.toml", ["--ranks", "2", "--sizes", "8,4K", "--launches", "1",
+                             "--budget-s", "0.02"]),
     )  # fmt: skip
     pairs, spreads = [], []
     for pair in range(mode.pick(2, 1, 1)):

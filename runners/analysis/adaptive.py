@@ -124,8 +124,10 @@ def inference_rows(
     """The `cell_inferences` rows of an adaptive run: every cell of its grid it did not
     measure, its inferred winner and why ([] for any other run, or one without calibration)."""
     spec = stored_spec(run)
+    if spec is None or not spec.adaptive:
+        return []
     cal = store.get_calibration(path, run.get("calibration_id") or "")
-    if spec is None or not spec.adaptive or cal is None:
+    if cal is None:
         return []
     grid = adaptive_grid(spec, spec_params(path, spec, cal))
     measured = measured_of(points, winners)

@@ -67,9 +67,8 @@ def first_round(grid: Grid) -> list[Choice]:
                 (nbytes, a): grid.predicted[(group, nbytes, a)]
                 for a in grid.algorithms[(group, nbytes)]
             }
-            largest = nbytes == sizes[-1]
-            algorithms = _contenders(estimates, nbytes, CLOSE, grid.defaults.get(group, ()), most=0)
-            kinds[2 if largest else 1] += _at(grid, group, nbytes, algorithms, 0, why)
+            algorithms = _contenders(estimates, nbytes, CLOSE, grid.defaults.get(group, ()))
+            kinds[2 if nbytes == sizes[-1] else 1] += _at(grid, group, nbytes, algorithms, 0, why)
     return _unique([c for kind in kinds for c in kind], Measured())
 
 
@@ -185,19 +184,14 @@ def _unmeasured_rivals(
 
 
 def _contenders(
-    estimates: dict[tuple[int, str], float],
-    nbytes: int,
-    close: float,
-    keep: Iterable[str],
-    most: int = 0,
+    estimates: dict[tuple[int, str], float], nbytes: int, close: float, keep: Iterable[str]
 ) -> list[str]:
-    """A cell's algorithms estimated within `close` of its best (the `most` fastest of them
-    where most > 0), and the ones to keep (where they run there)."""
+    """A cell's algorithms estimated within `close` of its best, and the ones to keep (where
+    they run there)."""
     here = ranked(estimates, nbytes)
     best_s = here[0][0]
     names = {a for _, a in here}
-    near = [a for t, a in here if t <= close * best_s]
-    return near[: most or None] + [a for a in keep if a in names]
+    return [a for t, a in here if t <= close * best_s] + [a for a in keep if a in names]
 
 
 def _at(

@@ -1,7 +1,8 @@
 """An adaptive sweep's rounds, whatever measures them (no MPI): choose (design.py), trim the
 round to what the budget has left, measure it through the caller, and again, until every
-cell is decided or the budget is spent. The real sweep (runners.jobs.adaptive) measures on
-ranks; the bench's figure measures a simulated ground truth with this host's noise.
+cell is decided or the budget is spent. The real sweep (runners.analysis.adaptive_rounds)
+measures on ranks; the bench's figure (benchmarks/adaptive_truth.py) a simulated ground truth
+with this host's noise.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from runners.domain.units import counted, format_seconds
 DECIDED, BUDGET_SPENT = "every cell decided", "budget spent"
 FULL = f"{MAX_ADAPTIVE_POINTS} points chosen, what a run's stored spec holds"
 MAX_ROUNDS = 64  # a guard: each round measures at least one new point, so rounds end anyway
+MOST_ROUNDS = f"{MAX_ROUNDS} rounds, the most a run takes"
 
 
 @dataclass
 class Spending:
     """What the rounds have spent so far: seconds of measuring (as the measurer counts them),
-    launches, and the seconds the rounds were estimated to cost beforehand."""
+    launches, and their cost as last estimated (reestimate)."""
 
     seconds: float = 0.0
     launches: int = 0
@@ -77,7 +79,7 @@ def run_rounds(grid: Grid, measure: Measure, cost: Cost, budget: Budget, state: 
         state.choices += fits
         state.measured.tried |= {c.point for c in fits}
         measure(fits, state)
-    state.stop = BUDGET_SPENT
+    state.stop = MOST_ROUNDS
     return state
 
 
@@ -110,14 +112,18 @@ def within_budget(
     wanted: list[Choice], cost: Cost, budget: Budget, full_s: float, spent: Spending
 ) -> list[Choice]:
     """The round's cells, most urgent first, as many whole cells as the budget has left for
-    (a cell's points come together: a winner needs its rivals)."""
+    (a cell's points come together: a winner needs its rivals). Against seconds measured, the
+    round's estimate is scaled by what the rounds so far took over their estimate (a launch's
+    start and a point's harness cost more than the model's time)."""
     by_cell: dict[Where, list[Choice]] = {}
     for choice in wanted:
         by_cell.setdefault(choice.where, []).append(choice)
+    scale = spent.seconds / spent.estimated if spent.seconds and spent.estimated else 1.0
     kept: list[Choice] = []
     for cell in by_cell.values():
         seconds, launches = cost([*kept, *cell])
-        totals = spent.seconds + seconds, spent.estimated + seconds, spent.launches + launches
+        measured = spent.seconds + seconds * scale
+        totals = measured, spent.estimated + seconds, spent.launches + launches
         if not budget.allows(*totals, full_s):
             break
         kept += cell
