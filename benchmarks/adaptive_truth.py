@@ -179,6 +179,18 @@ def judged(noisy: Noisy, full_noisy: Noisy, grid: Grid, state: Rounds) -> Judged
     )
 
 
+def noise_floor(full_noisy: Noisy, grid: Grid) -> tuple[float, float]:
+    """The full grid's own regret against the truth (its winner by median against the truly
+    fastest), median and worst: what the noise costs a grid that measures everything."""
+    truth = full_noisy.truth.simulated
+    full = full_grid(full_noisy, grid)
+    lost = [
+        truth[(*w, o.winner)] / min(truth[(*w, a)] for a in grid.algorithms[w]) - 1
+        for w, o in full.items()
+    ]
+    return statistics.median(lost), max(lost)
+
+
 def regret(truth: Mapping[PointAt, float], where: Where, choice: str, full: Outcome) -> float:
     """How much slower the adaptive choice is than the full grid's answer in a cell: its
     decided winner, or, for a tie, the faster of the two it could not tell apart (either is

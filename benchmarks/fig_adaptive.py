@@ -26,7 +26,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.adaptive_truth import Judged, Noisy, Truth, adaptive, judged, regret
+from benchmarks.adaptive_truth import (
+    Judged,
+    Noisy,
+    Truth,
+    adaptive,
+    judged,
+    noise_floor,
+    regret,
+)
 from benchmarks.common import Check, Figure, JobFailed, log, run_command, table, venv_tool
 from benchmarks.fig_simulate import simulate
 from benchmarks.mode import Mode
@@ -62,9 +70,10 @@ def run(mode: Mode) -> Figure:
     )
     with tempfile.TemporaryDirectory(prefix="collsweep-adaptive-") as folder:
         real, spread = _real(mode, Path(folder), figure.notes)
-    simulated, natural = _simulated(mode, *spread)
+    simulated, natural, floor = _simulated(mode, *spread)
     rows = [_row(f"simulated, seed {seed}", j) for seed, j in enumerate(simulated)]
     rows += [_row("simulated, budget 100%", natural)]
+    rows += [["full grid vs truth", "", "", "", f"{floor[0]:.1%}", f"{floor[1]:.1%}", *[""] * 4]]
     rows += [_row(f"real p=2, pair {i + 1}", j) for i, j in enumerate(real)]
     figure.table = table(
         ["judged", "cells", "time share", "winners", "regret median", "worst", "crossovers",
@@ -117,7 +126,9 @@ def _checks(what: str, runs: Sequence[Judged], mode: Mode) -> list[Check]:
 # --- simulated at scale ------------------------------------------------------------------------
 
 
-def _simulated(mode: Mode, spread: float, shared: float) -> tuple[list[Judged], Judged]:
+def _simulated(
+    mode: Mode, spread: float, shared: float
+) -> tuple[list[Judged], Judged, tuple[float, float]]:
     """Each noise seed's adaptive sweep at the budget, and one at 100% (where it stops by
     itself), against the full grid on the simulated truth."""
     ranks = mode.pick("16,64,256,512", "64,256", "16")
@@ -136,7 +147,8 @@ def _simulated(mode: Mode, spread: float, shared: float) -> tuple[list[Judged], 
         noisy, full = Noisy(truth, spread, shared, seed), Noisy(truth, spread, shared, -1 - seed)
         runs.append(judged(noisy, full, grid, adaptive(noisy, grid, parse_budget(BUDGET))))
     noisy, full = Noisy(truth, spread, shared, 0), Noisy(truth, spread, shared, -1)
-    return runs, judged(noisy, full, grid, adaptive(noisy, grid, parse_budget("100%")))
+    natural = judged(noisy, full, grid, adaptive(noisy, grid, parse_budget("100%")))
+    return runs, natural, noise_floor(Noisy(truth, spread, shared, -1), grid)
 
 
 def _doublings(first: int, last: int, factor: int = 2) -> str:
@@ -281,6 +293,8 @@ NOTES = [
     "time over the full grid's answer's, less 1 (its decided winner; for a tie, 0 where the "
     "choice is either of the two it could not tell apart, else against the faster of them), "
     "in the truth (simulated) or the full run's medians (real: noisy, so it can be below 0)",
+    "full grid vs truth: the full grid's own winner by median against the truly fastest, every "
+    "cell (seed 0's draws): what this noise costs even a grid that measures everything",
     "crossovers: the full grid's changes of decided winner between adjacent sizes that the "
     "adaptive answer puts between the same sizes",
     "the simulator prices a byte alike whatever its datatype, so the simulated grid holds one "

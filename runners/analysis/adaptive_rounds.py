@@ -197,6 +197,7 @@ def _kind(reason: str) -> str:
         ("best choice changes", "where the winner changes"),
         ("prefers", "the model disagreeing"),
         ("not measured here", "close rivals"),
+        ("the only rival", "a lone point's rival"),
         ("the rest of the grid", "the rest of the grid"),
     ):
         if words in reason:

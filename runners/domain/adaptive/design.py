@@ -11,7 +11,8 @@ first:
 2. between two measured sizes won by the same algorithm, the size where the corrected model
    prefers another one most (the measurements and the model disagree there);
 3. at a measured cell, an algorithm not measured there that the corrected model puts within
-   CLOSE_MEASURED of the measured winner (the measured answer may not be the true one).
+   CLOSE_MEASURED of the measured winner (the measured answer may not be the true one), and
+   at a cell where one point alone was measured, its fastest rival (a winner needs one).
 
 Nothing left to choose: every cell is decided (measured, or inferred between two measured
 sizes that agree). Each choice says why it was made.
@@ -162,23 +163,33 @@ def _unmeasured_rivals(
     index: int,
 ) -> list[Choice]:
     """At each cell with a measured point, the algorithms not measured there that the
-    corrected model puts within CLOSE_MEASURED of the fastest measured one (a cell whose model
-    left one algorithm to measure gets its rival here, if the measurement says it has one)."""
+    corrected model puts within CLOSE_MEASURED of the fastest measured one; and where one
+    point alone was measured (the model put every rival far off), the fastest rival by the
+    corrected model whatever its distance: a winner needs a rival to be one."""
     out = []
     for nbytes in grid.sizes(group):
         here = {a: t for (g, n, a), t in measured.times.items() if (g, n) == (group, nbytes)}
         if not here:
             continue
         fastest = min(here, key=here.__getitem__)
-        for algorithm in grid.algorithms[(group, nbytes)]:
-            guess = estimates[(nbytes, algorithm)]
-            if algorithm in here or guess > CLOSE_MEASURED * here[fastest]:
+        rivals = sorted(
+            (estimates[(nbytes, a)], a) for a in grid.algorithms[(group, nbytes)] if a not in here
+        )
+        for rank, (guess, algorithm) in enumerate(rivals):
+            alone = len(here) == 1 and rank == 0
+            if not alone and guess > CLOSE_MEASURED * here[fastest]:
                 continue
             why = (
                 f"not measured here: the model corrected by the measurements puts "
                 f"{local_name(algorithm)} within {guess / here[fastest] - 1:+.0%} of the "
                 f"fastest measured, {local_name(fastest)}"
             )
+            if alone:
+                why = (
+                    f"the only rival to {local_name(fastest)} here, the fastest by the model "
+                    f"corrected by the measurements ({guess / here[fastest] - 1:+.0%}): a "
+                    "winner needs one"
+                )
             out.append(Choice((group, nbytes, algorithm), index, why))
     return out
 
