@@ -174,7 +174,8 @@ def _real(mode: Mode, folder: Path, notes: list[str]) -> tuple[list[Judged], tup
     pairs, spreads = [], []
     for pair in range(mode.pick(2, 1, 1)):
         log(f"figure 14: real p=2, pair {pair + 1}: {spec} adaptively, then whole")
-        adaptive_id = _adaptive_sweep(path, [spec, *extra], notes)
+        budget = mode.pick(BUDGET, BUDGET, "100%")  # a smoke grid of 2 sizes: round 0 is all
+        adaptive_id = _adaptive_sweep(path, [spec, *extra], budget, notes)
         full_id = _sweep(path, [spec, *extra])
         pairs.append(_judged_real(path, adaptive_id, full_id))
         spreads.append(_spread(path, full_id))
@@ -183,17 +184,17 @@ def _real(mode: Mode, folder: Path, notes: list[str]) -> tuple[list[Judged], tup
     return pairs, (own if math.isfinite(own) and own > 0 else DEFAULT_SPREAD, shared)
 
 
-def _adaptive_sweep(path: Path, words: list[str], notes: list[str]) -> str:
-    """An adaptive sweep at the figure's budget; where that budget does not cover round 0 (a
-    small grid's launch starts), at 100% instead (it stops when every cell is decided), said."""
+def _adaptive_sweep(path: Path, words: list[str], budget: str, notes: list[str]) -> str:
+    """An adaptive sweep at `budget`; where that budget does not cover round 0 (a small grid's
+    launch starts), at 100% instead (it stops when every cell is decided), said."""
     try:
-        return _sweep(path, [*words, "--adaptive", "--adaptive-budget", BUDGET])
+        return _sweep(path, [*words, "--adaptive", "--adaptive-budget", budget])
     except JobFailed as exc:
         if "does not cover the first cell" not in str(exc):
             raise
         why = str(exc).split("error: ")[-1]
     note = (
-        f"real p=2: a budget of {BUDGET} did not cover round 0 on this grid ({why}); the "
+        f"real p=2: a budget of {budget} did not cover round 0 on this grid ({why}); the "
         "adaptive runs had 100% and stopped when every cell was decided"
     )
     notes += [note] if note not in notes else []
