@@ -28,8 +28,7 @@ from runners.analysis.adaptive import (
 )
 from runners.analysis.crossings import group_points
 from runners.analysis.params import Params
-from runners.analysis.points import load_points
-from runners.analysis.run_analysis import by_collective
+from runners.analysis.points import by_collective, load_points
 from runners.analysis.winners import Comparisons, winner_rows
 from runners.domain.adaptive.cost import launch_cost_s
 from runners.domain.adaptive.design import Choice, first_round

@@ -12,7 +12,7 @@ import numpy as np
 from runners import store
 from runners.analysis.params import Params, model_of, variant_of
 from runners.domain.collectives.datatypes import DTYPES, op_spec
-from runners.domain.libraries.catalog import ALGORITHMS, library_of
+from runners.domain.libraries.catalog import ALGORITHMS, collective_of, library_of
 from runners.domain.model.closed_form import (
     LIBRARY_MIN,
     Prediction,
@@ -212,6 +212,15 @@ def _pricing(
         return None
     costs = params.costs(variant_of(params, algorithm, variant), algorithm)
     return gamma, model, costs if model in ALGORITHMS else None
+
+
+def by_collective(points: Iterable[Point]) -> dict[str, list[Point]]:
+    """The run's points per collective: each is analysed on its own (its algorithms compete
+    with each other only)."""
+    out: dict[str, list[Point]] = {}
+    for point in points:
+        out.setdefault(collective_of(point.algorithm), []).append(point)
+    return out
 
 
 def load_points(path: store.Source, run_id: str) -> list[Point]:

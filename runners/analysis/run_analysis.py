@@ -61,7 +61,7 @@ from runners.analysis.libraries import (
     variant_for,
 )
 from runners.analysis.params import Params, model_of
-from runners.analysis.points import Point, Progress, load_points
+from runners.analysis.points import Point, Progress, by_collective, load_points
 from runners.analysis.validation import validation_lines
 from runners.analysis.verdict import run_tables, run_verdict
 from runners.analysis.winners import (
@@ -216,15 +216,6 @@ def analyze_run(path: Path | str, run_id: str, progress: Progress = _stderr) -> 
         tables["model_accuracy"],
         found_by(run.get("spec_toml")),
     )
-
-
-def by_collective(points: Sequence[Point]) -> dict[str, list[Point]]:
-    """The run's points per collective: each is analysed on its own (its algorithms compete
-    with each other only)."""
-    out: dict[str, list[Point]] = {}
-    for point in points:
-        out.setdefault(collective_of(point.algorithm), []).append(point)
-    return out
 
 
 def _collective_tables(

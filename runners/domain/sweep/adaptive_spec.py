@@ -77,6 +77,12 @@ def parse_budget(text: Any) -> Budget:
     return Budget(SECONDS, value * _UNITS[unit])
 
 
+def budget_text(raw: Any) -> str:
+    """The `adaptive_budget` key: checked (parse_budget's ValueError), kept as its text."""
+    parse_budget(raw)
+    return str(raw).strip()
+
+
 def parse_adaptive_points(raw: Any) -> tuple[AdaptivePoint, ...]:
     """The spec's `adaptive_points` checked for shape; ValueError saying what is wrong."""
     if not isinstance(raw, list) or len(raw) > MAX_ADAPTIVE_POINTS:

@@ -27,8 +27,8 @@ from runners.domain.nodes.placement import BLOCK, PLACEMENTS, Placement
 from runners.domain.sweep.adaptive_spec import (
     DEFAULT_BUDGET,
     AdaptivePoint,
+    budget_text,
     parse_adaptive_points,
-    parse_budget,
 )
 from runners.domain.sweep.auto_points import AutoPoint, parse_auto_points
 from runners.domain.sweep.launcher import (
@@ -60,14 +60,6 @@ from runners.domain.units import format_bytes, parse_bytes
 STARTUP_GRACE_S = 60.0
 
 
-def _network(raw: Any) -> str:
-    """The `network` key, checked (runners.domain.nodes.network.checked_network_text)."""
-    try:
-        return checked_network_text(raw)
-    except ValueError as exc:
-        raise SpecError(str(exc)) from None
-
-
 def _radixes(raw: Any) -> tuple[int, ...]:
     """The `radixes` key: a list of integers, empty (the default) for none."""
     items = raw if isinstance(raw, list) else [raw]
@@ -90,39 +82,6 @@ def _segment_sizes(raw: Any) -> tuple[int, ...]:
     if len(sizes) != len(items) or not all(v >= 1 for v in sizes):
         raise SpecError(f"segment_sizes must be a list of sizes in bytes (e.g. 8K), got {raw!r}")
     return sizes
-
-
-def _auto_points(raw: Any) -> tuple[AutoPoint, ...]:
-    """The `auto_points` key (runners.domain.sweep.auto_points)."""
-    try:
-        return parse_auto_points(raw)
-    except ValueError as exc:
-        raise SpecError(str(exc)) from None
-
-
-def _adaptive_budget(raw: Any) -> str:
-    """The `adaptive_budget` key: checked (runners.domain.sweep.adaptive_spec), kept as text."""
-    try:
-        parse_budget(raw)
-    except ValueError as exc:
-        raise SpecError(str(exc)) from None
-    return str(raw).strip()
-
-
-def _adaptive_points(raw: Any) -> tuple[AdaptivePoint, ...]:
-    """The `adaptive_points` key (runners.domain.sweep.adaptive_spec)."""
-    try:
-        return parse_adaptive_points(raw)
-    except ValueError as exc:
-        raise SpecError(str(exc)) from None
-
-
-def _cells(raw: Any) -> tuple[Cell, ...]:
-    """The `cells` key: a workload's calls (runners.domain.sweep.workload_spec)."""
-    try:
-        return parse_cells(raw)
-    except ValueError as exc:
-        raise SpecError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -228,7 +187,7 @@ class SweepSpec:
         flag="--network",
         help=f"the network between emulated nodes, e.g. {NETWORK_EXAMPLE!r} (default: the "
         "loopback unshaped)",
-        parse=_network,
+        parse=checked_network_text,
     )
     radixes: tuple[int, ...] = spec_key(
         (),
@@ -246,9 +205,11 @@ class SweepSpec:
         most=1 << 40,
         parse=_segment_sizes,
     )
-    cells: tuple[Cell, ...] = spec_key((), parse=_cells)  # only these grid points (a workload's)
+    cells: tuple[Cell, ...] = spec_key(
+        (), parse=parse_cells
+    )  # only these grid points (a workload's)
     # where the members chosen for an `auto` parameter are measured (auto_points.py)
-    auto_points: tuple[AutoPoint, ...] = spec_key((), parse=_auto_points)
+    auto_points: tuple[AutoPoint, ...] = spec_key((), parse=parse_auto_points)
     workload: str = spec_key("")  # the name of the workload whose calls the cells are
     adaptive: bool = spec_key(
         False,
@@ -263,10 +224,10 @@ class SweepSpec:
         help="an adaptive sweep's budget: seconds of measuring (90s, 2min, 1h), launches "
         "(30 launches) or a share of the full grid's estimated cost (default 10%)",
         resumable=True,
-        parse=_adaptive_budget,
+        parse=budget_text,
     )
     # the points an adaptive sweep chose so far, with round and reason (adaptive_spec.py)
-    adaptive_points: tuple[AdaptivePoint, ...] = spec_key((), parse=_adaptive_points)
+    adaptive_points: tuple[AdaptivePoint, ...] = spec_key((), parse=parse_adaptive_points)
 
     @property
     def nodes(self) -> Placement:

@@ -66,9 +66,15 @@ def keys_of(record: type) -> tuple[SpecKey, ...]:
 
 
 def parsed(key: SpecKey, raw: Any) -> Any:
-    """A key's value from TOML (or a command-line override), checked against its type."""
+    """A key's value from TOML (or a command-line override), checked against its type; a
+    key's own parser's ValueError is the spec's error (SpecError, the same words)."""
     if key.parse is not None:
-        return key.parse(raw)
+        try:
+            return key.parse(raw)
+        except SpecError:
+            raise
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
     if get_origin(key.hint) is tuple:
         return _as_tuple(raw, key.name, get_args(key.hint)[0])
     if key.hint is bool:
